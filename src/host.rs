@@ -1,0 +1,567 @@
+//! The layered per-host limiter: every layer together, the maximum wait wins, every layer is charged.
+
+use crate::error::Error;
+use crate::layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
+use crate::policy::{Limits, Policy};
+use crate::time::Instant;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What set a wait. `None` means "go now".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Layer {
+    /// Nothing: depart now.
+    None,
+    /// The interval floor (leaky bucket slot; robots.txt Crawl-delay raises it).
+    Interval,
+    /// The token bucket (burst capacity exhausted).
+    Burst,
+    /// The sliding-window quota.
+    Quota,
+    /// A cooldown after 429/503 (Retry-After).
+    Cooldown,
+    /// All concurrency permits are held.
+    Concurrency,
+    /// The server's own published quota (RateLimit headers) is exhausted.
+    ServerQuota,
+}
+
+impl Layer {
+    /// Every layer, in the order used for indexing counters.
+    pub const ALL: [Layer; 7] = [
+        Layer::None,
+        Layer::Interval,
+        Layer::Burst,
+        Layer::Quota,
+        Layer::Cooldown,
+        Layer::Concurrency,
+        Layer::ServerQuota,
+    ];
+
+    /// The camelCase name used in JSON, JS and HTTP headers.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::None => "none",
+            Layer::Interval => "interval",
+            Layer::Burst => "burst",
+            Layer::Quota => "quota",
+            Layer::Cooldown => "cooldown",
+            Layer::Concurrency => "concurrency",
+            Layer::ServerQuota => "serverQuota",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The answer to "may one request leave for this host": a value, never an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// How long after `now` the request departs.
+    pub wait: Duration,
+    /// The layer that set the wait ([`Layer::None`] when `wait` is zero).
+    pub layer: Layer,
+    /// The reserved departure instant (`now + wait`).
+    pub departs: Instant,
+    /// Whether a departure was reserved and every layer charged. False only when all concurrency permits are
+    /// held: then nothing was taken, and the caller asks again after `wait` or after a release.
+    pub reserved: bool,
+    /// The concurrency permit taken for this departure (when the policy limits concurrency); release it when the
+    /// response is finished.
+    pub permit: Option<Permit>,
+}
+
+/// Per-host counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Departures reserved.
+    pub decisions: u32,
+    /// 429/503 answers observed.
+    pub throttled: u32,
+    /// Total wait imposed, in milliseconds, by the layer that set it (index = `Layer as usize`; saturating).
+    pub wait_ms: [u32; 7],
+}
+
+/// Counters as shells show them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayerWaits {
+    /// Milliseconds waited for the interval floor.
+    pub interval: u64,
+    /// Milliseconds waited for the token bucket.
+    pub burst: u64,
+    /// Milliseconds waited for the quota.
+    pub quota: u64,
+    /// Milliseconds waited for cooldowns.
+    pub cooldown: u64,
+    /// Milliseconds callers were told to wait for permits.
+    pub concurrency: u64,
+    /// Milliseconds waited for a server's published quota.
+    pub server_quota: u64,
+}
+
+/// A host's state and counters at an instant, for shells, dashboards and the playground.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStats {
+    /// Departures reserved so far.
+    pub decisions: u32,
+    /// 429/503 answers observed.
+    pub throttled: u32,
+    /// Total wait imposed, in milliseconds.
+    pub total_wait_ms: u64,
+    /// Wait by the layer that set it.
+    pub wait_ms_by_layer: LayerWaits,
+    /// Tokens in the bucket now (negative while departures are reserved ahead).
+    pub tokens: f64,
+    /// Bucket capacity.
+    pub capacity: f64,
+    /// Interval floor in force (configured floor or Crawl-delay), in milliseconds.
+    pub interval_ms: f64,
+    /// Milliseconds until the next interval slot is free (0 if free now).
+    pub next_slot_in_ms: f64,
+    /// Milliseconds of cooldown left.
+    pub cooldown_remaining_ms: f64,
+    /// Milliseconds until the server's published quota resets (0 if none).
+    pub server_quota_remaining_ms: f64,
+    /// Quota used in the window ending now, and the quota (when configured).
+    pub quota_used: Option<u64>,
+    /// The quota per window (when configured).
+    pub quota_limit: Option<u32>,
+    /// Permits in flight (when concurrency is limited).
+    pub in_flight: u32,
+    /// Milliseconds until one more request could leave (what `peek` says).
+    pub next_departure_in_ms: f64,
+}
+
+/// The compact state of one host, without its policy (a registry keeps one policy for all hosts).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostState {
+    bucket: TokenBucket,
+    meter: LeakyBucket,
+    cooldown: Cooldown,
+    server_until: Instant,
+    last_seen: Instant,
+    quota: Option<Box<SlidingWindow>>,
+    permits: Option<Box<Concurrency>>,
+    counters: Counters,
+}
+
+fn ms(d: u64) -> f64 {
+    d as f64 / 1e6
+}
+
+impl HostState {
+    /// A fresh host under `limits`: full bucket, no reservation, no cooldown.
+    pub fn new(limits: &Limits) -> HostState {
+        HostState {
+            bucket: TokenBucket::from_nanos(limits.emission_ns, limits.tau_ns),
+            meter: LeakyBucket::from_nanos(limits.interval_ns),
+            cooldown: Cooldown::new(),
+            server_until: Instant::ZERO,
+            last_seen: Instant::ZERO,
+            quota: limits
+                .quota
+                .map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
+            permits: (limits.max_concurrency > 0)
+                .then(|| Box::new(Concurrency::new(limits.max_concurrency, limits.lease_ns))),
+            counters: Counters::default(),
+        }
+    }
+
+    /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
+    /// Ties go to the layer listed first: cooldown, server quota, quota, interval, burst.
+    fn earliest(&self, now: Instant) -> (Instant, Layer) {
+        let mut best = (now, Layer::None);
+        let mut consider = |at: Instant, layer: Layer| {
+            if at > best.0 {
+                best = (at, layer);
+            }
+        };
+        consider(self.cooldown.earliest(now), Layer::Cooldown);
+        consider(now.max(self.server_until), Layer::ServerQuota);
+        if let Some(q) = &self.quota {
+            consider(q.earliest(now), Layer::Quota);
+        }
+        consider(self.meter.earliest(now), Layer::Interval);
+        consider(self.bucket.earliest(now), Layer::Burst);
+        best
+    }
+
+    /// `now`, clamped so that a clock stepping back is treated as standing still.
+    fn clamp(&self, now: Instant) -> Instant {
+        now.max(self.last_seen)
+    }
+
+    /// When could one request go, without reserving anything.
+    pub fn peek(&self, now: Instant) -> Decision {
+        let now = self.clamp(now);
+        let (at, layer) = self.earliest(now);
+        if let Some(p) = &self.permits {
+            let free = p.earliest(now);
+            if free > now {
+                let at = at.max(free);
+                return Decision {
+                    wait: at.saturating_duration_since(now),
+                    layer: Layer::Concurrency,
+                    departs: at,
+                    reserved: false,
+                    permit: None,
+                };
+            }
+        }
+        Decision {
+            wait: at.saturating_duration_since(now),
+            layer,
+            departs: at,
+            reserved: false,
+            permit: None,
+        }
+    }
+
+    /// Reserve the next departure and charge every layer at that instant.
+    pub fn acquire(&mut self, now: Instant) -> Decision {
+        let now = self.clamp(now);
+        self.last_seen = now;
+        let (at, layer) = self.earliest(now);
+        let mut permit = None;
+        if let Some(p) = &mut self.permits {
+            match p.take(now, at) {
+                Some(taken) => permit = Some(taken),
+                None => {
+                    let at = at.max(p.earliest(now));
+                    let wait = at.saturating_duration_since(now);
+                    self.add_wait(Layer::Concurrency, wait);
+                    return Decision {
+                        wait,
+                        layer: Layer::Concurrency,
+                        departs: at,
+                        reserved: false,
+                        permit: None,
+                    };
+                }
+            }
+        }
+        self.bucket.charge(at);
+        self.meter.charge(at);
+        if let Some(q) = &mut self.quota {
+            q.charge(at);
+        }
+        let wait = at.saturating_duration_since(now);
+        self.counters.decisions = self.counters.decisions.saturating_add(1);
+        self.add_wait(layer, wait);
+        Decision {
+            wait,
+            layer,
+            departs: at,
+            reserved: true,
+            permit,
+        }
+    }
+
+    fn add_wait(&mut self, layer: Layer, wait: Duration) {
+        let add = u32::try_from(wait.as_millis()).unwrap_or(u32::MAX);
+        let slot = &mut self.counters.wait_ms[layer.index()];
+        *slot = slot.saturating_add(add);
+    }
+
+    /// Give a concurrency permit back. Returns false if it was unknown (already released, or reclaimed).
+    pub fn release(&mut self, permit_id: u64) -> bool {
+        self.permits.as_mut().is_some_and(|p| p.release(permit_id))
+    }
+
+    /// The server said "too many requests" (429, or 503): nothing departs until
+    /// `now + min(retry_after, max backoff)` (the policy's default when `retry_after` is `None`), and the token
+    /// bucket restarts from empty at that deadline. The cooldown only ever extends. Returns the deadline.
+    pub fn throttle(
+        &mut self,
+        limits: &Limits,
+        retry_after: Option<Duration>,
+        now: Instant,
+    ) -> Instant {
+        let now = self.clamp(now);
+        let wait = retry_after
+            .map(crate::time::duration_nanos)
+            .unwrap_or(limits.default_retry_after_ns)
+            .min(limits.max_backoff_ns);
+        let until = now.add_nanos(wait);
+        self.cooldown.extend(until);
+        let deadline = self.cooldown.until();
+        self.bucket.restart_empty_at(deadline);
+        self.counters.throttled = self.counters.throttled.saturating_add(1);
+        deadline
+    }
+
+    /// Block departures until `until` because the server's published quota is exhausted (only extends).
+    pub fn server_quota_until(&mut self, until: Instant) {
+        self.server_until = self.server_until.max(until);
+    }
+
+    /// Set the interval floor in force (configured floor raised by Crawl-delay), in nanoseconds.
+    pub fn set_interval_ns(&mut self, interval_ns: u64) {
+        self.meter.set_interval_ns(interval_ns);
+    }
+
+    /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
+    /// slots, cooldowns, tokens already spent, permits held.
+    pub fn apply_limits(&mut self, limits: &Limits) {
+        self.bucket.retune(limits.emission_ns, limits.tau_ns);
+        self.meter
+            .set_interval_ns(self.meter.interval_ns().max(limits.interval_ns));
+        match (limits.quota, &mut self.quota) {
+            (None, q) => *q = None,
+            (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}
+            (Some((limit, window)), q) => {
+                *q = Some(Box::new(SlidingWindow::from_nanos(limit, window)))
+            }
+        }
+        match (limits.max_concurrency, &mut self.permits) {
+            (0, p) => *p = None,
+            (max, Some(p)) => p.set_max(max),
+            (max, p) => *p = Some(Box::new(Concurrency::new(max, limits.lease_ns))),
+        }
+    }
+
+    /// True when forgetting this host loses nothing: its state at `now` equals a fresh host's (full bucket, no
+    /// reserved slot ahead, no cooldown or server block, no quota used, no permit held).
+    pub fn is_fresh(&self, now: Instant) -> bool {
+        self.bucket.is_full(now)
+            && self.meter.is_idle(now)
+            && !self.cooldown.is_active(now)
+            && self.server_until <= now
+            && self.quota.as_ref().is_none_or(|q| q.used(now) == 0)
+            && self.permits.as_ref().is_none_or(|p| p.in_flight(now) == 0)
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The cooldown deadline (in the past when none).
+    pub fn cooldown_until(&self) -> Instant {
+        self.cooldown.until()
+    }
+
+    /// The interval floor in force, in nanoseconds.
+    pub fn interval_ns(&self) -> u64 {
+        self.meter.interval_ns()
+    }
+
+    /// The latest instant this state has seen (clock readings and reservations).
+    pub fn last_seen(&self) -> Instant {
+        self.last_seen
+    }
+
+    /// State and counters at `now`.
+    pub fn stats(&self, now: Instant) -> HostStats {
+        let now = self.clamp(now);
+        let w = |l: Layer| u64::from(self.counters.wait_ms[l.index()]);
+        let wait_ms_by_layer = LayerWaits {
+            interval: w(Layer::Interval),
+            burst: w(Layer::Burst),
+            quota: w(Layer::Quota),
+            cooldown: w(Layer::Cooldown),
+            concurrency: w(Layer::Concurrency),
+            server_quota: w(Layer::ServerQuota),
+        };
+        HostStats {
+            decisions: self.counters.decisions,
+            throttled: self.counters.throttled,
+            total_wait_ms: self.counters.wait_ms.iter().map(|&x| u64::from(x)).sum(),
+            wait_ms_by_layer,
+            tokens: self.bucket.tokens(now),
+            capacity: self.bucket.capacity(),
+            interval_ms: ms(self.meter.interval_ns()),
+            next_slot_in_ms: ms(self.meter.earliest(now).nanos_since(now)),
+            cooldown_remaining_ms: ms(self.cooldown.until().nanos_since(now)),
+            server_quota_remaining_ms: ms(self.server_until.nanos_since(now)),
+            quota_used: self.quota.as_ref().map(|q| q.used(now)),
+            quota_limit: self.quota.as_ref().map(|q| q.limit()),
+            in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
+            next_departure_in_ms: ms(self.peek(now).wait.as_nanos() as u64),
+        }
+    }
+}
+
+/// One host's limiter with its own policy: all layers together. Registries hold many hosts with one policy;
+/// this type is for a single host (and for the JS `HostLimiter`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostLimiter {
+    limits: Limits,
+    state: HostState,
+}
+
+impl HostLimiter {
+    /// A fresh host limiter, or the first configuration error.
+    pub fn new(policy: &Policy) -> Result<HostLimiter, Error> {
+        let limits = policy.limits()?;
+        Ok(HostLimiter {
+            state: HostState::new(&limits),
+            limits,
+        })
+    }
+
+    /// Reserve the next departure at or after `now`: the maximum of every layer's wait; every layer is charged.
+    pub fn acquire(&mut self, now: Instant) -> Decision {
+        self.state.acquire(now)
+    }
+
+    /// When could one request go, without reserving anything.
+    pub fn peek(&self, now: Instant) -> Decision {
+        self.state.peek(now)
+    }
+
+    /// Give a concurrency permit back.
+    pub fn release(&mut self, permit: &Permit) -> bool {
+        self.state.release(permit.id)
+    }
+
+    /// Record a 429/503: cooldown until `now + min(retry_after or default, max backoff)`; returns the deadline.
+    pub fn throttle(&mut self, retry_after: Option<Duration>, now: Instant) -> Instant {
+        self.state.throttle(&self.limits, retry_after, now)
+    }
+
+    /// The host's state (for stats and persistence).
+    pub fn state(&self) -> &HostState {
+        &self.state
+    }
+
+    /// The compiled limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// State and counters at `now`.
+    pub fn stats(&self, now: Instant) -> HostStats {
+        self.state.stats(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Quota;
+
+    fn secs(s: u64) -> Instant {
+        Instant::from_secs(s)
+    }
+
+    /// Seed 002: interval floor 2 s + burst rate 10 capacity 10 → the second acquire waits ≥ 2 s.
+    #[test]
+    fn a_burst_never_overrides_a_declared_interval() {
+        let policy = Policy {
+            rate_per_sec: 10.0,
+            burst_capacity: 10.0,
+            min_interval_sec: 2.0,
+            burst_justification: Some("test".into()),
+            ..Policy::default()
+        };
+        let mut h = HostLimiter::new(&policy).unwrap();
+        let first = h.acquire(secs(0));
+        let second = h.acquire(secs(0));
+        assert_eq!((first.wait, first.layer), (Duration::ZERO, Layer::None));
+        assert_eq!(
+            (second.wait, second.layer),
+            (Duration::from_secs(2), Layer::Interval)
+        );
+    }
+
+    /// Seed 000: after a 429 with cooldown T nothing departs before T, and the bucket restarts from zero.
+    #[test]
+    fn after_a_429_nothing_departs_before_the_cooldown_and_the_bucket_restarts_empty() {
+        let mut h = HostLimiter::new(&Policy::default()).unwrap();
+        h.acquire(secs(0));
+        let deadline = h.throttle(Some(Duration::from_secs(3)), secs(0));
+        assert_eq!(deadline, secs(3));
+        let d = h.acquire(secs(0));
+        assert_eq!((d.departs, d.layer), (secs(3), Layer::Cooldown));
+        // the bucket is empty after the released departure: the next waits one emission (0.5 s), not a burst
+        let d = h.acquire(secs(0));
+        assert_eq!(
+            (d.departs, d.layer),
+            (Instant::from_millis(3_500), Layer::Burst)
+        );
+    }
+
+    #[test]
+    fn cooldown_is_capped_by_max_backoff_and_only_extends() {
+        let mut h = HostLimiter::new(&Policy {
+            max_backoff_sec: 10.0,
+            ..Policy::default()
+        })
+        .unwrap();
+        assert_eq!(
+            h.throttle(Some(Duration::from_secs(3600)), secs(0)),
+            secs(10)
+        );
+        assert_eq!(h.throttle(Some(Duration::from_secs(1)), secs(1)), secs(10));
+        assert_eq!(
+            h.throttle(None, secs(5)),
+            secs(15),
+            "default 30 s, capped at 10 s"
+        );
+    }
+
+    #[test]
+    fn the_layered_limiter_spreads_a_quota_that_alone_would_burst() {
+        let policy = Policy {
+            rate_per_sec: 100.0,
+            burst_capacity: 1.0,
+            quota: Some(Quota {
+                limit: 10,
+                window_sec: 60.0,
+            }),
+            ..Policy::default()
+        };
+        let mut h = HostLimiter::new(&policy).unwrap();
+        let deps: Vec<Instant> = (0..10).map(|_| h.acquire(secs(0)).departs).collect();
+        assert!(deps
+            .windows(2)
+            .all(|w| w[1].nanos_since(w[0]) >= 10_000_000));
+        let eleventh = h.acquire(secs(0));
+        assert_eq!(eleventh.layer, Layer::Quota);
+        assert!(eleventh.departs >= secs(60));
+    }
+
+    #[test]
+    fn concurrency_blocks_without_reserving_and_release_frees() {
+        let policy = Policy {
+            max_concurrency: 1,
+            lease_sec: 30.0,
+            ..Policy::default()
+        };
+        let mut h = HostLimiter::new(&policy).unwrap();
+        let a = h.acquire(secs(0));
+        let permit = a.permit.unwrap();
+        let b = h.acquire(secs(0));
+        assert_eq!(
+            (b.layer, b.reserved, b.wait),
+            (Layer::Concurrency, false, Duration::from_secs(30))
+        );
+        assert_eq!(h.stats(secs(0)).decisions, 1);
+        assert!(h.release(&permit));
+        let c = h.acquire(secs(0));
+        assert!(c.reserved);
+        assert!(c.permit.is_some());
+        // an unreleased permit is reclaimed when its lease ends
+        let d = h.acquire(secs(100));
+        assert!(d.reserved);
+    }
+
+    #[test]
+    fn departures_are_first_come_first_served() {
+        let mut h = HostLimiter::new(&Policy::default()).unwrap();
+        h.throttle(Some(Duration::from_secs(5)), secs(0));
+        let mut last = Instant::ZERO;
+        for i in 0..20 {
+            let d = h.acquire(Instant::from_millis(i * 100));
+            assert!(d.departs >= last);
+            last = d.departs;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Host keys: one key per origin host, however the URL spells it.
+
+use crate::error::{clip, Error};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use url::Url;
+
+/// The longest URL accepted, in bytes (as many servers refuse longer request lines).
+pub const MAX_URL_LEN: usize = 8192;
+
+/// The normalized name of a target host: lowercase, IDNA in its ASCII (punycode) form, no trailing dot, IPv6 in
+/// brackets, and the port only when it is not the scheme's default. `HTTP://Example.COM.:80/` and
+/// `http://example.com/` share the key `example.com`; `https://example.com:8443/` has `example.com:8443`.
+///
+/// Parsing is done by the `url` crate (WHATWG URL Standard), not by hand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct HostKey(Box<str>);
+
+impl HostKey {
+    /// The key of an absolute `http:` or `https:` URL.
+    pub fn from_url(input: &str) -> Result<HostKey, Error> {
+        let url = parse_http_url(input)?;
+        HostKey::of(&url, input)
+    }
+
+    /// The key of a parsed URL (any scheme with a host; shells check schemes themselves).
+    pub fn of(url: &Url, input: &str) -> Result<HostKey, Error> {
+        let host = url
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| Error::InvalidUrl {
+                input: clip(input),
+                reason: "the URL names no host".into(),
+            })?;
+        let host = host.strip_suffix('.').unwrap_or(host);
+        if host.is_empty() || host.ends_with('.') {
+            return Err(Error::InvalidUrl {
+                input: clip(input),
+                reason: "the host name is empty".into(),
+            });
+        }
+        Ok(HostKey(match url.port() {
+            Some(port) => format!("{host}:{port}").into_boxed_str(),
+            None => host.into(),
+        }))
+    }
+
+    /// The key of a bare host, optionally with a port (`Example.com.`, `example.com:8080`, `[::1]:80`, `bücher.de`).
+    /// Ports 80 and 443 are treated as default ports and dropped.
+    pub fn parse(host: &str) -> Result<HostKey, Error> {
+        if host.is_empty() || host.len() > 255 + 6 + 2 || host.contains(['/', '?', '#', '@', '\\'])
+        {
+            return Err(Error::InvalidUrl {
+                input: clip(host),
+                reason: "not a host name (with an optional port)".into(),
+            });
+        }
+        let url = Url::parse(&format!("http://{host}/")).map_err(|e| Error::InvalidUrl {
+            input: clip(host),
+            reason: e.to_string(),
+        })?;
+        let key = HostKey::of(&url, host)?;
+        Ok(match key.0.strip_suffix(":443") {
+            Some(bare) => HostKey(bare.into()),
+            None => key,
+        })
+    }
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Parse an absolute URL and require `http:` or `https:`, a host, no credentials and a bounded length.
+pub fn parse_http_url(input: &str) -> Result<Url, Error> {
+    let bad = |reason: String| Error::InvalidUrl {
+        input: clip(input),
+        reason,
+    };
+    if input.len() > MAX_URL_LEN {
+        return Err(bad(format!("longer than {MAX_URL_LEN} bytes")));
+    }
+    let url = Url::parse(input).map_err(|e| bad(e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad(format!(
+            "scheme {:?} is not http or https",
+            url.scheme()
+        )));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("credentials in the URL are not accepted".into()));
+    }
+    Ok(url)
+}
+
+impl fmt::Display for HostKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for HostKey {
+    type Error = Error;
+    fn try_from(s: String) -> Result<HostKey, Error> {
+        HostKey::parse(&s)
+    }
+}
+
+impl From<HostKey> for String {
+    fn from(k: HostKey) -> String {
+        k.0.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_of_one_host_share_a_key() {
+        let table = [
+            ("http://example.com/", "example.com"),
+            ("HTTP://EXAMPLE.com./a?b", "example.com"),
+            ("http://example.com:80/", "example.com"),
+            ("https://example.com:443/x", "example.com"),
+            ("https://example.com:8443/", "example.com:8443"),
+            ("http://example.com:443/", "example.com:443"),
+            ("http://bücher.de/", "xn--bcher-kva.de"),
+            ("http://XN--BCHER-KVA.de/", "xn--bcher-kva.de"),
+            ("http://[::1]:8080/", "[::1]:8080"),
+            ("http://127.0.0.1/", "127.0.0.1"),
+            ("http://0x7f.1/", "127.0.0.1"),
+            ("http://ex%41mple.com/", "example.com"),
+        ];
+        for (url, key) in table {
+            assert_eq!(
+                HostKey::from_url(url).map(|k| k.to_string()),
+                Ok(key.to_string()),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn bare_hosts_normalize_the_same_way() {
+        let table = [
+            ("EXAMPLE.com.", "example.com"),
+            ("example.com:80", "example.com"),
+            ("example.com:443", "example.com"),
+            ("example.com:8080", "example.com:8080"),
+            ("Bücher.DE", "xn--bcher-kva.de"),
+            ("[::1]", "[::1]"),
+        ];
+        for (host, key) in table {
+            assert_eq!(
+                HostKey::parse(host).map(|k| k.to_string()),
+                Ok(key.to_string()),
+                "{host}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_urls_are_errors_with_reasons() {
+        let table = [
+            ("", "relative URL"),
+            ("example.com/path", "relative URL"),
+            ("ftp://example.com/", "not http or https"),
+            ("file:///etc/passwd", "not http or https"),
+            ("http://user:pw@example.com/", "credentials"),
+            ("http://exa mple.com/", "invalid"),
+            ("http://./", "empty"),
+            ("http://[::1/", "invalid"),
+        ];
+        for (url, reason) in table {
+            let err = HostKey::from_url(url).expect_err(url);
+            assert!(err.to_string().contains(reason), "{url}: {err}");
+        }
+        let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
+        assert!(HostKey::from_url(&long)
+            .unwrap_err()
+            .to_string()
+            .contains("longer than"));
+        for bad in ["", "a/b", "user@host", "a b", "host:99999"] {
+            assert!(HostKey::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

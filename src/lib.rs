@@ -1,0 +1,49 @@
+//! # hostpace
+//!
+//! A politeness rate limiter for web crawlers: it paces requests per target host so that the target's access
+//! log sees a polite crawler. This crate is the **sans-I/O core**: time is passed in as an [`Instant`], never
+//! read; a wait is a value ([`Decision`]), never an error. Shells (the npm/wasm module, the Cloudflare gateway,
+//! the playground) call it and re-derive nothing.
+//!
+//! Layers, each usable alone: [`TokenBucket`] (burst), [`LeakyBucket`] (interval floor with slot reservation),
+//! [`SlidingWindow`] (quota), [`Cooldown`] (429/Retry-After), [`Concurrency`] (permits with leases).
+//! [`HostLimiter`] stacks them — the latest answer wins and every layer is charged — and [`Registry`] keeps one
+//! per host ([`HostKey`]), bounded, with snapshot/restore. [`audit`](audit::audit) checks a departure log from
+//! the target's side.
+//!
+//! ```
+//! use hostpace::{Registry, Policy, HostKey, Instant, Layer};
+//! use std::time::Duration;
+//!
+//! let mut registry = Registry::new(Policy { min_interval_sec: 2.0, ..Policy::default() })?;
+//! let host = HostKey::from_url("https://Example.com./robots.txt")?;
+//! let first = registry.acquire(&host, Instant::ZERO)?;
+//! let second = registry.acquire(&host, Instant::ZERO)?;
+//! assert_eq!(first.wait, Duration::ZERO);
+//! assert_eq!((second.wait, second.layer), (Duration::from_secs(2), Layer::Interval));
+//! # Ok::<(), hostpace::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod audit;
+mod error;
+mod host;
+mod host_key;
+pub mod layers;
+mod policy;
+mod registry;
+mod time;
+
+pub use audit::{audit, AuditLimits, Blackout, Violation};
+pub use error::Error;
+pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
+pub use host_key::{parse_http_url, HostKey, MAX_URL_LEN};
+pub use layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
+pub use policy::{
+    Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC,
+};
+pub use registry::{Registry, Snapshot, SNAPSHOT_VERSION};
+#[cfg(not(target_arch = "wasm32"))]
+pub use time::MonotonicClock;
+pub use time::{duration_nanos, Clock, FakeClock, Instant};

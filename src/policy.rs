@@ -1,0 +1,460 @@
+//! Configuration: what a crawler operator sets, validated into the nanosecond [`Limits`] the layers use.
+
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The longest duration any knob accepts, in seconds (one year).
+pub const MAX_DURATION_SEC: f64 = 31_536_000.0;
+/// The largest burst capacity accepted.
+pub const MAX_BURST_CAPACITY: f64 = 1_000_000.0;
+/// The smallest rate accepted, in requests per second (one request a year).
+pub const MIN_RATE_PER_SEC: f64 = 1.0 / MAX_DURATION_SEC;
+
+/// A quota: at most `limit` departures in any window of `window_sec` seconds (a sliding window, not a calendar
+/// one).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Quota {
+    /// Departures allowed per window (≥ 1).
+    pub limit: u32,
+    /// The window's length in seconds (> 0, at most a year).
+    pub window_sec: f64,
+}
+
+/// The politeness configuration of a crawler, per host. Field names (camelCase in JSON and JS) and defaults
+/// follow seed 000's knobs: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Policy {
+    /// Sustained requests per second to one host (token bucket refill rate). `CRAWL_RATE_PER_SEC`.
+    pub rate_per_sec: f64,
+    /// Token bucket capacity: how many requests may leave together after an idle period.
+    /// `CRAWL_BURST_CAPACITY`.
+    pub burst_capacity: f64,
+    /// Why a burst larger than about one second of traffic is acceptable; without one such a policy is accepted
+    /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`].
+    pub burst_justification: Option<String>,
+    /// The interval floor: no two departures to a host closer than this, in seconds (0 = no floor). robots.txt
+    /// Crawl-delay may raise it, never lower it. `CRAWL_MIN_INTERVAL_SEC`.
+    pub min_interval_sec: f64,
+    /// An optional quota per host (for example 10 000 per day). `CRAWL_QUOTA_LIMIT` / `CRAWL_QUOTA_WINDOW_SEC`.
+    pub quota: Option<Quota>,
+    /// Requests in flight per host at once (0 = no limit). `CRAWL_MAX_CONCURRENCY`.
+    pub max_concurrency: u32,
+    /// How long a concurrency permit lasts if it is never released, in seconds.
+    pub lease_sec: f64,
+    /// The longest cooldown a server can impose (Retry-After is capped to it), in seconds.
+    /// `CRAWL_MAX_BACKOFF_SEC`.
+    pub max_backoff_sec: f64,
+    /// How many 429/503 answers one request may get before its failure is surfaced. `CRAWL_MAX_RETRIES`.
+    pub max_retries: u32,
+    /// The cooldown after a 429/503 whose Retry-After is missing or unparsable, in seconds (capped by
+    /// `max_backoff_sec`).
+    pub default_retry_after_sec: f64,
+    /// The largest robots.txt Crawl-delay honoured, in seconds; larger values are capped (and reported).
+    pub max_crawl_delay_sec: f64,
+    /// The most hosts a registry tracks at once.
+    pub max_hosts: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            rate_per_sec: 2.0,
+            burst_capacity: 4.0,
+            burst_justification: Some(
+                "seed 000's default knobs (rate 2/s, burst capacity 4): two seconds of traffic, kept for \
+                 compatibility with its crawler"
+                    .to_owned(),
+            ),
+            min_interval_sec: 0.0,
+            quota: None,
+            max_concurrency: 0,
+            lease_sec: 60.0,
+            max_backoff_sec: 120.0,
+            max_retries: 3,
+            default_retry_after_sec: 30.0,
+            max_crawl_delay_sec: 60.0,
+            max_hosts: 100_000,
+        }
+    }
+}
+
+/// Something legal but worth telling the operator about; shells show these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Warning {
+    /// `burstCapacity` holds more than about one second of traffic (`> ceil(ratePerSec)`) and the policy carries
+    /// no `burstJustification` (seed 002: a burst is what a target's access log sees as rude).
+    BurstAboveOneSecond {
+        /// The configured capacity.
+        burst_capacity: f64,
+        /// The configured rate.
+        rate_per_sec: f64,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::BurstAboveOneSecond { burst_capacity, rate_per_sec } => write!(
+                f,
+                "burstCapacity {burst_capacity} is more than one second of traffic at {rate_per_sec}/s; \
+                 set burstJustification to record why such a burst is acceptable"
+            ),
+        }
+    }
+}
+
+/// A policy compiled to integer nanoseconds. Every field is valid by construction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Nanoseconds between tokens (1 / rate, rounded up so the rate is never exceeded).
+    pub emission_ns: u64,
+    /// Burst tolerance: `(capacity - 1) * emission_ns`.
+    pub tau_ns: u64,
+    /// Interval floor in nanoseconds.
+    pub interval_ns: u64,
+    /// Quota as (limit, window in nanoseconds).
+    pub quota: Option<(u32, u64)>,
+    /// Permits per host, 0 = unlimited.
+    pub max_concurrency: u32,
+    /// Permit lease in nanoseconds.
+    pub lease_ns: u64,
+    /// Cap on any cooldown, in nanoseconds.
+    pub max_backoff_ns: u64,
+    /// Cooldown when Retry-After is missing or unparsable, in nanoseconds (already capped).
+    pub default_retry_after_ns: u64,
+    /// Cap on Crawl-delay, in nanoseconds.
+    pub max_crawl_delay_ns: u64,
+    /// Retries per request.
+    pub max_retries: u32,
+    /// Hosts per registry.
+    pub max_hosts: u32,
+}
+
+/// Seconds (already validated) to nanoseconds, rounded up so a floor is never undercut.
+pub(crate) fn secs_to_nanos(secs: f64) -> u64 {
+    let nanos = (secs * 1e9).ceil();
+    if nanos <= 0.0 {
+        0
+    } else if nanos >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        nanos as u64
+    }
+}
+
+/// Check a rate given in requests per second.
+pub(crate) fn check_rate(field: &'static str, value: f64) -> Result<(), Error> {
+    if value.is_finite() && value >= MIN_RATE_PER_SEC {
+        Ok(())
+    } else {
+        Err(Error::InvalidRate { field, value })
+    }
+}
+
+/// Check a bucket capacity.
+pub(crate) fn check_capacity(field: &'static str, value: f64) -> Result<(), Error> {
+    if value.is_finite() && (1.0..=MAX_BURST_CAPACITY).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::InvalidCapacity { field, value })
+    }
+}
+
+/// Check a duration in seconds; `allow_zero` says whether 0 is meaningful for the field.
+pub(crate) fn check_secs(field: &'static str, value: f64, allow_zero: bool) -> Result<(), Error> {
+    let ok = value.is_finite()
+        && value <= MAX_DURATION_SEC
+        && if allow_zero {
+            value >= 0.0
+        } else {
+            value > 0.0
+        };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidDuration {
+            field,
+            value,
+            expected: if allow_zero {
+                "a finite number of seconds from 0 to 31536000"
+            } else {
+                "a finite number of seconds above 0, at most 31536000"
+            },
+        })
+    }
+}
+
+impl Policy {
+    /// Check every field; on success, return the warnings a shell should show (possibly none).
+    pub fn validate(&self) -> Result<Vec<Warning>, Error> {
+        self.limits()?;
+        let mut warnings = Vec::new();
+        if self.burst_capacity > self.rate_per_sec.ceil().max(1.0)
+            && self
+                .burst_justification
+                .as_deref()
+                .is_none_or(|s| s.trim().is_empty())
+        {
+            warnings.push(Warning::BurstAboveOneSecond {
+                burst_capacity: self.burst_capacity,
+                rate_per_sec: self.rate_per_sec,
+            });
+        }
+        Ok(warnings)
+    }
+
+    /// Compile to nanosecond limits, or say which field is wrong.
+    pub fn limits(&self) -> Result<Limits, Error> {
+        check_rate("ratePerSec", self.rate_per_sec)?;
+        check_capacity("burstCapacity", self.burst_capacity)?;
+        check_secs("minIntervalSec", self.min_interval_sec, true)?;
+        check_secs("leaseSec", self.lease_sec, false)?;
+        check_secs("maxBackoffSec", self.max_backoff_sec, true)?;
+        check_secs("defaultRetryAfterSec", self.default_retry_after_sec, true)?;
+        check_secs("maxCrawlDelaySec", self.max_crawl_delay_sec, true)?;
+        let quota = match self.quota {
+            None => None,
+            Some(q) => {
+                if q.limit == 0 {
+                    return Err(Error::InvalidCount {
+                        field: "quota.limit",
+                        value: 0,
+                        expected: "at least 1 departure per window",
+                    });
+                }
+                check_secs("quota.windowSec", q.window_sec, false)?;
+                Some((q.limit, secs_to_nanos(q.window_sec)))
+            }
+        };
+        if self.max_hosts == 0 {
+            return Err(Error::InvalidCount {
+                field: "maxHosts",
+                value: 0,
+                expected: "at least 1 host",
+            });
+        }
+        let (emission_ns, tau_ns) = bucket_nanos(self.rate_per_sec, self.burst_capacity);
+        let max_backoff_ns = secs_to_nanos(self.max_backoff_sec);
+        Ok(Limits {
+            emission_ns,
+            tau_ns,
+            interval_ns: secs_to_nanos(self.min_interval_sec),
+            quota,
+            max_concurrency: self.max_concurrency,
+            lease_ns: secs_to_nanos(self.lease_sec),
+            max_backoff_ns,
+            default_retry_after_ns: secs_to_nanos(self.default_retry_after_sec).min(max_backoff_ns),
+            max_crawl_delay_ns: secs_to_nanos(self.max_crawl_delay_sec),
+            max_retries: self.max_retries,
+            max_hosts: self.max_hosts,
+        })
+    }
+}
+
+/// Token bucket parameters (validated rate and capacity) as GCRA emission interval and tolerance.
+pub(crate) fn bucket_nanos(rate_per_sec: f64, capacity: f64) -> (u64, u64) {
+    let emission = secs_to_nanos(1.0 / rate_per_sec).max(1);
+    let tau = ((capacity - 1.0) * emission as f64).floor();
+    let tau = if tau >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        tau as u64
+    };
+    (emission, tau)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_seed_000_knobs_and_valid_without_warning() {
+        let p = Policy::default();
+        assert_eq!(
+            (
+                p.rate_per_sec,
+                p.burst_capacity,
+                p.max_backoff_sec,
+                p.max_retries
+            ),
+            (2.0, 4.0, 120.0, 3)
+        );
+        assert_eq!(p.validate(), Ok(vec![]));
+        let l = p.limits().unwrap();
+        assert_eq!(l.emission_ns, 500_000_000);
+        assert_eq!(l.tau_ns, 1_500_000_000);
+    }
+
+    #[test]
+    fn every_bad_number_is_an_error_naming_its_field() {
+        let table: Vec<(Policy, &str)> = vec![
+            (
+                Policy {
+                    rate_per_sec: f64::NAN,
+                    ..Policy::default()
+                },
+                "ratePerSec",
+            ),
+            (
+                Policy {
+                    rate_per_sec: 0.0,
+                    ..Policy::default()
+                },
+                "ratePerSec",
+            ),
+            (
+                Policy {
+                    rate_per_sec: -1.0,
+                    ..Policy::default()
+                },
+                "ratePerSec",
+            ),
+            (
+                Policy {
+                    rate_per_sec: f64::INFINITY,
+                    ..Policy::default()
+                },
+                "ratePerSec",
+            ),
+            (
+                Policy {
+                    burst_capacity: 0.5,
+                    ..Policy::default()
+                },
+                "burstCapacity",
+            ),
+            (
+                Policy {
+                    burst_capacity: f64::NAN,
+                    ..Policy::default()
+                },
+                "burstCapacity",
+            ),
+            (
+                Policy {
+                    burst_capacity: 1e12,
+                    ..Policy::default()
+                },
+                "burstCapacity",
+            ),
+            (
+                Policy {
+                    min_interval_sec: -0.1,
+                    ..Policy::default()
+                },
+                "minIntervalSec",
+            ),
+            (
+                Policy {
+                    min_interval_sec: f64::NAN,
+                    ..Policy::default()
+                },
+                "minIntervalSec",
+            ),
+            (
+                Policy {
+                    lease_sec: 0.0,
+                    ..Policy::default()
+                },
+                "leaseSec",
+            ),
+            (
+                Policy {
+                    max_backoff_sec: 1e300,
+                    ..Policy::default()
+                },
+                "maxBackoffSec",
+            ),
+            (
+                Policy {
+                    default_retry_after_sec: -3.0,
+                    ..Policy::default()
+                },
+                "defaultRetryAfterSec",
+            ),
+            (
+                Policy {
+                    max_crawl_delay_sec: f64::NEG_INFINITY,
+                    ..Policy::default()
+                },
+                "maxCrawlDelaySec",
+            ),
+            (
+                Policy {
+                    quota: Some(Quota {
+                        limit: 0,
+                        window_sec: 1.0,
+                    }),
+                    ..Policy::default()
+                },
+                "quota.limit",
+            ),
+            (
+                Policy {
+                    quota: Some(Quota {
+                        limit: 5,
+                        window_sec: 0.0,
+                    }),
+                    ..Policy::default()
+                },
+                "quota.windowSec",
+            ),
+            (
+                Policy {
+                    max_hosts: 0,
+                    ..Policy::default()
+                },
+                "maxHosts",
+            ),
+        ];
+        for (policy, field) in table {
+            let err = policy.validate().expect_err(field);
+            assert!(err.to_string().contains(field), "{err} should name {field}");
+        }
+    }
+
+    #[test]
+    fn a_burst_above_one_second_without_justification_warns_but_is_accepted() {
+        let p = Policy {
+            rate_per_sec: 1.0,
+            burst_capacity: 10.0,
+            burst_justification: None,
+            ..Policy::default()
+        };
+        let w = p.validate().unwrap();
+        assert_eq!(
+            w,
+            vec![Warning::BurstAboveOneSecond {
+                burst_capacity: 10.0,
+                rate_per_sec: 1.0
+            }]
+        );
+        assert!(w[0].to_string().contains("burstJustification"));
+        let p = Policy {
+            burst_justification: Some("bulk API allows it".into()),
+            ..p
+        };
+        assert_eq!(p.validate(), Ok(vec![]));
+        let p = Policy {
+            rate_per_sec: 2.5,
+            burst_capacity: 3.0,
+            burst_justification: None,
+            ..Policy::default()
+        };
+        assert_eq!(p.validate(), Ok(vec![]));
+    }
+
+    #[test]
+    fn json_uses_camel_case_and_rejects_unknown_fields() {
+        let p: Policy = serde_json::from_str(r#"{"ratePerSec":5,"burstCapacity":1}"#).unwrap();
+        assert_eq!(
+            (p.rate_per_sec, p.burst_capacity, p.max_retries),
+            (5.0, 1.0, 3)
+        );
+        assert!(serde_json::from_str::<Policy>(r#"{"rate":5}"#).is_err());
+    }
+}

@@ -1,0 +1,315 @@
+//! The registry: one lazily created limiter per host, bounded in number, snapshot and restore.
+
+use crate::error::Error;
+use crate::host::{Decision, HostState, HostStats, Layer};
+use crate::host_key::HostKey;
+use crate::policy::{Limits, Policy, Warning};
+use crate::time::Instant;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The snapshot format version this build writes and reads.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+type Map = HashMap<HostKey, HostState, foldhash::fast::RandomState>;
+
+/// Per-host limiters under one policy, created on first use.
+///
+/// The number of hosts is bounded by the policy's `max_hosts`. When a new host arrives at the bound, hosts whose
+/// state equals a fresh host's are evicted (all of them, in one sweep, so the cost is amortized); a host in
+/// cooldown, owing a reserved slot, with quota used or permits held is never evicted, so eviction never loses a
+/// backoff. If nothing can be evicted the new host is refused with [`Error::RegistryFull`].
+#[derive(Clone, Debug)]
+pub struct Registry {
+    policy: Policy,
+    limits: Limits,
+    hosts: Map,
+    /// Earliest instant at which another sweep may free something, after a sweep freed nothing.
+    next_sweep: Instant,
+}
+
+/// All of a registry's state, serializable (serde). Instants are in the clock the registry was driven with, so
+/// persist snapshots only from an epoch-based clock if they must survive a process restart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// Format version ([`SNAPSHOT_VERSION`]).
+    pub version: u32,
+    /// When the snapshot was taken.
+    pub taken_at: Instant,
+    /// The policy in force.
+    pub policy: Policy,
+    /// Every tracked host's state.
+    pub hosts: Vec<(HostKey, HostState)>,
+}
+
+impl Registry {
+    /// An empty registry, or the policy's first configuration error.
+    pub fn new(policy: Policy) -> Result<Registry, Error> {
+        let limits = policy.limits()?;
+        Ok(Registry {
+            policy,
+            limits,
+            hosts: Map::default(),
+            next_sweep: Instant::ZERO,
+        })
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The compiled limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Replace the policy. Every host keeps what it owes (reserved slots, cooldowns, spent tokens, permits);
+    /// returns the new policy's warnings.
+    pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
+        let warnings = policy.validate()?;
+        let limits = policy.limits()?;
+        for state in self.hosts.values_mut() {
+            state.apply_limits(&limits);
+        }
+        self.policy = policy;
+        self.limits = limits;
+        Ok(warnings)
+    }
+
+    /// Hosts tracked.
+    pub fn len(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// True when no host is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.hosts.is_empty()
+    }
+
+    /// A host's state, if tracked.
+    pub fn host(&self, host: &HostKey) -> Option<&HostState> {
+        self.hosts.get(host)
+    }
+
+    /// Every tracked host.
+    pub fn hosts(&self) -> impl Iterator<Item = (&HostKey, &HostState)> {
+        self.hosts.iter()
+    }
+
+    /// A host's state, created fresh if new (evicting fresh-equivalent hosts at the bound).
+    pub fn host_mut(&mut self, host: &HostKey, now: Instant) -> Result<&mut HostState, Error> {
+        if !self.hosts.contains_key(host) {
+            if self.hosts.len() >= self.limits.max_hosts as usize {
+                if now < self.next_sweep || self.evict_fresh(now) == 0 {
+                    self.next_sweep = now.add_nanos(1_000_000_000);
+                    return Err(Error::RegistryFull {
+                        max_hosts: self.limits.max_hosts as usize,
+                    });
+                }
+            }
+            self.hosts
+                .insert(host.clone(), HostState::new(&self.limits));
+        }
+        // the entry exists: it was there, or was just inserted
+        self.hosts.get_mut(host).ok_or(Error::RegistryFull {
+            max_hosts: self.limits.max_hosts as usize,
+        })
+    }
+
+    /// Reserve the next departure to `host` (see [`HostState::acquire`]).
+    pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
+        Ok(self.host_mut(host, now)?.acquire(now))
+    }
+
+    /// Parse `url`, then reserve the next departure to its host.
+    pub fn acquire_url(&mut self, url: &str, now: Instant) -> Result<(HostKey, Decision), Error> {
+        let key = HostKey::from_url(url)?;
+        let decision = self.acquire(&key, now)?;
+        Ok((key, decision))
+    }
+
+    /// When could one request go to `host`, without reserving (an unknown host may go now).
+    pub fn peek(&self, host: &HostKey, now: Instant) -> Decision {
+        match self.hosts.get(host) {
+            Some(state) => state.peek(now),
+            None => Decision {
+                wait: Duration::ZERO,
+                layer: Layer::None,
+                departs: now,
+                reserved: false,
+                permit: None,
+            },
+        }
+    }
+
+    /// Give back a concurrency permit taken for `host`.
+    pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
+        self.hosts
+            .get_mut(host)
+            .is_some_and(|s| s.release(permit_id))
+    }
+
+    /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
+    pub fn throttle(
+        &mut self,
+        host: &HostKey,
+        retry_after: Option<Duration>,
+        now: Instant,
+    ) -> Result<Instant, Error> {
+        let limits = self.limits;
+        Ok(self
+            .host_mut(host, now)?
+            .throttle(&limits, retry_after, now))
+    }
+
+    /// A host's state and counters at `now`, if tracked.
+    pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
+        self.hosts.get(host).map(|s| s.stats(now))
+    }
+
+    /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
+    pub fn evict_fresh(&mut self, now: Instant) -> usize {
+        let before = self.hosts.len();
+        self.hosts.retain(|_, state| !state.is_fresh(now));
+        before - self.hosts.len()
+    }
+
+    /// All state, for persistence.
+    pub fn snapshot(&self, now: Instant) -> Snapshot {
+        let mut hosts: Vec<(HostKey, HostState)> = self
+            .hosts
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        hosts.sort_by(|a, b| a.0.cmp(&b.0));
+        Snapshot {
+            version: SNAPSHOT_VERSION,
+            taken_at: now,
+            policy: self.policy.clone(),
+            hosts,
+        }
+    }
+
+    /// Rebuild a registry from a snapshot. Every instant is kept as it was, so a restored host owes exactly what
+    /// it owed: no token, slot or cooldown is granted by a restart.
+    pub fn restore(snapshot: Snapshot) -> Result<Registry, Error> {
+        if snapshot.version != SNAPSHOT_VERSION {
+            return Err(Error::InvalidSnapshot {
+                reason: format!(
+                    "version {} (this build reads {SNAPSHOT_VERSION})",
+                    snapshot.version
+                ),
+            });
+        }
+        let mut registry = Registry::new(snapshot.policy)?;
+        if snapshot.hosts.len() > registry.limits.max_hosts as usize {
+            return Err(Error::InvalidSnapshot {
+                reason: format!(
+                    "{} hosts, more than maxHosts {}",
+                    snapshot.hosts.len(),
+                    registry.limits.max_hosts
+                ),
+            });
+        }
+        for (key, mut state) in snapshot.hosts {
+            state.apply_limits(&registry.limits);
+            if registry.hosts.insert(key.clone(), state).is_some() {
+                return Err(Error::InvalidSnapshot {
+                    reason: format!("host {key} appears twice"),
+                });
+            }
+        }
+        Ok(registry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> HostKey {
+        HostKey::parse(s).unwrap()
+    }
+
+    #[test]
+    fn hosts_are_created_lazily_and_independent() {
+        let mut r = Registry::new(Policy {
+            burst_capacity: 1.0,
+            ..Policy::default()
+        })
+        .unwrap();
+        assert!(r.is_empty());
+        let a = r.acquire(&key("a.example"), Instant::ZERO).unwrap();
+        let b = r.acquire(&key("b.example"), Instant::ZERO).unwrap();
+        assert!(a.wait.is_zero() && b.wait.is_zero());
+        assert_eq!(
+            r.acquire(&key("A.example."), Instant::ZERO).unwrap().wait,
+            Duration::from_millis(500)
+        );
+        assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn eviction_drops_only_fresh_equivalent_hosts() {
+        let mut r = Registry::new(Policy {
+            max_hosts: 2,
+            ..Policy::default()
+        })
+        .unwrap();
+        let t0 = Instant::ZERO;
+        r.acquire(&key("a.example"), t0).unwrap();
+        r.throttle(&key("b.example"), Some(Duration::from_secs(60)), t0)
+            .unwrap();
+        // both hold state at t0: full
+        assert_eq!(
+            r.acquire(&key("c.example"), t0),
+            Err(Error::RegistryFull { max_hosts: 2 })
+        );
+        // 10 s later a.example's bucket is full again (fresh); b.example is still cooling down
+        let t1 = Instant::from_secs(10);
+        assert!(r.acquire(&key("c.example"), t1).is_ok());
+        assert!(
+            r.host(&key("b.example")).is_some(),
+            "a host in cooldown is never evicted"
+        );
+        assert!(r.host(&key("a.example")).is_none());
+    }
+
+    #[test]
+    fn snapshot_restore_round_trips_through_json_without_granting_a_burst() {
+        let mut r = Registry::new(Policy::default()).unwrap();
+        let h = key("example.com");
+        for _ in 0..4 {
+            r.acquire(&h, Instant::ZERO).unwrap();
+        }
+        let json = serde_json::to_string(&r.snapshot(Instant::ZERO)).unwrap();
+        let mut restored = Registry::restore(serde_json::from_str(&json).unwrap()).unwrap();
+        let d = restored.acquire(&h, Instant::ZERO).unwrap();
+        assert_eq!(
+            (d.wait, d.layer),
+            (Duration::from_millis(500), Layer::Burst)
+        );
+    }
+
+    #[test]
+    fn bad_snapshots_are_errors() {
+        let r = Registry::new(Policy::default()).unwrap();
+        let mut s = r.snapshot(Instant::ZERO);
+        s.version = 99;
+        assert!(Registry::restore(s)
+            .unwrap_err()
+            .to_string()
+            .contains("version 99"));
+        let json = r#"{"version":1,"takenAt":0,"policy":{"ratePerSec":-1},"hosts":[]}"#;
+        let s: Snapshot = serde_json::from_str(json).unwrap();
+        assert!(Registry::restore(s)
+            .unwrap_err()
+            .to_string()
+            .contains("ratePerSec"));
+        let json = r#"{"version":1,"takenAt":0,"policy":{},"hosts":[["not a host/",null]]}"#;
+        assert!(serde_json::from_str::<Snapshot>(json).is_err());
+    }
+}

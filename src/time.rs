@@ -1,0 +1,223 @@
+//! Core time: a nanosecond [`Instant`] from an arbitrary origin, and the [`Clock`]s that produce it.
+//!
+//! The core never reads a clock itself: every operation takes `now`. Arithmetic saturates, so no input can
+//! overflow or panic. Shells pick the origin: the wasm adapter uses epoch milliseconds
+//! (`performance.timeOrigin + performance.now()`), tests use a [`FakeClock`] starting at zero.
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A point in time, in nanoseconds from an origin chosen by the caller.
+///
+/// Instants only compare meaningfully when they come from the same clock. Persisted state (snapshots, Durable
+/// Objects) should use an epoch-based origin so that it survives a restart.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Instant(u64);
+
+impl Instant {
+    /// The origin of the clock.
+    pub const ZERO: Instant = Instant(0);
+    /// The largest representable instant (about 584 years after the origin).
+    pub const MAX: Instant = Instant(u64::MAX);
+
+    /// An instant `nanos` nanoseconds after the origin.
+    pub const fn from_nanos(nanos: u64) -> Instant {
+        Instant(nanos)
+    }
+
+    /// An instant `millis` milliseconds after the origin (saturating).
+    pub const fn from_millis(millis: u64) -> Instant {
+        Instant(millis.saturating_mul(1_000_000))
+    }
+
+    /// An instant `secs` seconds after the origin (saturating).
+    pub const fn from_secs(secs: u64) -> Instant {
+        Instant(secs.saturating_mul(1_000_000_000))
+    }
+
+    /// An instant from fractional milliseconds, as JavaScript clocks give them. NaN and negative values map to
+    /// the origin, values beyond range to [`Instant::MAX`].
+    pub fn from_millis_f64(millis: f64) -> Instant {
+        let nanos = millis * 1e6;
+        if nanos.is_nan() || nanos <= 0.0 {
+            Instant::ZERO
+        } else if nanos >= u64::MAX as f64 {
+            Instant::MAX
+        } else {
+            Instant(nanos as u64)
+        }
+    }
+
+    /// Nanoseconds since the origin.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+
+    /// Milliseconds since the origin, fractional.
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+
+    /// This instant plus `d`, saturating at [`Instant::MAX`].
+    pub fn saturating_add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(duration_nanos(d)))
+    }
+
+    /// This instant minus `d`, saturating at [`Instant::ZERO`].
+    pub fn saturating_sub(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_sub(duration_nanos(d)))
+    }
+
+    /// This instant plus `nanos` nanoseconds, saturating.
+    pub const fn add_nanos(self, nanos: u64) -> Instant {
+        Instant(self.0.saturating_add(nanos))
+    }
+
+    /// How long after `earlier` this instant is; zero if it is not after it.
+    pub fn saturating_duration_since(self, earlier: Instant) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+
+    /// Nanoseconds after `earlier`; zero if not after it.
+    pub const fn nanos_since(self, earlier: Instant) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
+pub fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A source of [`Instant`]s. The core never calls it; shells and tests do, once per decision.
+pub trait Clock {
+    /// The current instant.
+    fn now(&self) -> Instant;
+}
+
+/// A clock that only moves when told to. Clones share one time, so a test can hand a clone to the code under
+/// test and advance it from outside.
+#[derive(Clone, Debug, Default)]
+pub struct FakeClock {
+    nanos: Arc<AtomicU64>,
+}
+
+impl FakeClock {
+    /// A fake clock at the origin.
+    pub fn new() -> FakeClock {
+        FakeClock::default()
+    }
+
+    /// A fake clock at `start`.
+    pub fn starting_at(start: Instant) -> FakeClock {
+        let clock = FakeClock::default();
+        clock.set(start);
+        clock
+    }
+
+    /// Move time forward by `d` (saturating).
+    pub fn advance(&self, d: Duration) {
+        let add = duration_nanos(d);
+        let mut current = self.nanos.load(Ordering::SeqCst);
+        loop {
+            let next = current.saturating_add(add);
+            match self
+                .nanos
+                .compare_exchange(current, next, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Set the time, forward or backward (tests of clocks that step back use this).
+    pub fn set(&self, at: Instant) {
+        self.nanos.store(at.as_nanos(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Instant {
+        Instant(self.nanos.load(Ordering::SeqCst))
+    }
+}
+
+/// The process's monotonic clock, with its origin at the clock's creation. Native only.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Clone, Copy, Debug)]
+pub struct MonotonicClock {
+    origin: std::time::Instant,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl MonotonicClock {
+    /// A monotonic clock whose origin is now.
+    pub fn new() -> MonotonicClock {
+        MonotonicClock {
+            origin: std::time::Instant::now(),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Default for MonotonicClock {
+    fn default() -> Self {
+        MonotonicClock::new()
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Clock for MonotonicClock {
+    fn now(&self) -> Instant {
+        Instant(duration_nanos(self.origin.elapsed()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_saturates_instead_of_overflowing() {
+        assert_eq!(
+            Instant::MAX.saturating_add(Duration::from_secs(1)),
+            Instant::MAX
+        );
+        assert_eq!(
+            Instant::ZERO.saturating_sub(Duration::from_secs(1)),
+            Instant::ZERO
+        );
+        assert_eq!(
+            Instant::from_secs(1).saturating_duration_since(Instant::from_secs(2)),
+            Duration::ZERO
+        );
+        assert_eq!(Instant::from_secs(u64::MAX), Instant::MAX);
+    }
+
+    #[test]
+    fn millis_from_javascript_never_panic() {
+        assert_eq!(Instant::from_millis_f64(f64::NAN), Instant::ZERO);
+        assert_eq!(Instant::from_millis_f64(-5.0), Instant::ZERO);
+        assert_eq!(Instant::from_millis_f64(f64::INFINITY), Instant::MAX);
+        assert_eq!(
+            Instant::from_millis_f64(1.5),
+            Instant::from_nanos(1_500_000)
+        );
+    }
+
+    #[test]
+    fn fake_clock_clones_share_time() {
+        let a = FakeClock::new();
+        let b = a.clone();
+        a.advance(Duration::from_millis(250));
+        assert_eq!(b.now(), Instant::from_millis(250));
+        b.set(Instant::from_millis(100));
+        assert_eq!(a.now(), Instant::from_millis(100));
+    }
+}
