@@ -32,13 +32,7 @@ impl AuditLimits {
     pub fn from_policy(policy: &Policy, tolerance_ns: u64) -> Result<AuditLimits, Error> {
         let limits = policy.limits()?;
         let (emission_ns, tau_ns) = bucket_nanos(policy.rate_per_sec, policy.burst_capacity);
-        Ok(AuditLimits {
-            min_interval_ns: limits.interval_ns,
-            emission_ns,
-            tau_ns,
-            quota: limits.quota,
-            tolerance_ns,
-        })
+        Ok(AuditLimits { min_interval_ns: limits.interval_ns, emission_ns, tau_ns, quota: limits.quota, tolerance_ns })
     }
 }
 
@@ -92,11 +86,7 @@ pub enum Violation {
 
 /// Every violation in `departures` (one host's, in any order) under `limits`, with no departure allowed inside a
 /// `blackouts` span. An empty result means the schedule was polite.
-pub fn audit(
-    limits: &AuditLimits,
-    departures: &[Instant],
-    blackouts: &[Blackout],
-) -> Vec<Violation> {
+pub fn audit(limits: &AuditLimits, departures: &[Instant], blackouts: &[Blackout]) -> Vec<Violation> {
     let mut times: Vec<u64> = departures.iter().map(|t| t.as_nanos()).collect();
     times.sort_unstable();
     let tol = limits.tolerance_ns;
@@ -120,10 +110,7 @@ pub fn audit(
         if let Some(tat_now) = tat {
             let allowed = tat_now.saturating_sub(limits.tau_ns);
             if t.saturating_add(tol) < allowed {
-                out.push(Violation::Burst {
-                    at: Instant::from_nanos(t),
-                    early_ns: allowed - t,
-                });
+                out.push(Violation::Burst { at: Instant::from_nanos(t), early_ns: allowed - t });
             }
         }
         tat = Some(tat.unwrap_or(0).max(t).saturating_add(limits.emission_ns));
@@ -139,11 +126,7 @@ pub fn audit(
             }
             let count = (end - start + 1) as u32;
             if count > limit {
-                out.push(Violation::Quota {
-                    at: Instant::from_nanos(t),
-                    count,
-                    limit,
-                });
+                out.push(Violation::Quota { at: Instant::from_nanos(t), count, limit });
             }
         }
     }
@@ -153,10 +136,7 @@ pub fn audit(
         let end = b.end.as_nanos().saturating_sub(tol);
         for &t in &times {
             if t > b.start.as_nanos() && t < end {
-                out.push(Violation::Cooldown {
-                    at: Instant::from_nanos(t),
-                    until: b.end,
-                });
+                out.push(Violation::Cooldown { at: Instant::from_nanos(t), until: b.end });
             }
         }
     }
@@ -178,75 +158,25 @@ mod tests {
 
     #[test]
     fn each_rule_catches_its_violation() {
-        let p = Policy {
-            min_interval_sec: 1.0,
-            rate_per_sec: 1.0,
-            burst_capacity: 1.0,
-            ..Policy::default()
-        };
-        assert_eq!(
-            audit(&limits(p.clone()), &at(&[0, 1000, 2000]), &[]),
-            vec![]
-        );
+        let p = Policy { min_interval_sec: 1.0, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        assert_eq!(audit(&limits(p.clone()), &at(&[0, 1000, 2000]), &[]), vec![]);
         let v = audit(&limits(p.clone()), &at(&[0, 999]), &[]);
-        assert!(
-            matches!(
-                v[0],
-                Violation::Interval {
-                    gap_ns: 999_000_000,
-                    ..
-                }
-            ),
-            "{v:?}"
-        );
+        assert!(matches!(v[0], Violation::Interval { gap_ns: 999_000_000, .. }), "{v:?}");
 
-        let p = Policy {
-            rate_per_sec: 1.0,
-            burst_capacity: 3.0,
-            ..Policy::default()
-        };
+        let p = Policy { rate_per_sec: 1.0, burst_capacity: 3.0, ..Policy::default() };
         // three at once is the capacity; a fourth is a burst; after a long idle, three again, not four
-        assert_eq!(
-            audit(&limits(p.clone()), &at(&[0, 0, 0, 3000, 3000, 3000]), &[]),
-            vec![]
-        );
+        assert_eq!(audit(&limits(p.clone()), &at(&[0, 0, 0, 3000, 3000, 3000]), &[]), vec![]);
         let v = audit(&limits(p.clone()), &at(&[0, 0, 0, 0]), &[]);
-        assert_eq!(
-            v,
-            vec![Violation::Burst {
-                at: Instant::ZERO,
-                early_ns: 1_000_000_000
-            }]
-        );
+        assert_eq!(v, vec![Violation::Burst { at: Instant::ZERO, early_ns: 1_000_000_000 }]);
         let v = audit(&limits(p), &at(&[100_000, 100_000, 100_000, 100_000]), &[]);
         assert_eq!(v.len(), 1, "burst after idle");
 
-        let p = Policy {
-            quota: Some(Quota {
-                limit: 2,
-                window_sec: 10.0,
-            }),
-            rate_per_sec: 100.0,
-            ..Policy::default()
-        };
-        assert_eq!(
-            audit(&limits(p.clone()), &at(&[0, 5000, 10_000, 15_000]), &[]),
-            vec![]
-        );
+        let p = Policy { quota: Some(Quota { limit: 2, window_sec: 10.0 }), rate_per_sec: 100.0, ..Policy::default() };
+        assert_eq!(audit(&limits(p.clone()), &at(&[0, 5000, 10_000, 15_000]), &[]), vec![]);
         let v = audit(&limits(p), &at(&[0, 5000, 9999]), &[]);
-        assert_eq!(
-            v,
-            vec![Violation::Quota {
-                at: Instant::from_millis(9999),
-                count: 3,
-                limit: 2
-            }]
-        );
+        assert_eq!(v, vec![Violation::Quota { at: Instant::from_millis(9999), count: 3, limit: 2 }]);
 
-        let b = [Blackout {
-            start: Instant::from_millis(0),
-            end: Instant::from_millis(3000),
-        }];
+        let b = [Blackout { start: Instant::from_millis(0), end: Instant::from_millis(3000) }];
         let p = Policy::default();
         assert_eq!(audit(&limits(p.clone()), &at(&[0, 3000]), &b), vec![]);
         let v = audit(&limits(p), &at(&[0, 2999]), &b);
@@ -255,10 +185,7 @@ mod tests {
 
     #[test]
     fn tolerance_absorbs_network_jitter() {
-        let p = Policy {
-            min_interval_sec: 1.0,
-            ..Policy::default()
-        };
+        let p = Policy { min_interval_sec: 1.0, ..Policy::default() };
         let l = AuditLimits::from_policy(&p, 5_000_000).unwrap();
         assert_eq!(audit(&l, &at(&[0, 996, 1996]), &[]), vec![]);
         assert_eq!(audit(&l, &at(&[0, 990]), &[]).len(), 1);

@@ -164,9 +164,7 @@ impl HostState {
             cooldown: Cooldown::new(),
             server_until: Instant::ZERO,
             last_seen: Instant::ZERO,
-            quota: limits
-                .quota
-                .map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
+            quota: limits.quota.map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
             permits: (limits.max_concurrency > 0)
                 .then(|| Box::new(Concurrency::new(limits.max_concurrency, limits.lease_ns))),
             counters: Counters::default(),
@@ -214,13 +212,7 @@ impl HostState {
                 };
             }
         }
-        Decision {
-            wait: at.saturating_duration_since(now),
-            layer,
-            departs: at,
-            reserved: false,
-            permit: None,
-        }
+        Decision { wait: at.saturating_duration_since(now), layer, departs: at, reserved: false, permit: None }
     }
 
     /// Reserve the next departure and charge every layer at that instant.
@@ -236,13 +228,7 @@ impl HostState {
                     let at = at.max(p.earliest(now));
                     let wait = at.saturating_duration_since(now);
                     self.add_wait(Layer::Concurrency, wait);
-                    return Decision {
-                        wait,
-                        layer: Layer::Concurrency,
-                        departs: at,
-                        reserved: false,
-                        permit: None,
-                    };
+                    return Decision { wait, layer: Layer::Concurrency, departs: at, reserved: false, permit: None };
                 }
             }
         }
@@ -254,13 +240,7 @@ impl HostState {
         let wait = at.saturating_duration_since(now);
         self.counters.decisions = self.counters.decisions.saturating_add(1);
         self.add_wait(layer, wait);
-        Decision {
-            wait,
-            layer,
-            departs: at,
-            reserved: true,
-            permit,
-        }
+        Decision { wait, layer, departs: at, reserved: true, permit }
     }
 
     fn add_wait(&mut self, layer: Layer, wait: Duration) {
@@ -277,12 +257,7 @@ impl HostState {
     /// The server said "too many requests" (429, or 503): nothing departs until
     /// `now + min(retry_after, max backoff)` (the policy's default when `retry_after` is `None`), and the token
     /// bucket restarts from empty at that deadline. The cooldown only ever extends. Returns the deadline.
-    pub fn throttle(
-        &mut self,
-        limits: &Limits,
-        retry_after: Option<Duration>,
-        now: Instant,
-    ) -> Instant {
+    pub fn throttle(&mut self, limits: &Limits, retry_after: Option<Duration>, now: Instant) -> Instant {
         let now = self.clamp(now);
         let wait = retry_after
             .map(crate::time::duration_nanos)
@@ -310,14 +285,11 @@ impl HostState {
     /// slots, cooldowns, tokens already spent, permits held.
     pub fn apply_limits(&mut self, limits: &Limits) {
         self.bucket.retune(limits.emission_ns, limits.tau_ns);
-        self.meter
-            .set_interval_ns(self.meter.interval_ns().max(limits.interval_ns));
+        self.meter.set_interval_ns(self.meter.interval_ns().max(limits.interval_ns));
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,
             (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}
-            (Some((limit, window)), q) => {
-                *q = Some(Box::new(SlidingWindow::from_nanos(limit, window)))
-            }
+            (Some((limit, window)), q) => *q = Some(Box::new(SlidingWindow::from_nanos(limit, window))),
         }
         match (limits.max_concurrency, &mut self.permits) {
             (0, p) => *p = None,
@@ -400,10 +372,7 @@ impl HostLimiter {
     /// A fresh host limiter, or the first configuration error.
     pub fn new(policy: &Policy) -> Result<HostLimiter, Error> {
         let limits = policy.limits()?;
-        Ok(HostLimiter {
-            state: HostState::new(&limits),
-            limits,
-        })
+        Ok(HostLimiter { state: HostState::new(&limits), limits })
     }
 
     /// Reserve the next departure at or after `now`: the maximum of every layer's wait; every layer is charged.
@@ -465,10 +434,7 @@ mod tests {
         let first = h.acquire(secs(0));
         let second = h.acquire(secs(0));
         assert_eq!((first.wait, first.layer), (Duration::ZERO, Layer::None));
-        assert_eq!(
-            (second.wait, second.layer),
-            (Duration::from_secs(2), Layer::Interval)
-        );
+        assert_eq!((second.wait, second.layer), (Duration::from_secs(2), Layer::Interval));
     }
 
     /// Seed 000: after a 429 with cooldown T nothing departs before T, and the bucket restarts from zero.
@@ -482,29 +448,15 @@ mod tests {
         assert_eq!((d.departs, d.layer), (secs(3), Layer::Cooldown));
         // the bucket is empty after the released departure: the next waits one emission (0.5 s), not a burst
         let d = h.acquire(secs(0));
-        assert_eq!(
-            (d.departs, d.layer),
-            (Instant::from_millis(3_500), Layer::Burst)
-        );
+        assert_eq!((d.departs, d.layer), (Instant::from_millis(3_500), Layer::Burst));
     }
 
     #[test]
     fn cooldown_is_capped_by_max_backoff_and_only_extends() {
-        let mut h = HostLimiter::new(&Policy {
-            max_backoff_sec: 10.0,
-            ..Policy::default()
-        })
-        .unwrap();
-        assert_eq!(
-            h.throttle(Some(Duration::from_secs(3600)), secs(0)),
-            secs(10)
-        );
+        let mut h = HostLimiter::new(&Policy { max_backoff_sec: 10.0, ..Policy::default() }).unwrap();
+        assert_eq!(h.throttle(Some(Duration::from_secs(3600)), secs(0)), secs(10));
         assert_eq!(h.throttle(Some(Duration::from_secs(1)), secs(1)), secs(10));
-        assert_eq!(
-            h.throttle(None, secs(5)),
-            secs(15),
-            "default 30 s, capped at 10 s"
-        );
+        assert_eq!(h.throttle(None, secs(5)), secs(15), "default 30 s, capped at 10 s");
     }
 
     #[test]
@@ -512,17 +464,12 @@ mod tests {
         let policy = Policy {
             rate_per_sec: 100.0,
             burst_capacity: 1.0,
-            quota: Some(Quota {
-                limit: 10,
-                window_sec: 60.0,
-            }),
+            quota: Some(Quota { limit: 10, window_sec: 60.0 }),
             ..Policy::default()
         };
         let mut h = HostLimiter::new(&policy).unwrap();
         let deps: Vec<Instant> = (0..10).map(|_| h.acquire(secs(0)).departs).collect();
-        assert!(deps
-            .windows(2)
-            .all(|w| w[1].nanos_since(w[0]) >= 10_000_000));
+        assert!(deps.windows(2).all(|w| w[1].nanos_since(w[0]) >= 10_000_000));
         let eleventh = h.acquire(secs(0));
         assert_eq!(eleventh.layer, Layer::Quota);
         assert!(eleventh.departs >= secs(60));
@@ -530,19 +477,12 @@ mod tests {
 
     #[test]
     fn concurrency_blocks_without_reserving_and_release_frees() {
-        let policy = Policy {
-            max_concurrency: 1,
-            lease_sec: 30.0,
-            ..Policy::default()
-        };
+        let policy = Policy { max_concurrency: 1, lease_sec: 30.0, ..Policy::default() };
         let mut h = HostLimiter::new(&policy).unwrap();
         let a = h.acquire(secs(0));
         let permit = a.permit.unwrap();
         let b = h.acquire(secs(0));
-        assert_eq!(
-            (b.layer, b.reserved, b.wait),
-            (Layer::Concurrency, false, Duration::from_secs(30))
-        );
+        assert_eq!((b.layer, b.reserved, b.wait), (Layer::Concurrency, false, Duration::from_secs(30)));
         assert_eq!(h.stats(secs(0)).decisions, 1);
         assert!(h.release(&permit));
         let c = h.acquire(secs(0));

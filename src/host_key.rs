@@ -29,16 +29,10 @@ impl HostKey {
         let host = url
             .host_str()
             .filter(|h| !h.is_empty())
-            .ok_or_else(|| Error::InvalidUrl {
-                input: clip(input),
-                reason: "the URL names no host".into(),
-            })?;
+            .ok_or_else(|| Error::InvalidUrl { input: clip(input), reason: "the URL names no host".into() })?;
         let host = host.strip_suffix('.').unwrap_or(host);
         if host.is_empty() || host.ends_with('.') {
-            return Err(Error::InvalidUrl {
-                input: clip(input),
-                reason: "the host name is empty".into(),
-            });
+            return Err(Error::InvalidUrl { input: clip(input), reason: "the host name is empty".into() });
         }
         Ok(HostKey(match url.port() {
             Some(port) => format!("{host}:{port}").into_boxed_str(),
@@ -49,17 +43,14 @@ impl HostKey {
     /// The key of a bare host, optionally with a port (`Example.com.`, `example.com:8080`, `[::1]:80`, `bücher.de`).
     /// Ports 80 and 443 are treated as default ports and dropped.
     pub fn parse(host: &str) -> Result<HostKey, Error> {
-        if host.is_empty() || host.len() > 255 + 6 + 2 || host.contains(['/', '?', '#', '@', '\\'])
-        {
+        if host.is_empty() || host.len() > 255 + 6 + 2 || host.contains(['/', '?', '#', '@', '\\']) {
             return Err(Error::InvalidUrl {
                 input: clip(host),
                 reason: "not a host name (with an optional port)".into(),
             });
         }
-        let url = Url::parse(&format!("http://{host}/")).map_err(|e| Error::InvalidUrl {
-            input: clip(host),
-            reason: e.to_string(),
-        })?;
+        let url = Url::parse(&format!("http://{host}/"))
+            .map_err(|e| Error::InvalidUrl { input: clip(host), reason: e.to_string() })?;
         let key = HostKey::of(&url, host)?;
         Ok(match key.0.strip_suffix(":443") {
             Some(bare) => HostKey(bare.into()),
@@ -75,19 +66,13 @@ impl HostKey {
 
 /// Parse an absolute URL and require `http:` or `https:`, a host, no credentials and a bounded length.
 pub fn parse_http_url(input: &str) -> Result<Url, Error> {
-    let bad = |reason: String| Error::InvalidUrl {
-        input: clip(input),
-        reason,
-    };
+    let bad = |reason: String| Error::InvalidUrl { input: clip(input), reason };
     if input.len() > MAX_URL_LEN {
         return Err(bad(format!("longer than {MAX_URL_LEN} bytes")));
     }
     let url = Url::parse(input).map_err(|e| bad(e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(bad(format!(
-            "scheme {:?} is not http or https",
-            url.scheme()
-        )));
+        return Err(bad(format!("scheme {:?} is not http or https", url.scheme())));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(bad("credentials in the URL are not accepted".into()));
@@ -135,11 +120,7 @@ mod tests {
             ("http://ex%41mple.com/", "example.com"),
         ];
         for (url, key) in table {
-            assert_eq!(
-                HostKey::from_url(url).map(|k| k.to_string()),
-                Ok(key.to_string()),
-                "{url}"
-            );
+            assert_eq!(HostKey::from_url(url).map(|k| k.to_string()), Ok(key.to_string()), "{url}");
         }
     }
 
@@ -154,11 +135,7 @@ mod tests {
             ("[::1]", "[::1]"),
         ];
         for (host, key) in table {
-            assert_eq!(
-                HostKey::parse(host).map(|k| k.to_string()),
-                Ok(key.to_string()),
-                "{host}"
-            );
+            assert_eq!(HostKey::parse(host).map(|k| k.to_string()), Ok(key.to_string()), "{host}");
         }
     }
 
@@ -179,10 +156,7 @@ mod tests {
             assert!(err.to_string().contains(reason), "{url}: {err}");
         }
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
-        assert!(HostKey::from_url(&long)
-            .unwrap_err()
-            .to_string()
-            .contains("longer than"));
+        assert!(HostKey::from_url(&long).unwrap_err().to_string().contains("longer than"));
         for bad in ["", "a/b", "user@host", "a b", "host:99999"] {
             assert!(HostKey::parse(bad).is_err(), "{bad}");
         }

@@ -40,9 +40,7 @@ pub use error::Error;
 pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host_key::{parse_http_url, HostKey, MAX_URL_LEN};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
-pub use policy::{
-    Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC,
-};
+pub use policy::{Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC};
 pub use registry::{Registry, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;

@@ -166,13 +166,7 @@ pub(crate) fn check_capacity(field: &'static str, value: f64) -> Result<(), Erro
 
 /// Check a duration in seconds; `allow_zero` says whether 0 is meaningful for the field.
 pub(crate) fn check_secs(field: &'static str, value: f64, allow_zero: bool) -> Result<(), Error> {
-    let ok = value.is_finite()
-        && value <= MAX_DURATION_SEC
-        && if allow_zero {
-            value >= 0.0
-        } else {
-            value > 0.0
-        };
+    let ok = value.is_finite() && value <= MAX_DURATION_SEC && if allow_zero { value >= 0.0 } else { value > 0.0 };
     if ok {
         Ok(())
     } else {
@@ -194,10 +188,7 @@ impl Policy {
         self.limits()?;
         let mut warnings = Vec::new();
         if self.burst_capacity > self.rate_per_sec.ceil().max(1.0)
-            && self
-                .burst_justification
-                .as_deref()
-                .is_none_or(|s| s.trim().is_empty())
+            && self.burst_justification.as_deref().is_none_or(|s| s.trim().is_empty())
         {
             warnings.push(Warning::BurstAboveOneSecond {
                 burst_capacity: self.burst_capacity,
@@ -231,11 +222,7 @@ impl Policy {
             }
         };
         if self.max_hosts == 0 {
-            return Err(Error::InvalidCount {
-                field: "maxHosts",
-                value: 0,
-                expected: "at least 1 host",
-            });
+            return Err(Error::InvalidCount { field: "maxHosts", value: 0, expected: "at least 1 host" });
         }
         let (emission_ns, tau_ns) = bucket_nanos(self.rate_per_sec, self.burst_capacity);
         let max_backoff_ns = secs_to_nanos(self.max_backoff_sec);
@@ -259,11 +246,7 @@ impl Policy {
 pub(crate) fn bucket_nanos(rate_per_sec: f64, capacity: f64) -> (u64, u64) {
     let emission = secs_to_nanos(1.0 / rate_per_sec).max(1);
     let tau = ((capacity - 1.0) * emission as f64).floor();
-    let tau = if tau >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        tau as u64
-    };
+    let tau = if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 };
     (emission, tau)
 }
 
@@ -274,15 +257,7 @@ mod tests {
     #[test]
     fn defaults_are_seed_000_knobs_and_valid_without_warning() {
         let p = Policy::default();
-        assert_eq!(
-            (
-                p.rate_per_sec,
-                p.burst_capacity,
-                p.max_backoff_sec,
-                p.max_retries
-            ),
-            (2.0, 4.0, 120.0, 3)
-        );
+        assert_eq!((p.rate_per_sec, p.burst_capacity, p.max_backoff_sec, p.max_retries), (2.0, 4.0, 120.0, 3));
         assert_eq!(p.validate(), Ok(vec![]));
         let l = p.limits().unwrap();
         assert_eq!(l.emission_ns, 500_000_000);
@@ -292,124 +267,22 @@ mod tests {
     #[test]
     fn every_bad_number_is_an_error_naming_its_field() {
         let table: Vec<(Policy, &str)> = vec![
-            (
-                Policy {
-                    rate_per_sec: f64::NAN,
-                    ..Policy::default()
-                },
-                "ratePerSec",
-            ),
-            (
-                Policy {
-                    rate_per_sec: 0.0,
-                    ..Policy::default()
-                },
-                "ratePerSec",
-            ),
-            (
-                Policy {
-                    rate_per_sec: -1.0,
-                    ..Policy::default()
-                },
-                "ratePerSec",
-            ),
-            (
-                Policy {
-                    rate_per_sec: f64::INFINITY,
-                    ..Policy::default()
-                },
-                "ratePerSec",
-            ),
-            (
-                Policy {
-                    burst_capacity: 0.5,
-                    ..Policy::default()
-                },
-                "burstCapacity",
-            ),
-            (
-                Policy {
-                    burst_capacity: f64::NAN,
-                    ..Policy::default()
-                },
-                "burstCapacity",
-            ),
-            (
-                Policy {
-                    burst_capacity: 1e12,
-                    ..Policy::default()
-                },
-                "burstCapacity",
-            ),
-            (
-                Policy {
-                    min_interval_sec: -0.1,
-                    ..Policy::default()
-                },
-                "minIntervalSec",
-            ),
-            (
-                Policy {
-                    min_interval_sec: f64::NAN,
-                    ..Policy::default()
-                },
-                "minIntervalSec",
-            ),
-            (
-                Policy {
-                    lease_sec: 0.0,
-                    ..Policy::default()
-                },
-                "leaseSec",
-            ),
-            (
-                Policy {
-                    max_backoff_sec: 1e300,
-                    ..Policy::default()
-                },
-                "maxBackoffSec",
-            ),
-            (
-                Policy {
-                    default_retry_after_sec: -3.0,
-                    ..Policy::default()
-                },
-                "defaultRetryAfterSec",
-            ),
-            (
-                Policy {
-                    max_crawl_delay_sec: f64::NEG_INFINITY,
-                    ..Policy::default()
-                },
-                "maxCrawlDelaySec",
-            ),
-            (
-                Policy {
-                    quota: Some(Quota {
-                        limit: 0,
-                        window_sec: 1.0,
-                    }),
-                    ..Policy::default()
-                },
-                "quota.limit",
-            ),
-            (
-                Policy {
-                    quota: Some(Quota {
-                        limit: 5,
-                        window_sec: 0.0,
-                    }),
-                    ..Policy::default()
-                },
-                "quota.windowSec",
-            ),
-            (
-                Policy {
-                    max_hosts: 0,
-                    ..Policy::default()
-                },
-                "maxHosts",
-            ),
+            (Policy { rate_per_sec: f64::NAN, ..Policy::default() }, "ratePerSec"),
+            (Policy { rate_per_sec: 0.0, ..Policy::default() }, "ratePerSec"),
+            (Policy { rate_per_sec: -1.0, ..Policy::default() }, "ratePerSec"),
+            (Policy { rate_per_sec: f64::INFINITY, ..Policy::default() }, "ratePerSec"),
+            (Policy { burst_capacity: 0.5, ..Policy::default() }, "burstCapacity"),
+            (Policy { burst_capacity: f64::NAN, ..Policy::default() }, "burstCapacity"),
+            (Policy { burst_capacity: 1e12, ..Policy::default() }, "burstCapacity"),
+            (Policy { min_interval_sec: -0.1, ..Policy::default() }, "minIntervalSec"),
+            (Policy { min_interval_sec: f64::NAN, ..Policy::default() }, "minIntervalSec"),
+            (Policy { lease_sec: 0.0, ..Policy::default() }, "leaseSec"),
+            (Policy { max_backoff_sec: 1e300, ..Policy::default() }, "maxBackoffSec"),
+            (Policy { default_retry_after_sec: -3.0, ..Policy::default() }, "defaultRetryAfterSec"),
+            (Policy { max_crawl_delay_sec: f64::NEG_INFINITY, ..Policy::default() }, "maxCrawlDelaySec"),
+            (Policy { quota: Some(Quota { limit: 0, window_sec: 1.0 }), ..Policy::default() }, "quota.limit"),
+            (Policy { quota: Some(Quota { limit: 5, window_sec: 0.0 }), ..Policy::default() }, "quota.windowSec"),
+            (Policy { max_hosts: 0, ..Policy::default() }, "maxHosts"),
         ];
         for (policy, field) in table {
             let err = policy.validate().expect_err(field);
@@ -419,42 +292,20 @@ mod tests {
 
     #[test]
     fn a_burst_above_one_second_without_justification_warns_but_is_accepted() {
-        let p = Policy {
-            rate_per_sec: 1.0,
-            burst_capacity: 10.0,
-            burst_justification: None,
-            ..Policy::default()
-        };
+        let p = Policy { rate_per_sec: 1.0, burst_capacity: 10.0, burst_justification: None, ..Policy::default() };
         let w = p.validate().unwrap();
-        assert_eq!(
-            w,
-            vec![Warning::BurstAboveOneSecond {
-                burst_capacity: 10.0,
-                rate_per_sec: 1.0
-            }]
-        );
+        assert_eq!(w, vec![Warning::BurstAboveOneSecond { burst_capacity: 10.0, rate_per_sec: 1.0 }]);
         assert!(w[0].to_string().contains("burstJustification"));
-        let p = Policy {
-            burst_justification: Some("bulk API allows it".into()),
-            ..p
-        };
+        let p = Policy { burst_justification: Some("bulk API allows it".into()), ..p };
         assert_eq!(p.validate(), Ok(vec![]));
-        let p = Policy {
-            rate_per_sec: 2.5,
-            burst_capacity: 3.0,
-            burst_justification: None,
-            ..Policy::default()
-        };
+        let p = Policy { rate_per_sec: 2.5, burst_capacity: 3.0, burst_justification: None, ..Policy::default() };
         assert_eq!(p.validate(), Ok(vec![]));
     }
 
     #[test]
     fn json_uses_camel_case_and_rejects_unknown_fields() {
         let p: Policy = serde_json::from_str(r#"{"ratePerSec":5,"burstCapacity":1}"#).unwrap();
-        assert_eq!(
-            (p.rate_per_sec, p.burst_capacity, p.max_retries),
-            (5.0, 1.0, 3)
-        );
+        assert_eq!((p.rate_per_sec, p.burst_capacity, p.max_retries), (5.0, 1.0, 3));
         assert!(serde_json::from_str::<Policy>(r#"{"rate":5}"#).is_err());
     }
 }

@@ -48,12 +48,7 @@ impl Registry {
     /// An empty registry, or the policy's first configuration error.
     pub fn new(policy: Policy) -> Result<Registry, Error> {
         let limits = policy.limits()?;
-        Ok(Registry {
-            policy,
-            limits,
-            hosts: Map::default(),
-            next_sweep: Instant::ZERO,
-        })
+        Ok(Registry { policy, limits, hosts: Map::default(), next_sweep: Instant::ZERO })
     }
 
     /// The policy in force.
@@ -105,18 +100,13 @@ impl Registry {
             if self.hosts.len() >= self.limits.max_hosts as usize {
                 if now < self.next_sweep || self.evict_fresh(now) == 0 {
                     self.next_sweep = now.add_nanos(1_000_000_000);
-                    return Err(Error::RegistryFull {
-                        max_hosts: self.limits.max_hosts as usize,
-                    });
+                    return Err(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize });
                 }
             }
-            self.hosts
-                .insert(host.clone(), HostState::new(&self.limits));
+            self.hosts.insert(host.clone(), HostState::new(&self.limits));
         }
         // the entry exists: it was there, or was just inserted
-        self.hosts.get_mut(host).ok_or(Error::RegistryFull {
-            max_hosts: self.limits.max_hosts as usize,
-        })
+        self.hosts.get_mut(host).ok_or(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize })
     }
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
@@ -135,34 +125,19 @@ impl Registry {
     pub fn peek(&self, host: &HostKey, now: Instant) -> Decision {
         match self.hosts.get(host) {
             Some(state) => state.peek(now),
-            None => Decision {
-                wait: Duration::ZERO,
-                layer: Layer::None,
-                departs: now,
-                reserved: false,
-                permit: None,
-            },
+            None => Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
         }
     }
 
     /// Give back a concurrency permit taken for `host`.
     pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
-        self.hosts
-            .get_mut(host)
-            .is_some_and(|s| s.release(permit_id))
+        self.hosts.get_mut(host).is_some_and(|s| s.release(permit_id))
     }
 
     /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
-    pub fn throttle(
-        &mut self,
-        host: &HostKey,
-        retry_after: Option<Duration>,
-        now: Instant,
-    ) -> Result<Instant, Error> {
+    pub fn throttle(&mut self, host: &HostKey, retry_after: Option<Duration>, now: Instant) -> Result<Instant, Error> {
         let limits = self.limits;
-        Ok(self
-            .host_mut(host, now)?
-            .throttle(&limits, retry_after, now))
+        Ok(self.host_mut(host, now)?.throttle(&limits, retry_after, now))
     }
 
     /// A host's state and counters at `now`, if tracked.
@@ -179,18 +154,9 @@ impl Registry {
 
     /// All state, for persistence.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
-        let mut hosts: Vec<(HostKey, HostState)> = self
-            .hosts
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut hosts: Vec<(HostKey, HostState)> = self.hosts.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         hosts.sort_by(|a, b| a.0.cmp(&b.0));
-        Snapshot {
-            version: SNAPSHOT_VERSION,
-            taken_at: now,
-            policy: self.policy.clone(),
-            hosts,
-        }
+        Snapshot { version: SNAPSHOT_VERSION, taken_at: now, policy: self.policy.clone(), hosts }
     }
 
     /// Rebuild a registry from a snapshot. Every instant is kept as it was, so a restored host owes exactly what
@@ -198,28 +164,19 @@ impl Registry {
     pub fn restore(snapshot: Snapshot) -> Result<Registry, Error> {
         if snapshot.version != SNAPSHOT_VERSION {
             return Err(Error::InvalidSnapshot {
-                reason: format!(
-                    "version {} (this build reads {SNAPSHOT_VERSION})",
-                    snapshot.version
-                ),
+                reason: format!("version {} (this build reads {SNAPSHOT_VERSION})", snapshot.version),
             });
         }
         let mut registry = Registry::new(snapshot.policy)?;
         if snapshot.hosts.len() > registry.limits.max_hosts as usize {
             return Err(Error::InvalidSnapshot {
-                reason: format!(
-                    "{} hosts, more than maxHosts {}",
-                    snapshot.hosts.len(),
-                    registry.limits.max_hosts
-                ),
+                reason: format!("{} hosts, more than maxHosts {}", snapshot.hosts.len(), registry.limits.max_hosts),
             });
         }
         for (key, mut state) in snapshot.hosts {
             state.apply_limits(&registry.limits);
             if registry.hosts.insert(key.clone(), state).is_some() {
-                return Err(Error::InvalidSnapshot {
-                    reason: format!("host {key} appears twice"),
-                });
+                return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }
         }
         Ok(registry)
@@ -236,45 +193,27 @@ mod tests {
 
     #[test]
     fn hosts_are_created_lazily_and_independent() {
-        let mut r = Registry::new(Policy {
-            burst_capacity: 1.0,
-            ..Policy::default()
-        })
-        .unwrap();
+        let mut r = Registry::new(Policy { burst_capacity: 1.0, ..Policy::default() }).unwrap();
         assert!(r.is_empty());
         let a = r.acquire(&key("a.example"), Instant::ZERO).unwrap();
         let b = r.acquire(&key("b.example"), Instant::ZERO).unwrap();
         assert!(a.wait.is_zero() && b.wait.is_zero());
-        assert_eq!(
-            r.acquire(&key("A.example."), Instant::ZERO).unwrap().wait,
-            Duration::from_millis(500)
-        );
+        assert_eq!(r.acquire(&key("A.example."), Instant::ZERO).unwrap().wait, Duration::from_millis(500));
         assert_eq!(r.len(), 2);
     }
 
     #[test]
     fn eviction_drops_only_fresh_equivalent_hosts() {
-        let mut r = Registry::new(Policy {
-            max_hosts: 2,
-            ..Policy::default()
-        })
-        .unwrap();
+        let mut r = Registry::new(Policy { max_hosts: 2, ..Policy::default() }).unwrap();
         let t0 = Instant::ZERO;
         r.acquire(&key("a.example"), t0).unwrap();
-        r.throttle(&key("b.example"), Some(Duration::from_secs(60)), t0)
-            .unwrap();
+        r.throttle(&key("b.example"), Some(Duration::from_secs(60)), t0).unwrap();
         // both hold state at t0: full
-        assert_eq!(
-            r.acquire(&key("c.example"), t0),
-            Err(Error::RegistryFull { max_hosts: 2 })
-        );
+        assert_eq!(r.acquire(&key("c.example"), t0), Err(Error::RegistryFull { max_hosts: 2 }));
         // 10 s later a.example's bucket is full again (fresh); b.example is still cooling down
         let t1 = Instant::from_secs(10);
         assert!(r.acquire(&key("c.example"), t1).is_ok());
-        assert!(
-            r.host(&key("b.example")).is_some(),
-            "a host in cooldown is never evicted"
-        );
+        assert!(r.host(&key("b.example")).is_some(), "a host in cooldown is never evicted");
         assert!(r.host(&key("a.example")).is_none());
     }
 
@@ -288,10 +227,7 @@ mod tests {
         let json = serde_json::to_string(&r.snapshot(Instant::ZERO)).unwrap();
         let mut restored = Registry::restore(serde_json::from_str(&json).unwrap()).unwrap();
         let d = restored.acquire(&h, Instant::ZERO).unwrap();
-        assert_eq!(
-            (d.wait, d.layer),
-            (Duration::from_millis(500), Layer::Burst)
-        );
+        assert_eq!((d.wait, d.layer), (Duration::from_millis(500), Layer::Burst));
     }
 
     #[test]
@@ -299,16 +235,10 @@ mod tests {
         let r = Registry::new(Policy::default()).unwrap();
         let mut s = r.snapshot(Instant::ZERO);
         s.version = 99;
-        assert!(Registry::restore(s)
-            .unwrap_err()
-            .to_string()
-            .contains("version 99"));
+        assert!(Registry::restore(s).unwrap_err().to_string().contains("version 99"));
         let json = r#"{"version":1,"takenAt":0,"policy":{"ratePerSec":-1},"hosts":[]}"#;
         let s: Snapshot = serde_json::from_str(json).unwrap();
-        assert!(Registry::restore(s)
-            .unwrap_err()
-            .to_string()
-            .contains("ratePerSec"));
+        assert!(Registry::restore(s).unwrap_err().to_string().contains("ratePerSec"));
         let json = r#"{"version":1,"takenAt":0,"policy":{},"hosts":[["not a host/",null]]}"#;
         assert!(serde_json::from_str::<Snapshot>(json).is_err());
     }

@@ -13,9 +13,7 @@ use std::time::Duration;
 ///
 /// Instants only compare meaningfully when they come from the same clock. Persisted state (snapshots, Durable
 /// Objects) should use an epoch-based origin so that it survives a restart.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Instant(u64);
 
@@ -126,10 +124,7 @@ impl FakeClock {
         let mut current = self.nanos.load(Ordering::SeqCst);
         loop {
             let next = current.saturating_add(add);
-            match self
-                .nanos
-                .compare_exchange(current, next, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            match self.nanos.compare_exchange(current, next, Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(_) => return,
                 Err(seen) => current = seen,
             }
@@ -159,9 +154,7 @@ pub struct MonotonicClock {
 impl MonotonicClock {
     /// A monotonic clock whose origin is now.
     pub fn new() -> MonotonicClock {
-        MonotonicClock {
-            origin: std::time::Instant::now(),
-        }
+        MonotonicClock { origin: std::time::Instant::now() }
     }
 }
 
@@ -185,18 +178,9 @@ mod tests {
 
     #[test]
     fn arithmetic_saturates_instead_of_overflowing() {
-        assert_eq!(
-            Instant::MAX.saturating_add(Duration::from_secs(1)),
-            Instant::MAX
-        );
-        assert_eq!(
-            Instant::ZERO.saturating_sub(Duration::from_secs(1)),
-            Instant::ZERO
-        );
-        assert_eq!(
-            Instant::from_secs(1).saturating_duration_since(Instant::from_secs(2)),
-            Duration::ZERO
-        );
+        assert_eq!(Instant::MAX.saturating_add(Duration::from_secs(1)), Instant::MAX);
+        assert_eq!(Instant::ZERO.saturating_sub(Duration::from_secs(1)), Instant::ZERO);
+        assert_eq!(Instant::from_secs(1).saturating_duration_since(Instant::from_secs(2)), Duration::ZERO);
         assert_eq!(Instant::from_secs(u64::MAX), Instant::MAX);
     }
 
@@ -205,10 +189,7 @@ mod tests {
         assert_eq!(Instant::from_millis_f64(f64::NAN), Instant::ZERO);
         assert_eq!(Instant::from_millis_f64(-5.0), Instant::ZERO);
         assert_eq!(Instant::from_millis_f64(f64::INFINITY), Instant::MAX);
-        assert_eq!(
-            Instant::from_millis_f64(1.5),
-            Instant::from_nanos(1_500_000)
-        );
+        assert_eq!(Instant::from_millis_f64(1.5), Instant::from_nanos(1_500_000));
     }
 
     #[test]

@@ -28,12 +28,7 @@ pub struct Concurrency {
 impl Concurrency {
     /// `max` permits (≥ 1) with leases of `lease_ns` nanoseconds.
     pub fn new(max: u32, lease_ns: u64) -> Concurrency {
-        Concurrency {
-            max: max.max(1),
-            lease_ns: lease_ns.max(1),
-            next_id: 1,
-            held: Vec::new(),
-        }
+        Concurrency { max: max.max(1), lease_ns: lease_ns.max(1), next_id: 1, held: Vec::new() }
     }
 
     /// Permits held and not expired at `now`.
@@ -46,12 +41,7 @@ impl Concurrency {
         if self.in_flight(now) < self.max {
             now
         } else {
-            self.held
-                .iter()
-                .map(|p| p.expires)
-                .filter(|&e| e > now)
-                .min()
-                .unwrap_or(now)
+            self.held.iter().map(|p| p.expires).filter(|&e| e > now).min().unwrap_or(now)
         }
     }
 
@@ -62,10 +52,7 @@ impl Concurrency {
         if self.held.len() as u32 >= self.max {
             return None;
         }
-        let permit = Permit {
-            id: self.next_id,
-            expires: departs.max(now).add_nanos(self.lease_ns),
-        };
+        let permit = Permit { id: self.next_id, expires: departs.max(now).add_nanos(self.lease_ns) };
         self.next_id = self.next_id.wrapping_add(1).max(1);
         self.held.push(permit);
         Some(permit)

@@ -24,10 +24,7 @@ impl LeakyBucket {
 
     /// A meter with slots `interval_ns` nanoseconds apart.
     pub fn from_nanos(interval_ns: u64) -> LeakyBucket {
-        LeakyBucket {
-            interval_ns,
-            last: Instant::MAX,
-        }
+        LeakyBucket { interval_ns, last: Instant::MAX }
     }
 
     /// The first free slot at or after `now`.
@@ -37,11 +34,7 @@ impl LeakyBucket {
 
     /// Reserve the slot at `at` (normally `earliest(now)`); the next slot is one interval later.
     pub fn charge(&mut self, at: Instant) {
-        self.last = if self.last == Instant::MAX {
-            at
-        } else {
-            self.last.max(at)
-        };
+        self.last = if self.last == Instant::MAX { at } else { self.last.max(at) };
     }
 
     /// Reserve the next slot: how long after `now` the caller departs.
@@ -116,10 +109,7 @@ mod tests {
         l.set_interval_ns(5_000_000_000);
         assert_eq!(l.earliest(Instant::from_secs(10)), Instant::from_secs(15));
         l.set_interval_ns(500_000_000);
-        assert_eq!(
-            l.earliest(Instant::from_secs(10)),
-            Instant::from_millis(10_500)
-        );
+        assert_eq!(l.earliest(Instant::from_secs(10)), Instant::from_millis(10_500));
     }
 
     #[test]

@@ -64,12 +64,8 @@ impl SlidingWindow {
 
     /// Departures counted against a departure in sub-window `c`: every sub-window from `c - 15` to the newest.
     fn counted(&self, c: u64) -> u64 {
-        let from = c
-            .saturating_sub(SUB_WINDOWS)
-            .max(self.top.saturating_sub(SUB_WINDOWS));
-        (from..=self.top)
-            .map(|i| u64::from(self.counts[Self::slot(i)]))
-            .sum()
+        let from = c.saturating_sub(SUB_WINDOWS).max(self.top.saturating_sub(SUB_WINDOWS));
+        (from..=self.top).map(|i| u64::from(self.counts[Self::slot(i)])).sum()
     }
 
     /// The first instant at or after `now` at which one more departure fits.
@@ -170,10 +166,7 @@ mod tests {
             deps.push(now.saturating_add(wait).as_nanos());
         }
         for (i, &t) in deps.iter().enumerate() {
-            let in_window = deps[..=i]
-                .iter()
-                .filter(|&&d| d + 10_000_000_000 > t)
-                .count();
+            let in_window = deps[..=i].iter().filter(|&&d| d + 10_000_000_000 > t).count();
             assert!(in_window <= 3, "window ending at {t} holds {in_window}");
         }
     }

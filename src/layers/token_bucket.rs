@@ -30,18 +30,12 @@ impl TokenBucket {
 
     /// A full bucket from GCRA parameters: one token every `emission_ns`, burst tolerance `tau_ns`.
     pub fn from_nanos(emission_ns: u64, tau_ns: u64) -> TokenBucket {
-        TokenBucket {
-            emission_ns: emission_ns.max(1),
-            tau_ns,
-            tat: Instant::ZERO,
-        }
+        TokenBucket { emission_ns: emission_ns.max(1), tau_ns, tat: Instant::ZERO }
     }
 
     /// The first instant at or after `now` at which a token is available.
     pub fn earliest(&self, now: Instant) -> Instant {
-        now.max(Instant::from_nanos(
-            self.tat.as_nanos().saturating_sub(self.tau_ns),
-        ))
+        now.max(Instant::from_nanos(self.tat.as_nanos().saturating_sub(self.tau_ns)))
     }
 
     /// Take one token for a departure at `at` (normally `earliest(now)`).
@@ -110,14 +104,7 @@ mod tests {
         let mut b = TokenBucket::new(1.0, 5.0).unwrap();
         let waits: Vec<Duration> = (0..8).map(|_| b.acquire(ms(0))).collect();
         assert!(waits[..5].iter().all(|w| w.is_zero()), "{waits:?}");
-        assert_eq!(
-            &waits[5..],
-            &[
-                Duration::from_secs(1),
-                Duration::from_secs(2),
-                Duration::from_secs(3)
-            ]
-        );
+        assert_eq!(&waits[5..], &[Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(3)]);
     }
 
     #[test]
