@@ -1,1 +1,74 @@
-fn main() {}
+//! Decision speed of the core beside governor, in one run: `cargo bench --bench core`.
+//!
+//! Both sides read a real clock per decision (hostpace: `MonotonicClock`, as a native shell would; governor: its
+//! default quanta clock). hostpace evaluates every layer (interval floor, token bucket, quota, cooldown, server
+//! quota); governor checks one GCRA cell.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use governor::{Quota as GQuota, RateLimiter};
+use hostpace::{Clock, HostKey, HostLimiter, MonotonicClock, Policy, Quota, Registry};
+use std::hint::black_box;
+use std::num::NonZeroU32;
+
+fn all_layers() -> Policy {
+    Policy {
+        rate_per_sec: 1e6,
+        burst_capacity: 1e6,
+        burst_justification: Some("benchmark: keep every layer evaluated without waits dominating".into()),
+        min_interval_sec: 1e-9,
+        quota: Some(Quota { limit: u32::MAX, window_sec: 86_400.0 }),
+        max_hosts: 2_000_000,
+        ..Policy::default()
+    }
+}
+
+fn governor_quota() -> GQuota {
+    GQuota::per_second(NonZeroU32::new(1_000_000).unwrap()).allow_burst(NonZeroU32::new(1_000_000).unwrap())
+}
+
+fn hot_host(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hot_host");
+    g.throughput(Throughput::Elements(1));
+    let clock = MonotonicClock::new();
+    let mut h = HostLimiter::new(&all_layers()).unwrap();
+    g.bench_function("hostpace HostLimiter::acquire (all layers)", |b| b.iter(|| black_box(h.acquire(clock.now()))));
+    let gov = RateLimiter::direct(governor_quota());
+    g.bench_function("governor direct check", |b| b.iter(|| black_box(gov.check().is_ok())));
+    g.finish();
+}
+
+fn keyed(c: &mut Criterion) {
+    for hosts in [10_000usize, 1_000_000] {
+        let mut g = c.benchmark_group(format!("keyed_{hosts}_hosts"));
+        g.throughput(Throughput::Elements(1));
+        g.sample_size(30);
+        let keys: Vec<HostKey> = (0..hosts).map(|i| HostKey::parse(&format!("host{i}.example")).unwrap()).collect();
+        let clock = MonotonicClock::new();
+        let mut registry = Registry::new(all_layers()).unwrap();
+        for k in &keys {
+            registry.acquire(k, clock.now()).unwrap();
+        }
+        let mut i = 0usize;
+        g.bench_function(BenchmarkId::new("hostpace Registry::acquire", hosts), |b| {
+            b.iter(|| {
+                i = (i + 7919) % hosts;
+                black_box(registry.acquire(&keys[i], clock.now()).is_ok())
+            })
+        });
+        let gov = RateLimiter::keyed(governor_quota());
+        for k in &keys {
+            let _ = gov.check_key(k);
+        }
+        let mut j = 0usize;
+        g.bench_function(BenchmarkId::new("governor keyed check_key", hosts), |b| {
+            b.iter(|| {
+                j = (j + 7919) % hosts;
+                black_box(gov.check_key(&keys[j]).is_ok())
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, hot_host, keyed);
+criterion_main!(benches);

@@ -6,27 +6,74 @@ use crate::host_key::HostKey;
 use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::time::Duration;
 
 /// The snapshot format version this build writes and reads.
 pub const SNAPSHOT_VERSION: u32 = 1;
 
-type Map = HashMap<HostKey, HostState, foldhash::fast::RandomState>;
+/// Hosts in a dense vector, found through a hash table of indices (4 bytes a slot): a hash map of
+/// `(HostKey, HostState)` would round its table up to a power of two of 136-byte slots.
+#[derive(Clone, Debug, Default)]
+struct Hosts {
+    entries: Vec<(HostKey, HostState)>,
+    index: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl Hosts {
+    fn find(&self, key: &HostKey) -> Option<usize> {
+        let hash = self.hasher.hash_one(key);
+        self.index.find(hash, |&i| self.entries[i as usize].0 == *key).map(|&i| i as usize)
+    }
+
+    fn get(&self, key: &HostKey) -> Option<&HostState> {
+        self.find(key).map(|i| &self.entries[i].1)
+    }
+
+    fn get_mut(&mut self, key: &HostKey) -> Option<&mut HostState> {
+        self.find(key).map(|i| &mut self.entries[i].1)
+    }
+
+    /// Insert a key known to be absent; returns its index.
+    fn insert_new(&mut self, key: HostKey, state: HostState) -> usize {
+        let Hosts { entries, index, hasher } = self;
+        let at = entries.len();
+        let hash = hasher.hash_one(&key);
+        entries.push((key, state));
+        index.insert_unique(hash, at as u32, |&i| hasher.hash_one(&entries[i as usize].0));
+        at
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&HostState) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain(|(_, s)| keep(s));
+        if self.entries.len() != before {
+            let Hosts { entries, index, hasher } = self;
+            index.clear();
+            for (i, (k, _)) in entries.iter().enumerate() {
+                index.insert_unique(hasher.hash_one(k), i as u32, |&j| hasher.hash_one(&entries[j as usize].0));
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
 
 /// Per-host limiters under one policy, created on first use.
 ///
 /// The number of hosts is bounded by the policy's `max_hosts`. When a new host arrives at the bound, hosts whose
 /// state equals a fresh host's are evicted (all of them, in one sweep, so the cost is amortized); a host in
 /// cooldown, owing a reserved slot, with quota used or permits held is never evicted, so eviction never loses a
-/// backoff. If nothing can be evicted the new host is refused with [`Error::RegistryFull`].
+/// backoff. If nothing can be evicted the new host is refused with [`Error::RegistryFull`] (each such refusal
+/// costs one sweep over the hosts: size `max_hosts` for the work a crawler really has in flight).
 #[derive(Clone, Debug)]
 pub struct Registry {
     policy: Policy,
     limits: Limits,
-    hosts: Map,
-    /// Earliest instant at which another sweep may free something, after a sweep freed nothing.
-    next_sweep: Instant,
+    hosts: Hosts,
 }
 
 /// All of a registry's state, serializable (serde). Instants are in the clock the registry was driven with, so
@@ -48,7 +95,7 @@ impl Registry {
     /// An empty registry, or the policy's first configuration error.
     pub fn new(policy: Policy) -> Result<Registry, Error> {
         let limits = policy.limits()?;
-        Ok(Registry { policy, limits, hosts: Map::default(), next_sweep: Instant::ZERO })
+        Ok(Registry { policy, limits, hosts: Hosts::default() })
     }
 
     /// The policy in force.
@@ -66,7 +113,7 @@ impl Registry {
     pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
-        for state in self.hosts.values_mut() {
+        for (_, state) in self.hosts.entries.iter_mut() {
             state.apply_limits(&limits);
         }
         self.policy = policy;
@@ -81,7 +128,7 @@ impl Registry {
 
     /// True when no host is tracked.
     pub fn is_empty(&self) -> bool {
-        self.hosts.is_empty()
+        self.hosts.entries.is_empty()
     }
 
     /// A host's state, if tracked.
@@ -91,22 +138,21 @@ impl Registry {
 
     /// Every tracked host.
     pub fn hosts(&self) -> impl Iterator<Item = (&HostKey, &HostState)> {
-        self.hosts.iter()
+        self.hosts.entries.iter().map(|(k, s)| (k, s))
     }
 
     /// A host's state, created fresh if new (evicting fresh-equivalent hosts at the bound).
     pub fn host_mut(&mut self, host: &HostKey, now: Instant) -> Result<&mut HostState, Error> {
-        if !self.hosts.contains_key(host) {
-            if self.hosts.len() >= self.limits.max_hosts as usize {
-                if now < self.next_sweep || self.evict_fresh(now) == 0 {
-                    self.next_sweep = now.add_nanos(1_000_000_000);
+        let at = match self.hosts.find(host) {
+            Some(at) => at,
+            None => {
+                if self.hosts.len() >= self.limits.max_hosts as usize && self.evict_fresh(now) == 0 {
                     return Err(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize });
                 }
+                self.hosts.insert_new(host.clone(), HostState::new(&self.limits))
             }
-            self.hosts.insert(host.clone(), HostState::new(&self.limits));
-        }
-        // the entry exists: it was there, or was just inserted
-        self.hosts.get_mut(host).ok_or(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize })
+        };
+        Ok(&mut self.hosts.entries[at].1)
     }
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
@@ -148,13 +194,13 @@ impl Registry {
     /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
     pub fn evict_fresh(&mut self, now: Instant) -> usize {
         let before = self.hosts.len();
-        self.hosts.retain(|_, state| !state.is_fresh(now));
+        self.hosts.retain(|state| !state.is_fresh(now));
         before - self.hosts.len()
     }
 
     /// All state, for persistence.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
-        let mut hosts: Vec<(HostKey, HostState)> = self.hosts.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut hosts = self.hosts.entries.clone();
         hosts.sort_by(|a, b| a.0.cmp(&b.0));
         Snapshot { version: SNAPSHOT_VERSION, taken_at: now, policy: self.policy.clone(), hosts }
     }
@@ -175,9 +221,10 @@ impl Registry {
         }
         for (key, mut state) in snapshot.hosts {
             state.apply_limits(&registry.limits);
-            if registry.hosts.insert(key.clone(), state).is_some() {
+            if registry.hosts.find(&key).is_some() {
                 return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }
+            registry.hosts.insert_new(key, state);
         }
         Ok(registry)
     }

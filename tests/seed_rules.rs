@@ -1,0 +1,127 @@
+//! The seeds' rules and the known failures of peer limiters, as regression tests named for the behaviour.
+
+use hostpace::Clock;
+use hostpace::{
+    audit, AuditLimits, Error, FakeClock, HostKey, HostLimiter, Instant, Layer, LeakyBucket, Policy, Registry,
+    TokenBucket,
+};
+use std::time::Duration;
+
+fn policy(rate: f64, capacity: f64, floor_sec: f64) -> Policy {
+    Policy {
+        rate_per_sec: rate,
+        burst_capacity: capacity,
+        min_interval_sec: floor_sec,
+        burst_justification: Some("test".into()),
+        ..Policy::default()
+    }
+}
+
+/// Seed 002, ported exactly: token bucket rate 1 capacity 5 → first five waits 0, the rest > 0.
+#[test]
+fn seed_002_token_bucket_first_five_free() {
+    let mut b = TokenBucket::new(1.0, 5.0).unwrap();
+    let waits: Vec<Duration> = (0..10).map(|_| b.acquire(Instant::ZERO)).collect();
+    assert!(waits[..5].iter().all(Duration::is_zero));
+    assert!(waits[5..].iter().all(|w| !w.is_zero()));
+}
+
+/// Seed 002, ported exactly: leaky bucket interval 2 s → waits 0, 2, 4, 6 s.
+#[test]
+fn seed_002_leaky_bucket_reserves_slots() {
+    let mut l = LeakyBucket::new(2.0).unwrap();
+    let waits: Vec<Duration> = (0..4).map(|_| l.acquire(Instant::ZERO)).collect();
+    assert_eq!(waits, [0, 2, 4, 6].map(Duration::from_secs));
+}
+
+/// Seed 002, ported exactly: interval floor 2 s + burst rate 10 capacity 10 → second acquire waits ≥ 2 s.
+#[test]
+fn seed_002_burst_capacity_never_overrides_the_interval() {
+    let mut h = HostLimiter::new(&policy(10.0, 10.0, 2.0)).unwrap();
+    assert!(h.acquire(Instant::ZERO).wait.is_zero());
+    let second = h.acquire(Instant::ZERO);
+    assert!(second.wait >= Duration::from_secs(2));
+    assert_eq!(second.layer, Layer::Interval);
+}
+
+/// Seed 000: after a 429 with cooldown T nothing departs before T; the bucket restarts from zero.
+#[test]
+fn seed_000_nothing_departs_during_a_cooldown_and_the_bucket_restarts_empty() {
+    let clock = FakeClock::starting_at(Instant::from_secs(1_000));
+    let mut r = Registry::new(Policy::default()).unwrap();
+    let host = HostKey::from_url("http://example.com/").unwrap();
+    r.acquire(&host, clock.now()).unwrap();
+    let until = r.throttle(&host, Some(Duration::from_secs(3)), clock.now()).unwrap();
+    assert_eq!(until, Instant::from_secs(1_003));
+    // many callers during the cooldown: the first goes at T, the rest are paced from an empty bucket
+    let mut departures = Vec::new();
+    for _ in 0..6 {
+        clock.advance(Duration::from_millis(100));
+        departures.push(r.acquire(&host, clock.now()).unwrap().departs);
+    }
+    let expected: Vec<Instant> = (0..6).map(|i| Instant::from_millis(1_003_000 + i * 500)).collect();
+    assert_eq!(departures, expected);
+}
+
+/// Peer bug: a long idle period lets more than the capacity leave at once.
+#[test]
+fn regression_burst_after_idle_is_bounded_by_capacity() {
+    let p = policy(5.0, 3.0, 0.0);
+    let mut r = Registry::new(p.clone()).unwrap();
+    let host = HostKey::parse("idle.example").unwrap();
+    let mut deps = Vec::new();
+    for i in 0..10 {
+        deps.push(r.acquire(&host, Instant::from_millis(i * 10)).unwrap().departs);
+    }
+    let after_idle = Instant::from_secs(86_400);
+    let burst: Vec<Instant> = (0..10).map(|_| r.acquire(&host, after_idle).unwrap().departs).collect();
+    assert_eq!(burst.iter().filter(|&&d| d == after_idle).count(), 3);
+    deps.extend(burst);
+    assert_eq!(audit(&AuditLimits::from_policy(&p, 0).unwrap(), &deps, &[]), vec![]);
+}
+
+/// Peer bug: off by one at the burst edge (capacity N lets N+1 or N-1 through).
+#[test]
+fn regression_capacity_n_admits_exactly_n() {
+    for n in [1u32, 2, 3, 7, 40] {
+        let mut h = HostLimiter::new(&policy(1.0, f64::from(n), 0.0)).unwrap();
+        let free = (0..100).take_while(|_| h.acquire(Instant::ZERO).wait.is_zero()).count();
+        assert_eq!(free, n as usize);
+    }
+}
+
+/// Peer bug: a zero or NaN rate divides by zero (infinite or NaN waits) instead of being refused.
+#[test]
+fn regression_zero_nan_and_negative_rates_are_refused_not_divided_by() {
+    for rate in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::MIN_POSITIVE] {
+        let err = HostLimiter::new(&policy(rate, 1.0, 0.0)).unwrap_err();
+        assert!(matches!(err, Error::InvalidRate { field: "ratePerSec", .. }), "{rate}: {err}");
+        assert!(TokenBucket::new(rate, 1.0).is_err());
+    }
+}
+
+/// Peer bug: a clock that steps back refills the bucket.
+#[test]
+fn regression_a_clock_stepping_back_mints_no_tokens() {
+    let clock = FakeClock::starting_at(Instant::from_secs(100));
+    let mut h = HostLimiter::new(&policy(1.0, 2.0, 0.0)).unwrap();
+    h.acquire(clock.now());
+    h.acquire(clock.now());
+    clock.set(Instant::from_secs(50));
+    let d = h.acquire(clock.now());
+    assert_eq!(d.departs, Instant::from_secs(101));
+}
+
+/// Peer bug: concurrent callers are over-admitted. Many callers in the same instant each get their own slot.
+#[test]
+fn regression_callers_in_the_same_instant_each_get_their_own_slot() {
+    let p = policy(2.0, 1.0, 0.0);
+    let mut h = HostLimiter::new(&p).unwrap();
+    let deps: Vec<Instant> = (0..50).map(|_| h.acquire(Instant::ZERO).departs).collect();
+    let mut sorted = deps.clone();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 50);
+    assert_eq!(audit(&AuditLimits::from_policy(&p, 0).unwrap(), &deps, &[]), vec![]);
+    // at saturation the achieved rate is the allowed rate: 50 departures span 24.5 s at 2/s
+    assert_eq!(deps[49], Instant::from_millis(24_500));
+}
