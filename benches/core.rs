@@ -1,14 +1,21 @@
 //! Decision speed of the core beside governor, in one run: `cargo bench --bench core`.
 //!
-//! Both sides read a real clock per decision (hostpace: `MonotonicClock`, as a native shell would; governor: its
-//! default quanta clock). hostpace evaluates every layer (interval floor, token bucket, quota, cooldown, server
-//! quota); governor checks one GCRA cell.
+//! Two clock settings, both sides alike:
+//! - `real clock`: each decision reads a real clock (hostpace: `MonotonicClock`, i.e. `std::time::Instant`, as a
+//!   native shell would; governor: its default quanta clock);
+//! - `fake clock`: time comes from a counter (hostpace) / governor's `FakeRelativeClock`, so only the algorithms
+//!   and the maps are compared.
+//!
+//! hostpace evaluates every layer (interval floor, token bucket, sliding-window quota, cooldown, server quota);
+//! governor checks one GCRA cell. Keyed: hosts visited in a scattered order (stride 7919).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use governor::clock::FakeRelativeClock;
 use governor::{Quota as GQuota, RateLimiter};
-use hostpace::{Clock, HostKey, HostLimiter, MonotonicClock, Policy, Quota, Registry};
+use hostpace::{Clock, HostKey, HostLimiter, Instant, MonotonicClock, Policy, Quota, Registry};
 use std::hint::black_box;
 use std::num::NonZeroU32;
+use std::time::Duration;
 
 fn all_layers() -> Policy {
     Policy {
@@ -31,9 +38,25 @@ fn hot_host(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     let clock = MonotonicClock::new();
     let mut h = HostLimiter::new(&all_layers()).unwrap();
-    g.bench_function("hostpace HostLimiter::acquire (all layers)", |b| b.iter(|| black_box(h.acquire(clock.now()))));
+    g.bench_function("hostpace HostLimiter::acquire, real clock", |b| b.iter(|| black_box(h.acquire(clock.now()))));
     let gov = RateLimiter::direct(governor_quota());
-    g.bench_function("governor direct check", |b| b.iter(|| black_box(gov.check().is_ok())));
+    g.bench_function("governor direct check, real clock", |b| b.iter(|| black_box(gov.check().is_ok())));
+    let mut h = HostLimiter::new(&all_layers()).unwrap();
+    let mut t = 0u64;
+    g.bench_function("hostpace HostLimiter::acquire, fake clock", |b| {
+        b.iter(|| {
+            t += 1_000;
+            black_box(h.acquire(Instant::from_nanos(t)))
+        })
+    });
+    let fake = FakeRelativeClock::default();
+    let gov = RateLimiter::direct_with_clock(governor_quota(), fake.clone());
+    g.bench_function("governor direct check, fake clock", |b| {
+        b.iter(|| {
+            fake.advance(Duration::from_nanos(1_000));
+            black_box(gov.check().is_ok())
+        })
+    });
     g.finish();
 }
 
@@ -43,13 +66,14 @@ fn keyed(c: &mut Criterion) {
         g.throughput(Throughput::Elements(1));
         g.sample_size(30);
         let keys: Vec<HostKey> = (0..hosts).map(|i| HostKey::parse(&format!("host{i}.example")).unwrap()).collect();
+
         let clock = MonotonicClock::new();
         let mut registry = Registry::new(all_layers()).unwrap();
         for k in &keys {
             registry.acquire(k, clock.now()).unwrap();
         }
         let mut i = 0usize;
-        g.bench_function(BenchmarkId::new("hostpace Registry::acquire", hosts), |b| {
+        g.bench_function(BenchmarkId::new("hostpace Registry::acquire, real clock", hosts), |b| {
             b.iter(|| {
                 i = (i + 7919) % hosts;
                 black_box(registry.acquire(&keys[i], clock.now()).is_ok())
@@ -59,11 +83,33 @@ fn keyed(c: &mut Criterion) {
         for k in &keys {
             let _ = gov.check_key(k);
         }
-        let mut j = 0usize;
-        g.bench_function(BenchmarkId::new("governor keyed check_key", hosts), |b| {
+        g.bench_function(BenchmarkId::new("governor keyed check_key, real clock", hosts), |b| {
             b.iter(|| {
-                j = (j + 7919) % hosts;
-                black_box(gov.check_key(&keys[j]).is_ok())
+                i = (i + 7919) % hosts;
+                black_box(gov.check_key(&keys[i]).is_ok())
+            })
+        });
+        drop(gov);
+
+        let mut t = 0u64;
+        g.bench_function(BenchmarkId::new("hostpace Registry::acquire, fake clock", hosts), |b| {
+            b.iter(|| {
+                i = (i + 7919) % hosts;
+                t += 1_000;
+                black_box(registry.acquire(&keys[i], Instant::from_nanos(t)).is_ok())
+            })
+        });
+        drop(registry);
+        let fake = FakeRelativeClock::default();
+        let gov = RateLimiter::dashmap_with_clock(governor_quota(), fake.clone());
+        for k in &keys {
+            let _ = gov.check_key(k);
+        }
+        g.bench_function(BenchmarkId::new("governor keyed check_key, fake clock", hosts), |b| {
+            b.iter(|| {
+                i = (i + 7919) % hosts;
+                fake.advance(Duration::from_nanos(1_000));
+                black_box(gov.check_key(&keys[i]).is_ok())
             })
         });
         g.finish();

@@ -2,7 +2,8 @@
 
 use crate::error::Error;
 use crate::layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
-use crate::policy::{Limits, Policy};
+use crate::observe::{Observation, Outcome, RobotsOutcome};
+use crate::policy::{bucket_nanos, Limits, Policy, MIN_RATE_PER_SEC};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -52,8 +53,9 @@ impl Layer {
         }
     }
 
-    fn index(self) -> usize {
-        self as usize
+    /// Index into [`Counters::wait_ms`]; `None` for [`Layer::None`], which sets no wait.
+    fn wait_index(self) -> Option<usize> {
+        (self as usize).checked_sub(1)
     }
 }
 
@@ -82,8 +84,9 @@ pub struct Counters {
     pub decisions: u32,
     /// 429/503 answers observed.
     pub throttled: u32,
-    /// Total wait imposed, in milliseconds, by the layer that set it (index = `Layer as usize`; saturating).
-    pub wait_ms: [u32; 7],
+    /// Total wait imposed, in milliseconds, by the layer that set it (index = `Layer as usize - 1`: `None` sets
+    /// no wait; saturating).
+    pub wait_ms: [u32; 6],
 }
 
 /// Counters as shells show them.
@@ -136,19 +139,31 @@ pub struct HostStats {
     pub in_flight: u32,
     /// Milliseconds until one more request could leave (what `peek` says).
     pub next_departure_in_ms: f64,
+    /// Rate per second in force (configured, adaptive level, or server cap).
+    pub rate_per_sec: f64,
+    /// robots.txt Crawl-delay in force (capped), in milliseconds (0 = none).
+    pub crawl_delay_ms: u32,
+    /// The rate cap from the server's published policy (RateLimit-Policy), if any.
+    pub server_rate_cap: Option<f64>,
 }
 
 /// The compact state of one host, without its policy (a registry keeps one policy for all hosts).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostState {
-    bucket: TokenBucket,
-    meter: LeakyBucket,
-    cooldown: Cooldown,
-    server_until: Instant,
-    last_seen: Instant,
-    quota: Option<Box<SlidingWindow>>,
-    permits: Option<Box<Concurrency>>,
-    counters: Counters,
+    pub(crate) bucket: TokenBucket,
+    pub(crate) meter: LeakyBucket,
+    pub(crate) cooldown: Cooldown,
+    pub(crate) server_until: Instant,
+    pub(crate) last_seen: Instant,
+    pub(crate) quota: Option<Box<SlidingWindow>>,
+    pub(crate) permits: Option<Box<Concurrency>>,
+    pub(crate) counters: Counters,
+    /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
+    pub(crate) crawl_delay_ms: u32,
+    /// The host's rate before any server cap: the configured rate, or the adaptive controller's level.
+    pub(crate) rate_level: f32,
+    /// The rate the server's published policy allows (q / w), 0 = none.
+    pub(crate) server_cap: f32,
 }
 
 fn ms(d: u64) -> f64 {
@@ -168,7 +183,43 @@ impl HostState {
             permits: (limits.max_concurrency > 0)
                 .then(|| Box::new(Concurrency::new(limits.max_concurrency, limits.lease_ns))),
             counters: Counters::default(),
+            crawl_delay_ms: 0,
+            rate_level: initial_level(limits),
+            server_cap: 0.0,
         }
+        .tuned(limits)
+    }
+
+    fn tuned(mut self, limits: &Limits) -> HostState {
+        self.retune(limits);
+        self
+    }
+
+    /// Set the token bucket's rate and capacity from the configured ceiling, the adaptive level and the server's
+    /// cap. Keeps what the bucket owes (see [`TokenBucket::retune`]).
+    pub(crate) fn retune(&mut self, limits: &Limits) {
+        let capped = self.server_cap > 0.0;
+        let (emission_ns, tau_ns) = match limits.adaptive {
+            None if !capped => (limits.emission_ns, limits.tau_ns),
+            adaptive => {
+                let level = f64::from(self.rate_level);
+                let mut rate = level.min(limits.rate_per_sec);
+                if capped {
+                    rate = rate.min(f64::from(self.server_cap));
+                }
+                let rate = rate.max(MIN_RATE_PER_SEC);
+                let capacity = match adaptive {
+                    None => limits.burst_capacity,
+                    Some(a) => {
+                        let span = limits.rate_per_sec - a.min_rate;
+                        let frac = if span > 0.0 { ((level - a.min_rate) / span).clamp(0.0, 1.0) } else { 1.0 };
+                        1.0 + (limits.burst_capacity - 1.0) * frac
+                    }
+                };
+                bucket_nanos(rate, capacity)
+            }
+        };
+        self.bucket.retune(emission_ns, tau_ns);
     }
 
     /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
@@ -191,7 +242,7 @@ impl HostState {
     }
 
     /// `now`, clamped so that a clock stepping back is treated as standing still.
-    fn clamp(&self, now: Instant) -> Instant {
+    pub(crate) fn clamp(&self, now: Instant) -> Instant {
         now.max(self.last_seen)
     }
 
@@ -244,9 +295,10 @@ impl HostState {
     }
 
     fn add_wait(&mut self, layer: Layer, wait: Duration) {
-        let add = u32::try_from(wait.as_millis()).unwrap_or(u32::MAX);
-        let slot = &mut self.counters.wait_ms[layer.index()];
-        *slot = slot.saturating_add(add);
+        if let Some(i) = layer.wait_index() {
+            let add = u32::try_from(wait.as_millis()).unwrap_or(u32::MAX);
+            self.counters.wait_ms[i] = self.counters.wait_ms[i].saturating_add(add);
+        }
     }
 
     /// Give a concurrency permit back. Returns false if it was unknown (already released, or reclaimed).
@@ -284,8 +336,12 @@ impl HostState {
     /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
     /// slots, cooldowns, tokens already spent, permits held.
     pub fn apply_limits(&mut self, limits: &Limits) {
-        self.bucket.retune(limits.emission_ns, limits.tau_ns);
-        self.meter.set_interval_ns(self.meter.interval_ns().max(limits.interval_ns));
+        self.rate_level = match limits.adaptive {
+            None => limits.rate_per_sec as f32,
+            Some(a) => self.rate_level.clamp(a.min_rate as f32, limits.rate_per_sec as f32),
+        };
+        self.retune(limits);
+        self.meter.set_interval_ns(limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000));
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,
             (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}
@@ -298,10 +354,14 @@ impl HostState {
         }
     }
 
-    /// True when forgetting this host loses nothing: its state at `now` equals a fresh host's (full bucket, no
-    /// reserved slot ahead, no cooldown or server block, no quota used, no permit held).
-    pub fn is_fresh(&self, now: Instant) -> bool {
-        self.bucket.is_full(now)
+    /// True when forgetting this host loses nothing: its state at `now` equals a fresh host's under `limits` (full
+    /// bucket, no reserved slot ahead, no cooldown or server block, no quota used, no permit held, no Crawl-delay
+    /// or server policy learned, adaptive level where new hosts start).
+    pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
+        self.crawl_delay_ms == 0
+            && self.server_cap == 0.0
+            && self.rate_level.to_bits() == initial_level(limits).to_bits()
+            && self.bucket.is_full(now)
             && self.meter.is_idle(now)
             && !self.cooldown.is_active(now)
             && self.server_until <= now
@@ -329,10 +389,22 @@ impl HostState {
         self.last_seen
     }
 
-    /// State and counters at `now`.
-    pub fn stats(&self, now: Instant) -> HostStats {
+    /// The rate per second in force: the configured rate or adaptive level, under the server's cap.
+    pub fn rate_per_sec(&self, limits: &Limits) -> f64 {
+        let mut rate = match limits.adaptive {
+            None => limits.rate_per_sec,
+            Some(_) => f64::from(self.rate_level),
+        };
+        if self.server_cap > 0.0 {
+            rate = rate.min(f64::from(self.server_cap));
+        }
+        rate
+    }
+
+    /// State and counters at `now`, under `limits`.
+    pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
         let now = self.clamp(now);
-        let w = |l: Layer| u64::from(self.counters.wait_ms[l.index()]);
+        let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
         let wait_ms_by_layer = LayerWaits {
             interval: w(Layer::Interval),
             burst: w(Layer::Burst),
@@ -356,8 +428,16 @@ impl HostState {
             quota_limit: self.quota.as_ref().map(|q| q.limit()),
             in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
             next_departure_in_ms: ms(self.peek(now).wait.as_nanos() as u64),
+            rate_per_sec: self.rate_per_sec(limits),
+            crawl_delay_ms: self.crawl_delay_ms,
+            server_rate_cap: (self.server_cap > 0.0).then_some(f64::from(self.server_cap)),
         }
     }
+}
+
+/// The rate level a new host starts at: the adaptive floor, or the configured rate.
+pub(crate) fn initial_level(limits: &Limits) -> f32 {
+    limits.adaptive.map_or(limits.rate_per_sec, |a| a.min_rate) as f32
 }
 
 /// One host's limiter with its own policy: all layers together. Registries hold many hosts with one policy;
@@ -407,7 +487,22 @@ impl HostLimiter {
 
     /// State and counters at `now`.
     pub fn stats(&self, now: Instant) -> HostStats {
-        self.state.stats(now)
+        self.state.stats(&self.limits, now)
+    }
+
+    /// Learn from a response (see [`HostState::observe`]).
+    pub fn observe(&mut self, outcome: &Outcome<'_>, now: Instant) -> Observation {
+        self.state.observe(&self.limits, outcome, now)
+    }
+
+    /// Set the robots.txt Crawl-delay (see [`HostState::set_crawl_delay`]).
+    pub fn set_crawl_delay(&mut self, delay: Option<Duration>) -> RobotsOutcome {
+        self.state.set_crawl_delay(&self.limits, delay)
+    }
+
+    /// Parse robots.txt for `user_agent` and apply its Crawl-delay.
+    pub fn set_robots(&mut self, robots_txt: &str, user_agent: &str) -> RobotsOutcome {
+        self.state.set_crawl_delay(&self.limits, crate::robots::crawl_delay(robots_txt, user_agent))
     }
 }
 

@@ -31,8 +31,11 @@ mod error;
 mod host;
 mod host_key;
 pub mod layers;
+mod observe;
 mod policy;
 mod registry;
+pub mod response;
+pub mod robots;
 mod time;
 
 pub use audit::{audit, AuditLimits, Blackout, Violation};
@@ -40,7 +43,10 @@ pub use error::Error;
 pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host_key::{parse_http_url, HostKey, MAX_URL_LEN};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
-pub use policy::{Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC};
+pub use observe::{Observation, Outcome, Response, RetryBudget, RetryVerdict, RobotsOutcome};
+pub use policy::{
+    Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC,
+};
 pub use registry::{Registry, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;

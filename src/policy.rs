@@ -22,6 +22,28 @@ pub struct Quota {
     pub window_sec: f64,
 }
 
+/// Adaptive pacing (AIMD, compare Scrapy's AutoThrottle): a new host starts at `minRatePerSec` with a burst of
+/// 1 and widens toward the policy's `ratePerSec` and `burstCapacity` on evidence — each success (a non-429/503
+/// answer) at or below `targetLatencyMs` adds `(ratePerSec - minRatePerSec) / steps` — and narrows
+/// multiplicatively (the rate halves, never below `minRatePerSec`, the burst back to 1) on a 429, a 503, a
+/// timeout, or a response slower than the target.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Adaptive {
+    /// The rate a new host starts at and the floor under narrowing (> 0, at most `ratePerSec`).
+    pub min_rate_per_sec: f64,
+    /// Responses slower than this narrow the host; faster successes widen it.
+    pub target_latency_ms: f64,
+    /// Fast successes needed to widen from `minRatePerSec` to `ratePerSec` (≥ 1).
+    pub steps: u32,
+}
+
+impl Default for Adaptive {
+    fn default() -> Self {
+        Adaptive { min_rate_per_sec: 0.25, target_latency_ms: 1000.0, steps: 20 }
+    }
+}
+
 /// The politeness configuration of a crawler, per host. Field names (camelCase in JSON and JS) and defaults
 /// follow seed 000's knobs: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,6 +78,8 @@ pub struct Policy {
     pub max_crawl_delay_sec: f64,
     /// The most hosts a registry tracks at once.
     pub max_hosts: u32,
+    /// Adaptive pacing; `None` (the default) paces every host at the configured rate from the start.
+    pub adaptive: Option<Adaptive>,
 }
 
 impl Default for Policy {
@@ -77,6 +101,7 @@ impl Default for Policy {
             default_retry_after_sec: 30.0,
             max_crawl_delay_sec: 60.0,
             max_hosts: 100_000,
+            adaptive: None,
         }
     }
 }
@@ -107,9 +132,26 @@ impl fmt::Display for Warning {
     }
 }
 
+/// Adaptive pacing, validated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveLimits {
+    /// Starting rate and floor, per second.
+    pub min_rate: f64,
+    /// Rate added per fast success.
+    pub step: f64,
+    /// Latency target in nanoseconds.
+    pub target_latency_ns: u64,
+}
+
 /// A policy compiled to integer nanoseconds. Every field is valid by construction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
+    /// The configured rate per second (the ceiling of adaptive pacing and of server caps).
+    pub rate_per_sec: f64,
+    /// The configured burst capacity.
+    pub burst_capacity: f64,
+    /// Adaptive pacing, when enabled.
+    pub adaptive: Option<AdaptiveLimits>,
     /// Nanoseconds between tokens (1 / rate, rounded up so the rate is never exceeded).
     pub emission_ns: u64,
     /// Burst tolerance: `(capacity - 1) * emission_ns`.
@@ -224,9 +266,40 @@ impl Policy {
         if self.max_hosts == 0 {
             return Err(Error::InvalidCount { field: "maxHosts", value: 0, expected: "at least 1 host" });
         }
+        let adaptive = match self.adaptive {
+            None => None,
+            Some(a) => {
+                check_rate("adaptive.minRatePerSec", a.min_rate_per_sec)?;
+                if a.min_rate_per_sec > self.rate_per_sec {
+                    return Err(Error::InvalidRate {
+                        field: "adaptive.minRatePerSec (above ratePerSec)",
+                        value: a.min_rate_per_sec,
+                    });
+                }
+                let t = a.target_latency_ms;
+                if !(t.is_finite() && t > 0.0 && t <= MAX_DURATION_SEC * 1000.0) {
+                    return Err(Error::InvalidDuration {
+                        field: "adaptive.targetLatencyMs",
+                        value: t,
+                        expected: "a finite number of milliseconds above 0",
+                    });
+                }
+                if a.steps == 0 {
+                    return Err(Error::InvalidCount { field: "adaptive.steps", value: 0, expected: "at least 1 step" });
+                }
+                Some(AdaptiveLimits {
+                    min_rate: a.min_rate_per_sec,
+                    step: (self.rate_per_sec - a.min_rate_per_sec) / f64::from(a.steps),
+                    target_latency_ns: secs_to_nanos(a.target_latency_ms / 1000.0),
+                })
+            }
+        };
         let (emission_ns, tau_ns) = bucket_nanos(self.rate_per_sec, self.burst_capacity);
         let max_backoff_ns = secs_to_nanos(self.max_backoff_sec);
         Ok(Limits {
+            rate_per_sec: self.rate_per_sec,
+            burst_capacity: self.burst_capacity,
+            adaptive,
             emission_ns,
             tau_ns,
             interval_ns: secs_to_nanos(self.min_interval_sec),
@@ -283,6 +356,31 @@ mod tests {
             (Policy { quota: Some(Quota { limit: 0, window_sec: 1.0 }), ..Policy::default() }, "quota.limit"),
             (Policy { quota: Some(Quota { limit: 5, window_sec: 0.0 }), ..Policy::default() }, "quota.windowSec"),
             (Policy { max_hosts: 0, ..Policy::default() }, "maxHosts"),
+            (
+                Policy {
+                    adaptive: Some(Adaptive { min_rate_per_sec: 0.0, ..Adaptive::default() }),
+                    ..Policy::default()
+                },
+                "adaptive.minRatePerSec",
+            ),
+            (
+                Policy {
+                    adaptive: Some(Adaptive { min_rate_per_sec: 3.0, ..Adaptive::default() }),
+                    ..Policy::default()
+                },
+                "adaptive.minRatePerSec",
+            ),
+            (
+                Policy {
+                    adaptive: Some(Adaptive { target_latency_ms: f64::NAN, ..Adaptive::default() }),
+                    ..Policy::default()
+                },
+                "adaptive.targetLatencyMs",
+            ),
+            (
+                Policy { adaptive: Some(Adaptive { steps: 0, ..Adaptive::default() }), ..Policy::default() },
+                "adaptive.steps",
+            ),
         ];
         for (policy, field) in table {
             let err = policy.validate().expect_err(field);

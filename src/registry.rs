@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::host::{Decision, HostState, HostStats, Layer};
 use crate::host_key::HostKey;
+use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
@@ -186,15 +187,57 @@ impl Registry {
         Ok(self.host_mut(host, now)?.throttle(&limits, retry_after, now))
     }
 
+    /// Learn from what came back for a request to `host` (see [`HostState::observe`]).
+    pub fn observe(&mut self, host: &HostKey, outcome: &Outcome<'_>, now: Instant) -> Result<Observation, Error> {
+        let limits = self.limits;
+        Ok(self.host_mut(host, now)?.observe(&limits, outcome, now))
+    }
+
+    /// Set `host`'s robots.txt Crawl-delay (`None`: no rule; see [`HostState::set_crawl_delay`]).
+    pub fn set_crawl_delay(
+        &mut self,
+        host: &HostKey,
+        delay: Option<Duration>,
+        now: Instant,
+    ) -> Result<RobotsOutcome, Error> {
+        let limits = self.limits;
+        Ok(self.host_mut(host, now)?.set_crawl_delay(&limits, delay))
+    }
+
+    /// Parse `host`'s robots.txt for `user_agent` and apply its Crawl-delay.
+    pub fn set_robots(
+        &mut self,
+        host: &HostKey,
+        robots_txt: &str,
+        user_agent: &str,
+        now: Instant,
+    ) -> Result<RobotsOutcome, Error> {
+        self.set_crawl_delay(host, crate::robots::crawl_delay(robots_txt, user_agent), now)
+    }
+
+    /// Learn from a robots.txt fetch for `host` (see [`HostState::observe_robots`]).
+    pub fn observe_robots(
+        &mut self,
+        host: &HostKey,
+        response: &Response<'_>,
+        body: &str,
+        user_agent: &str,
+        now: Instant,
+    ) -> Result<RobotsOutcome, Error> {
+        let limits = self.limits;
+        Ok(self.host_mut(host, now)?.observe_robots(&limits, response, body, user_agent, now))
+    }
+
     /// A host's state and counters at `now`, if tracked.
     pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
-        self.hosts.get(host).map(|s| s.stats(now))
+        self.hosts.get(host).map(|s| s.stats(&self.limits, now))
     }
 
     /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
     pub fn evict_fresh(&mut self, now: Instant) -> usize {
         let before = self.hosts.len();
-        self.hosts.retain(|state| !state.is_fresh(now));
+        let limits = self.limits;
+        self.hosts.retain(|state| !state.is_fresh(&limits, now));
         before - self.hosts.len()
     }
 

@@ -176,7 +176,8 @@ proptest! {
                     } else {
                         // refused only when full of hosts that each hold state; the twin skips the call too
                         prop_assert_eq!(bounded.len(), 2);
-                        prop_assert!(bounded.hosts().all(|(_, s)| !s.is_fresh(now)));
+                        let limits = *bounded.limits();
+                        prop_assert!(bounded.hosts().all(|(_, s)| !s.is_fresh(&limits, now)));
                     }
                 }
                 Op::Throttle(ms) => {

@@ -29,6 +29,8 @@ pub struct SlidingWindow {
     sub_ns: u64,
     /// Index (instant / sub_ns) of the newest sub-window with a departure counted.
     top: u64,
+    /// Sum of `counts` (every sub-window the ring holds), so the common check is O(1).
+    total: u64,
     counts: [u32; SLOTS],
 }
 
@@ -54,6 +56,7 @@ impl SlidingWindow {
             window_ns,
             sub_ns: window_ns.div_ceil(SUB_WINDOWS),
             top: 0,
+            total: 0,
             counts: [0; SLOTS],
         }
     }
@@ -64,8 +67,16 @@ impl SlidingWindow {
 
     /// Departures counted against a departure in sub-window `c`: every sub-window from `c - 15` to the newest.
     fn counted(&self, c: u64) -> u64 {
-        let from = c.saturating_sub(SUB_WINDOWS).max(self.top.saturating_sub(SUB_WINDOWS));
-        (from..=self.top).map(|i| u64::from(self.counts[Self::slot(i)])).sum()
+        let oldest = self.top.saturating_sub(SUB_WINDOWS);
+        let from = c.saturating_sub(SUB_WINDOWS);
+        if from <= oldest {
+            return self.total;
+        }
+        if from > self.top {
+            return 0;
+        }
+        let dropped: u64 = (oldest..from).map(|i| u64::from(self.counts[Self::slot(i)])).sum();
+        self.total.saturating_sub(dropped)
     }
 
     /// The first instant at or after `now` at which one more departure fits.
@@ -94,15 +105,17 @@ impl SlidingWindow {
         if c > self.top {
             let clear = (c - self.top).min(SLOTS as u64);
             for i in 1..=clear {
-                self.counts[Self::slot(self.top + i)] = 0;
-            }
-            if c - self.top > SLOTS as u64 {
-                self.counts = [0; SLOTS];
+                let slot = &mut self.counts[Self::slot(self.top + i)];
+                self.total = self.total.saturating_sub(u64::from(*slot));
+                *slot = 0;
             }
             self.top = c;
         }
         let s = Self::slot(c);
-        self.counts[s] = self.counts[s].saturating_add(1);
+        if self.counts[s] < u32::MAX {
+            self.counts[s] += 1;
+            self.total += 1;
+        }
     }
 
     /// Reserve a place in the quota: how long after `now` the caller departs.

@@ -1,0 +1,246 @@
+//! What a response says about pacing: `Retry-After` ([`parse_retry_after`]) and the rate limits a server publishes
+//! (`RateLimit`, `RateLimit-Policy`, `X-RateLimit-*`: [`parse_rate_limit`]).
+//!
+//! Both are pure functions of the header values and, where an absolute time must be turned into a wait, of a
+//! reference instant: the response's own `Date` header when it parses (so skew between the server's clock and
+//! ours cancels), else the caller's wall clock in epoch milliseconds. Nothing here reads a clock.
+//!
+//! Waits are returned uncapped, saturating at [`Duration::MAX`] instead of overflowing: the caller caps them by its
+//! maximum backoff.
+
+mod ratelimit;
+mod retry_after;
+
+pub use ratelimit::{parse_rate_limit, ServerLimits, ServerPolicy};
+pub use retry_after::parse_retry_after;
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Longest part of a header value quoted back in a [`HeaderError`].
+const QUOTE_MAX: usize = 64;
+
+/// A header value that could not be used. Malformed headers are never fatal to a crawl: the caller falls back to
+/// a documented default, and logs this.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderError {
+    /// The value was empty or only whitespace.
+    Empty {
+        /// The header, in its canonical spelling (`Retry-After`).
+        header: &'static str,
+    },
+    /// The value is not of a form the header allows.
+    Invalid {
+        /// The header, in its canonical spelling.
+        header: &'static str,
+        /// The value received, truncated to 64 bytes.
+        value: String,
+        /// What the header accepts.
+        expected: &'static str,
+    },
+    /// The value is an absolute time, and there was nothing to measure it from: neither a `Date` header that
+    /// parses nor a wall clock.
+    Unresolvable {
+        /// The header, in its canonical spelling.
+        header: &'static str,
+        /// The value received, truncated to 64 bytes.
+        value: String,
+    },
+}
+
+impl HeaderError {
+    /// The header the error is about, in its canonical spelling.
+    pub fn header(&self) -> &'static str {
+        match self {
+            HeaderError::Empty { header }
+            | HeaderError::Invalid { header, .. }
+            | HeaderError::Unresolvable { header, .. } => header,
+        }
+    }
+
+    pub(crate) fn invalid(header: &'static str, value: &str, expected: &'static str) -> HeaderError {
+        HeaderError::Invalid { header, value: quote(value), expected }
+    }
+
+    pub(crate) fn unresolvable(header: &'static str, value: &str) -> HeaderError {
+        HeaderError::Unresolvable { header, value: quote(value) }
+    }
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::Empty { header } => write!(f, "{header}: empty value"),
+            HeaderError::Invalid { header, value, expected } => {
+                write!(f, "{header}: invalid value {value:?} (expected {expected})")
+            }
+            HeaderError::Unresolvable { header, value } => write!(
+                f,
+                "{header}: {value:?} is an absolute time and cannot be turned into a wait without a Date header \
+                 or a wall clock"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+/// The first `QUOTE_MAX` bytes of `value`, cut at a character boundary.
+fn quote(value: &str) -> String {
+    let mut end = value.len().min(QUOTE_MAX);
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    value[..end].to_owned()
+}
+
+/// A number of seconds as written in a header or in robots.txt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Seconds {
+    /// Zero or more; fractions rounded up to whole milliseconds, saturating at [`Duration::MAX`].
+    NonNegative(Duration),
+    /// A well-formed negative number.
+    Negative,
+}
+
+/// Parses `["+" / "-"] 1*DIGIT ["." 1*DIGIT]` (nothing else: no exponent, no `NaN`, no `Infinity`, no inner
+/// spaces). Returns `None` when `text` is not of that form. The caller trims.
+pub(crate) fn parse_seconds(text: &str) -> Option<Seconds> {
+    let (negative, unsigned) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (whole, fraction) = match unsigned.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (unsigned, None),
+    };
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(whole) || !fraction.is_none_or(all_digits) {
+        return None;
+    }
+    if negative {
+        return Some(Seconds::Negative);
+    }
+    let mut secs: u64 = 0;
+    for digit in whole.bytes() {
+        match secs.checked_mul(10).and_then(|s| s.checked_add(u64::from(digit - b'0'))) {
+            Some(next) => secs = next,
+            None => return Some(Seconds::NonNegative(Duration::MAX)),
+        }
+    }
+    // Milliseconds from the first three fraction digits, plus one if any later digit is not zero (round up).
+    let fraction = fraction.unwrap_or("").as_bytes();
+    let mut millis: u64 = 0;
+    for place in 0..3 {
+        millis = millis * 10 + fraction.get(place).map_or(0, |d| u64::from(d - b'0'));
+    }
+    if fraction.iter().skip(3).any(|&d| d != b'0') {
+        millis += 1;
+    }
+    Some(Seconds::NonNegative(Duration::from_secs(secs).saturating_add(Duration::from_millis(millis))))
+}
+
+/// An HTTP-date (IMF-fixdate, RFC 850 or asctime) as epoch milliseconds.
+pub(crate) fn parse_http_date_ms(text: &str) -> Option<u64> {
+    let time: SystemTime = httpdate::parse_http_date(text).ok()?;
+    let since_epoch = time.duration_since(UNIX_EPOCH).ok()?;
+    Some(u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The instant, in epoch milliseconds, that absolute times in a response are measured from: its `Date` header
+/// when that parses, else the caller's wall clock.
+pub(crate) fn reference_ms(date_header: Option<&str>, wall_now_ms: Option<u64>) -> Option<u64> {
+    date_header.map(trim_ows).and_then(parse_http_date_ms).or(wall_now_ms)
+}
+
+/// Trims optional whitespace (spaces and tabs) as HTTP defines it.
+pub(crate) fn trim_ows(text: &str) -> &str {
+    text.trim_matches([' ', '\t'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_grammar() {
+        let ms = |n| Some(Seconds::NonNegative(Duration::from_millis(n)));
+        let cases: &[(&str, Option<Seconds>)] = &[
+            ("0", ms(0)),
+            ("7", ms(7_000)),
+            ("+7", ms(7_000)),
+            ("007", ms(7_000)),
+            ("1.5", ms(1_500)),
+            ("0.0001", ms(1)),
+            ("0.0010", ms(1)),
+            ("0.9999", ms(1_000)),
+            ("2.000000", ms(2_000)),
+            ("-3", Some(Seconds::Negative)),
+            ("-0.5", Some(Seconds::Negative)),
+            ("99999999999999999999", Some(Seconds::NonNegative(Duration::MAX))),
+            ("", None),
+            ("+", None),
+            ("-", None),
+            (".5", None),
+            ("5.", None),
+            ("1e3", None),
+            ("NaN", None),
+            ("Infinity", None),
+            ("1 2", None),
+            (" 1", None),
+            ("1.2.3", None),
+            ("--1", None),
+            ("0x10", None),
+            ("١", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_seconds(text), *want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn error_messages_name_the_header_and_the_reason() {
+        let cases = [
+            (HeaderError::Empty { header: "Retry-After" }, "Retry-After: empty value"),
+            (
+                HeaderError::invalid("Retry-After", "soon", "delay-seconds or an HTTP-date"),
+                "Retry-After: invalid value \"soon\" (expected delay-seconds or an HTTP-date)",
+            ),
+            (
+                HeaderError::unresolvable("X-RateLimit-Reset", "1700000000"),
+                "X-RateLimit-Reset: \"1700000000\" is an absolute time and cannot be turned into a wait without a \
+                 Date header or a wall clock",
+            ),
+        ];
+        for (error, want) in cases {
+            assert_eq!(error.to_string(), want);
+        }
+    }
+
+    #[test]
+    fn quoted_values_are_truncated_at_a_char_boundary() {
+        let long = "é".repeat(100);
+        let HeaderError::Invalid { value, .. } = HeaderError::invalid("Retry-After", &long, "x") else {
+            panic!("expected Invalid");
+        };
+        assert_eq!(value, "é".repeat(32));
+    }
+
+    #[test]
+    fn reference_prefers_a_parseable_date_header() {
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT";
+        let date_ms = 784_111_777_000;
+        let cases = [
+            (Some(date), Some(1), Some(date_ms)),
+            (Some(date), None, Some(date_ms)),
+            (Some("yesterday"), Some(1), Some(1)),
+            (None, Some(1), Some(1)),
+            (Some("yesterday"), None, None),
+            (None, None, None),
+        ];
+        for (header, wall, want) in cases {
+            assert_eq!(reference_ms(header, wall), want, "{header:?} {wall:?}");
+        }
+    }
+}
