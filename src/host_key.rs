@@ -40,8 +40,9 @@ impl HostKey {
         }))
     }
 
-    /// The key of a bare host, optionally with a port (`Example.com.`, `example.com:8080`, `[::1]:80`, `bücher.de`).
-    /// Ports 80 and 443 are treated as default ports and dropped.
+    /// The key of a bare host, optionally with a port (`Example.com.`, `example.com:8080`, `[::1]:80`, `bücher.de`),
+    /// read as the host of an `http:` URL: port 80 is the default and dropped, any other port is kept. Every
+    /// key's own text parses back to the same key.
     pub fn parse(host: &str) -> Result<HostKey, Error> {
         if host.is_empty() || host.len() > 255 + 6 + 2 || host.contains(['/', '?', '#', '@', '\\']) {
             return Err(Error::InvalidUrl {
@@ -51,11 +52,7 @@ impl HostKey {
         }
         let url = Url::parse(&format!("http://{host}/"))
             .map_err(|e| Error::InvalidUrl { input: clip(host), reason: e.to_string() })?;
-        let key = HostKey::of(&url, host)?;
-        Ok(match key.0.strip_suffix(":443") {
-            Some(bare) => HostKey(bare.into()),
-            None => key,
-        })
+        HostKey::of(&url, host)
     }
 
     /// The key as text.
@@ -129,13 +126,21 @@ mod tests {
         let table = [
             ("EXAMPLE.com.", "example.com"),
             ("example.com:80", "example.com"),
-            ("example.com:443", "example.com"),
+            ("example.com:443", "example.com:443"),
             ("example.com:8080", "example.com:8080"),
             ("Bücher.DE", "xn--bcher-kva.de"),
             ("[::1]", "[::1]"),
         ];
         for (host, key) in table {
             assert_eq!(HostKey::parse(host).map(|k| k.to_string()), Ok(key.to_string()), "{host}");
+        }
+    }
+
+    #[test]
+    fn every_key_parses_back_to_itself() {
+        for url in ["http://example.com:443/", "https://example.com/", "http://[::1]:80/", "http://bücher.de:8080/"] {
+            let key = HostKey::from_url(url).unwrap();
+            assert_eq!(HostKey::parse(key.as_str()), Ok(key), "{url}");
         }
     }
 

@@ -75,6 +75,10 @@ pub struct Registry {
     policy: Policy,
     limits: Limits,
     hosts: Hosts,
+    /// The latest instant any call passed: an earlier `now` is treated as this one, registry-wide, so a host that
+    /// was evicted as fresh at some instant can never be re-created at an earlier one (where its old state would
+    /// still have mattered).
+    last_seen: Instant,
 }
 
 /// All of a registry's state, serializable (serde). Instants are in the clock the registry was driven with, so
@@ -86,6 +90,8 @@ pub struct Snapshot {
     pub version: u32,
     /// When the snapshot was taken.
     pub taken_at: Instant,
+    /// The latest instant the registry had seen (restored as is, so the restored registry clamps the same way).
+    pub last_seen: Instant,
     /// The policy in force.
     pub policy: Policy,
     /// Every tracked host's state.
@@ -96,7 +102,13 @@ impl Registry {
     /// An empty registry, or the policy's first configuration error.
     pub fn new(policy: Policy) -> Result<Registry, Error> {
         let limits = policy.limits()?;
-        Ok(Registry { policy, limits, hosts: Hosts::default() })
+        Ok(Registry { policy, limits, hosts: Hosts::default(), last_seen: Instant::ZERO })
+    }
+
+    /// `now`, never earlier than any instant this registry has seen.
+    fn clamp(&mut self, now: Instant) -> Instant {
+        self.last_seen = self.last_seen.max(now);
+        self.last_seen
     }
 
     /// The policy in force.
@@ -144,6 +156,7 @@ impl Registry {
 
     /// A host's state, created fresh if new (evicting fresh-equivalent hosts at the bound).
     pub fn host_mut(&mut self, host: &HostKey, now: Instant) -> Result<&mut HostState, Error> {
+        let now = self.clamp(now);
         let at = match self.hosts.find(host) {
             Some(at) => at,
             None => {
@@ -158,6 +171,7 @@ impl Registry {
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
     pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
+        let now = self.clamp(now);
         Ok(self.host_mut(host, now)?.acquire(now))
     }
 
@@ -170,6 +184,7 @@ impl Registry {
 
     /// When could one request go to `host`, without reserving (an unknown host may go now).
     pub fn peek(&self, host: &HostKey, now: Instant) -> Decision {
+        let now = now.max(self.last_seen);
         match self.hosts.get(host) {
             Some(state) => state.peek(now),
             None => Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
@@ -183,13 +198,13 @@ impl Registry {
 
     /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
     pub fn throttle(&mut self, host: &HostKey, retry_after: Option<Duration>, now: Instant) -> Result<Instant, Error> {
-        let limits = self.limits;
+        let (limits, now) = (self.limits, self.clamp(now));
         Ok(self.host_mut(host, now)?.throttle(&limits, retry_after, now))
     }
 
     /// Learn from what came back for a request to `host` (see [`HostState::observe`]).
     pub fn observe(&mut self, host: &HostKey, outcome: &Outcome<'_>, now: Instant) -> Result<Observation, Error> {
-        let limits = self.limits;
+        let (limits, now) = (self.limits, self.clamp(now));
         Ok(self.host_mut(host, now)?.observe(&limits, outcome, now))
     }
 
@@ -224,17 +239,19 @@ impl Registry {
         user_agent: &str,
         now: Instant,
     ) -> Result<RobotsOutcome, Error> {
-        let limits = self.limits;
+        let (limits, now) = (self.limits, self.clamp(now));
         Ok(self.host_mut(host, now)?.observe_robots(&limits, response, body, user_agent, now))
     }
 
     /// A host's state and counters at `now`, if tracked.
     pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
+        let now = now.max(self.last_seen);
         self.hosts.get(host).map(|s| s.stats(&self.limits, now))
     }
 
     /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
     pub fn evict_fresh(&mut self, now: Instant) -> usize {
+        let now = self.clamp(now);
         let before = self.hosts.len();
         let limits = self.limits;
         self.hosts.retain(|state| !state.is_fresh(&limits, now));
@@ -243,9 +260,16 @@ impl Registry {
 
     /// All state, for persistence.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
+        let now = now.max(self.last_seen);
         let mut hosts = self.hosts.entries.clone();
         hosts.sort_by(|a, b| a.0.cmp(&b.0));
-        Snapshot { version: SNAPSHOT_VERSION, taken_at: now, policy: self.policy.clone(), hosts }
+        Snapshot {
+            version: SNAPSHOT_VERSION,
+            taken_at: now,
+            last_seen: self.last_seen,
+            policy: self.policy.clone(),
+            hosts,
+        }
     }
 
     /// Rebuild a registry from a snapshot. Every instant is kept as it was, so a restored host owes exactly what
@@ -257,6 +281,7 @@ impl Registry {
             });
         }
         let mut registry = Registry::new(snapshot.policy)?;
+        registry.last_seen = snapshot.last_seen;
         if snapshot.hosts.len() > registry.limits.max_hosts as usize {
             return Err(Error::InvalidSnapshot {
                 reason: format!("{} hosts, more than maxHosts {}", snapshot.hosts.len(), registry.limits.max_hosts),
@@ -326,10 +351,10 @@ mod tests {
         let mut s = r.snapshot(Instant::ZERO);
         s.version = 99;
         assert!(Registry::restore(s).unwrap_err().to_string().contains("version 99"));
-        let json = r#"{"version":1,"takenAt":0,"policy":{"ratePerSec":-1},"hosts":[]}"#;
+        let json = r#"{"version":1,"takenAt":0,"lastSeen":0,"policy":{"ratePerSec":-1},"hosts":[]}"#;
         let s: Snapshot = serde_json::from_str(json).unwrap();
         assert!(Registry::restore(s).unwrap_err().to_string().contains("ratePerSec"));
-        let json = r#"{"version":1,"takenAt":0,"policy":{},"hosts":[["not a host/",null]]}"#;
+        let json = r#"{"version":1,"takenAt":0,"lastSeen":0,"policy":{},"hosts":[["not a host/",null]]}"#;
         assert!(serde_json::from_str::<Snapshot>(json).is_err());
     }
 }
