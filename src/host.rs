@@ -191,13 +191,13 @@ impl HostState {
     }
 
     fn tuned(mut self, limits: &Limits) -> HostState {
-        self.retune(limits);
+        self.retune(limits, Instant::ZERO);
         self
     }
 
     /// Set the token bucket's rate and capacity from the configured ceiling, the adaptive level and the server's
     /// cap. Keeps what the bucket owes (see [`TokenBucket::retune`]).
-    pub(crate) fn retune(&mut self, limits: &Limits) {
+    pub(crate) fn retune(&mut self, limits: &Limits, now: Instant) {
         let capped = self.server_cap > 0.0;
         let (emission_ns, tau_ns) = match limits.adaptive {
             None if !capped => (limits.emission_ns, limits.tau_ns),
@@ -216,10 +216,14 @@ impl HostState {
                         1.0 + (limits.burst_capacity - 1.0) * frac
                     }
                 };
-                bucket_nanos(rate, capacity)
+                // never faster than the configured rate, whatever the float rounding of levels and caps
+                let (emission, _) = bucket_nanos(rate, capacity);
+                let emission = emission.max(limits.emission_ns);
+                let tau = ((capacity.min(limits.burst_capacity) - 1.0) * emission as f64).floor();
+                (emission, if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 })
             }
         };
-        self.bucket.retune(emission_ns, tau_ns);
+        self.bucket.retune(emission_ns, tau_ns, now);
     }
 
     /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
@@ -333,14 +337,14 @@ impl HostState {
         self.meter.set_interval_ns(interval_ns);
     }
 
-    /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
-    /// slots, cooldowns, tokens already spent, permits held.
-    pub fn apply_limits(&mut self, limits: &Limits) {
+    /// Bring rate, capacity, quota and concurrency in line with new limits at `now`, keeping all that is owed:
+    /// reserved slots, cooldowns, tokens already spent, permits held.
+    pub fn apply_limits(&mut self, limits: &Limits, now: Instant) {
         self.rate_level = match limits.adaptive {
             None => limits.rate_per_sec as f32,
             Some(a) => self.rate_level.clamp(a.min_rate as f32, limits.rate_per_sec as f32),
         };
-        self.retune(limits);
+        self.retune(limits, self.clamp(now));
         self.meter.set_interval_ns(limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000));
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,

@@ -28,6 +28,7 @@
 
 pub mod audit;
 mod error;
+mod frontier;
 mod host;
 mod host_key;
 pub mod layers;
@@ -37,9 +38,12 @@ mod registry;
 pub mod response;
 pub mod robots;
 mod time;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use audit::{audit, AuditLimits, Blackout, Violation};
 pub use error::Error;
+pub use frontier::{Frontier, Pop, DEFAULT_MAX_QUEUED};
 pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host_key::{parse_http_url, HostKey, MAX_URL_LEN};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};

@@ -4,6 +4,10 @@ use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Why seed 000's default knobs (rate 2/s, burst capacity 4: two seconds of traffic) need no further reason.
+pub const DEFAULT_BURST_JUSTIFICATION: &str =
+    "seed 000's default knobs (rate 2/s, burst capacity 4), kept for compatibility with its crawler";
+
 /// The longest duration any knob accepts, in seconds (one year).
 pub const MAX_DURATION_SEC: f64 = 31_536_000.0;
 /// The largest burst capacity accepted.
@@ -55,7 +59,8 @@ pub struct Policy {
     /// `CRAWL_BURST_CAPACITY`.
     pub burst_capacity: f64,
     /// Why a burst larger than about one second of traffic is acceptable; without one such a policy is accepted
-    /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`].
+    /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`] (seed 000's default knobs carry a
+    /// built-in one, [`DEFAULT_BURST_JUSTIFICATION`]).
     pub burst_justification: Option<String>,
     /// The interval floor: no two departures to a host closer than this, in seconds (0 = no floor). robots.txt
     /// Crawl-delay may raise it, never lower it. `CRAWL_MIN_INTERVAL_SEC`.
@@ -87,11 +92,7 @@ impl Default for Policy {
         Policy {
             rate_per_sec: 2.0,
             burst_capacity: 4.0,
-            burst_justification: Some(
-                "seed 000's default knobs (rate 2/s, burst capacity 4): two seconds of traffic, kept for \
-                 compatibility with its crawler"
-                    .to_owned(),
-            ),
+            burst_justification: None,
             min_interval_sec: 0.0,
             quota: None,
             max_concurrency: 0,
@@ -229,15 +230,23 @@ impl Policy {
     pub fn validate(&self) -> Result<Vec<Warning>, Error> {
         self.limits()?;
         let mut warnings = Vec::new();
-        if self.burst_capacity > self.rate_per_sec.ceil().max(1.0)
-            && self.burst_justification.as_deref().is_none_or(|s| s.trim().is_empty())
-        {
+        if self.burst_capacity > self.rate_per_sec.ceil().max(1.0) && self.justification().is_none() {
             warnings.push(Warning::BurstAboveOneSecond {
                 burst_capacity: self.burst_capacity,
                 rate_per_sec: self.rate_per_sec,
             });
         }
         Ok(warnings)
+    }
+
+    /// The recorded reason for a burst above one second of traffic: `burstJustification`, or for seed 000's
+    /// default knobs (rate 2/s, capacity 4) the built-in one.
+    pub fn justification(&self) -> Option<&str> {
+        match self.burst_justification.as_deref().map(str::trim) {
+            Some(s) if !s.is_empty() => Some(s),
+            _ if self.rate_per_sec == 2.0 && self.burst_capacity == 4.0 => Some(DEFAULT_BURST_JUSTIFICATION),
+            _ => None,
+        }
     }
 
     /// Compile to nanosecond limits, or say which field is wrong.

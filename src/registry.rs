@@ -126,8 +126,9 @@ impl Registry {
     pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
+        let now = self.last_seen;
         for (_, state) in self.hosts.entries.iter_mut() {
-            state.apply_limits(&limits);
+            state.apply_limits(&limits, now);
         }
         self.policy = policy;
         self.limits = limits;
@@ -288,7 +289,7 @@ impl Registry {
             });
         }
         for (key, mut state) in snapshot.hosts {
-            state.apply_limits(&registry.limits);
+            state.apply_limits(&registry.limits, registry.last_seen);
             if registry.hosts.find(&key).is_some() {
                 return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }

@@ -77,10 +77,21 @@ impl TokenBucket {
         self.tat = self.tat.max(at.add_nanos(self.tau_ns));
     }
 
-    /// Change rate and capacity, keeping the debt already owed (used by adaptive pacing). The bucket's level is
-    /// preserved in time, never refilled by the change.
-    pub fn retune(&mut self, emission_ns: u64, tau_ns: u64) {
-        self.emission_ns = emission_ns.max(1);
+    /// Change rate and capacity at `now`, keeping the tokens owed (not the time owed): a debt of `k` tokens stays
+    /// `k` tokens at the new rate, rounded up, so a retune never lets a departure go earlier than the old
+    /// parameters would have for the same tokens (used by adaptive pacing and server caps).
+    pub fn retune(&mut self, emission_ns: u64, tau_ns: u64, now: Instant) {
+        let emission_ns = emission_ns.max(1);
+        if emission_ns != self.emission_ns {
+            let owed_ns = self.tat.nanos_since(now);
+            if owed_ns > 0 {
+                let owed_tokens = owed_ns as f64 / self.emission_ns as f64;
+                let new_owed = (owed_tokens * emission_ns as f64).ceil();
+                let new_owed = if new_owed >= u64::MAX as f64 { u64::MAX } else { new_owed as u64 };
+                self.tat = now.add_nanos(new_owed);
+            }
+        }
+        self.emission_ns = emission_ns;
         self.tau_ns = tau_ns;
     }
 
@@ -158,6 +169,27 @@ mod tests {
         assert_eq!(b.earliest(ms(0)), ms(3_000));
         assert_eq!(b.acquire(ms(3_000)), Duration::ZERO);
         assert_eq!(b.acquire(ms(3_000)), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn retune_keeps_tokens_owed_not_time_owed() {
+        let mut b = TokenBucket::new(2.0, 3.0).unwrap();
+        for _ in 0..5 {
+            b.acquire(ms(0));
+        }
+        // 5 taken from a bucket of 3 at 2/s: the next token comes at 1.5 s
+        assert_eq!(b.earliest(ms(0)), ms(1_500));
+        // halve the rate, same capacity: the debt of 5 tokens now takes 5 s, minus the 2 s of tolerance
+        b.retune(1_000_000_000, 2_000_000_000, ms(0));
+        assert_eq!(b.earliest(ms(0)), ms(3_000));
+        // a rounding-level change of emission never brings a departure earlier
+        let mut c = TokenBucket::new(2.1, 7.0).unwrap();
+        for _ in 0..7 {
+            c.acquire(ms(0));
+        }
+        let before = c.earliest(ms(0));
+        c.retune(c.emission_ns() + 21, (c.emission_ns() + 21) * 6, ms(0));
+        assert!(c.earliest(ms(0)) >= before);
     }
 
     #[test]

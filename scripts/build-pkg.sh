@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Build the npm package `hostpace` into pkg/: cargo (wasm32, feature wasm) → wasm-bindgen (web target, one glue
+# file) → wasm-opt (npm binaryen, never Debian's) → entry points per environment, package.json, README.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=pkg
+PROFILE=wasm-release
+
+cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$PROFILE"
+rm -rf "$OUT" && mkdir -p "$OUT"
+wasm-bindgen "target/wasm32-unknown-unknown/$PROFILE/hostpace.wasm" \
+  --target web --out-dir "$OUT" --out-name hostpace --no-typescript-sections-check 2>/dev/null \
+  || wasm-bindgen "target/wasm32-unknown-unknown/$PROFILE/hostpace.wasm" --target web --out-dir "$OUT" --out-name hostpace
+node_modules/.bin/wasm-opt -O3 --strip-debug --strip-producers \
+  --enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory \
+  --enable-multivalue --enable-reference-types \
+  "$OUT/hostpace_bg.wasm" -o "$OUT/hostpace_bg.wasm"
+
+# Entry points: the same glue, initialised the way each environment loads a module.
+cat > "$OUT/node.js" <<'JS'
+// Node: ESM, initialised synchronously from the package's own file, so no init step is needed.
+import { readFileSync } from 'node:fs';
+import { initSync } from './hostpace.js';
+initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
+export * from './hostpace.js';
+JS
+cat > "$OUT/workerd.js" <<'JS'
+// workerd / Cloudflare Workers (wrangler imports .wasm as a compiled WebAssembly.Module).
+import wasmModule from './hostpace_bg.wasm';
+import { initSync } from './hostpace.js';
+initSync({ module: wasmModule });
+export * from './hostpace.js';
+JS
+cat > "$OUT/browser.js" <<'JS'
+// Browsers and bundlers: fetched next to this file, initialised by top-level await.
+import init from './hostpace.js';
+await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
+export * from './hostpace.js';
+JS
+cat > "$OUT/index.d.ts" <<'TS'
+export * from './hostpace.js';
+TS
+for entry in node workerd browser; do cp "$OUT/index.d.ts" "$OUT/$entry.d.ts"; done
+
+VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+cat > "$OUT/package.json" <<JSON
+{
+  "name": "hostpace",
+  "version": "$VERSION",
+  "description": "Politeness rate limiter for web crawlers: per-host pacing (token bucket, leaky bucket, quota, Retry-After, robots Crawl-delay), compiled from Rust to WebAssembly",
+  "license": "MIT OR Apache-2.0",
+  "type": "module",
+  "sideEffects": ["./node.js", "./browser.js", "./workerd.js"],
+  "types": "./index.d.ts",
+  "main": "./node.js",
+  "exports": {
+    ".": {
+      "types": "./index.d.ts",
+      "workerd": "./workerd.js",
+      "node": "./node.js",
+      "browser": "./browser.js",
+      "default": "./browser.js"
+    },
+    "./hostpace_bg.wasm": "./hostpace_bg.wasm",
+    "./package.json": "./package.json"
+  },
+  "files": ["*.js", "*.d.ts", "hostpace_bg.wasm", "snippets/**"],
+  "engines": { "node": ">=20" }
+}
+JSON
+rm -f "$OUT/.gitignore"
+gzip -9 -c "$OUT/hostpace_bg.wasm" | wc -c | awk '{printf "pkg/hostpace_bg.wasm: %d bytes gzipped\n", $1}'

@@ -1,0 +1,265 @@
+//! The frontier: a host-aware ready queue ("wait in the scheduler, not the fetcher", seed 002).
+//!
+//! Push URLs; pop the next URL whose host may depart now, or learn how long until one may. FIFO per host
+//! (higher priority first within a host), round-robin across hosts that are ready together. The frontier asks a
+//! [`Registry`] when each host may go ([`Registry::peek`]) and reserves nothing itself: the fetcher's `acquire`
+//! does that, so a URL popped as ready is fetched without waiting.
+
+use crate::error::{clip, Error};
+use crate::host_key::HostKey;
+use crate::registry::Registry;
+use crate::time::Instant;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::time::Duration;
+
+/// The default bound on queued URLs.
+pub const DEFAULT_MAX_QUEUED: usize = 10_000_000;
+
+/// What [`Frontier::pop`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pop {
+    /// A URL whose host may depart now.
+    Ready {
+        /// The URL as pushed.
+        url: Box<str>,
+        /// Its host.
+        host: HostKey,
+    },
+    /// URLs are queued, but no host may depart before this wait is over (a release of a concurrency permit may
+    /// end it sooner).
+    Wait(Duration),
+    /// Nothing is queued.
+    Empty,
+}
+
+/// One queued URL: higher priority first, then first in, first out.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    priority: i32,
+    order: Reverse<u64>,
+    url: Box<str>,
+}
+
+#[derive(Debug)]
+struct HostQueue {
+    key: HostKey,
+    urls: BinaryHeap<Queued>,
+}
+
+/// A host-aware ready queue over a registry's pacing.
+#[derive(Debug, Default)]
+pub struct Frontier {
+    hosts: Vec<HostQueue>,
+    index: HashMap<HostKey, u32, foldhash::fast::RandomState>,
+    /// (earliest instant the host may go, as last known; tie-break order; host index). An entry is a lower bound
+    /// on the host's real ready time; stale entries are refreshed when they reach the top.
+    ready: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    order: u64,
+    len: usize,
+    max_queued: usize,
+}
+
+impl Frontier {
+    /// An empty frontier holding at most [`DEFAULT_MAX_QUEUED`] URLs.
+    pub fn new() -> Frontier {
+        Frontier::with_capacity_limit(DEFAULT_MAX_QUEUED)
+    }
+
+    /// An empty frontier holding at most `max_queued` URLs.
+    pub fn with_capacity_limit(max_queued: usize) -> Frontier {
+        Frontier { max_queued, ..Frontier::default() }
+    }
+
+    /// URLs queued.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Hosts with URLs queued.
+    pub fn hosts_waiting(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// Queue `url` (absolute http/https) with `priority` (higher first within its host). Returns its host.
+    pub fn push(&mut self, url: &str, priority: i32) -> Result<HostKey, Error> {
+        let key = HostKey::from_url(url)?;
+        self.push_keyed(key.clone(), url, priority)?;
+        Ok(key)
+    }
+
+    /// Queue `url` under an already computed host key.
+    pub fn push_keyed(&mut self, key: HostKey, url: &str, priority: i32) -> Result<(), Error> {
+        if self.len >= self.max_queued {
+            return Err(Error::InvalidUrl {
+                input: clip(url),
+                reason: format!("the frontier is full ({} URLs queued)", self.max_queued),
+            });
+        }
+        let order = self.next_order();
+        let queued = Queued { priority, order: Reverse(order), url: url.into() };
+        let h = match self.index.get(&key) {
+            Some(&h) => h,
+            None => {
+                let h = self.hosts.len() as u32;
+                self.index.insert(key.clone(), h);
+                self.hosts.push(HostQueue { key, urls: BinaryHeap::new() });
+                h
+            }
+        };
+        let queue = &mut self.hosts[h as usize].urls;
+        if queue.is_empty() {
+            self.ready.push(Reverse((Instant::ZERO, order, h)));
+        }
+        queue.push(queued);
+        self.len += 1;
+        Ok(())
+    }
+
+    fn next_order(&mut self) -> u64 {
+        self.order += 1;
+        self.order
+    }
+
+    /// The next URL whose host may depart at `now` under `registry`'s pacing, or how long until one may.
+    pub fn pop(&mut self, registry: &Registry, now: Instant) -> Pop {
+        loop {
+            let Some(&Reverse((known, _, h))) = self.ready.peek() else { return Pop::Empty };
+            let host = &self.hosts[h as usize];
+            let actual = registry.peek(&host.key, now).departs;
+            if actual > known {
+                // the host got busier since this entry was made: refresh it and look again
+                self.ready.pop();
+                let order = self.next_order();
+                self.ready.push(Reverse((actual, order, h)));
+                continue;
+            }
+            if actual > now {
+                return Pop::Wait(actual.saturating_duration_since(now));
+            }
+            self.ready.pop();
+            let host = &mut self.hosts[h as usize];
+            let Some(item) = host.urls.pop() else { continue };
+            let key = host.key.clone();
+            let more = !host.urls.is_empty();
+            self.len -= 1;
+            if more {
+                // behind every other host that is ready now: round-robin
+                let order = self.next_order();
+                self.ready.push(Reverse((now, order, h)));
+            }
+            return Pop::Ready { url: item.url, host: key };
+        }
+    }
+
+    /// How long until [`Frontier::pop`] could return a URL (zero if now; `None` if empty), without popping.
+    pub fn next_wait(&mut self, registry: &Registry, now: Instant) -> Option<Duration> {
+        loop {
+            let &Reverse((known, _, h)) = self.ready.peek()?;
+            let actual = registry.peek(&self.hosts[h as usize].key, now).departs;
+            if actual > known {
+                self.ready.pop();
+                let order = self.next_order();
+                self.ready.push(Reverse((actual, order, h)));
+                continue;
+            }
+            return Some(actual.saturating_duration_since(now));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+
+    fn registry() -> Registry {
+        Registry::new(Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() }).unwrap()
+    }
+
+    /// Pop and acquire like a crawler does, advancing a virtual clock when told to wait.
+    fn drain(f: &mut Frontier, r: &mut Registry, mut now: Instant) -> Vec<(Instant, String)> {
+        let mut out = Vec::new();
+        loop {
+            match f.pop(r, now) {
+                Pop::Ready { url, host } => {
+                    let d = r.acquire(&host, now).unwrap();
+                    assert!(d.wait.is_zero(), "a popped URL must not wait");
+                    out.push((now, url.into()));
+                }
+                Pop::Wait(w) => now = now.saturating_add(w),
+                Pop::Empty => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn fifo_per_host_round_robin_across_hosts_and_paced() {
+        let mut f = Frontier::new();
+        let mut r = registry();
+        for u in [
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://a.example/3",
+            "http://b.example/1",
+            "http://b.example/2",
+        ] {
+            f.push(u, 0).unwrap();
+        }
+        let log = drain(&mut f, &mut r, Instant::ZERO);
+        let got: Vec<(u64, &str)> = log.iter().map(|(t, u)| (t.as_nanos() / 1_000_000_000, u.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, "http://a.example/1"),
+                (0, "http://b.example/1"),
+                (1, "http://a.example/2"),
+                (1, "http://b.example/2"),
+                (2, "http://a.example/3"),
+            ]
+        );
+        assert!(f.is_empty());
+    }
+
+    #[test]
+    fn priority_first_within_a_host() {
+        let mut f = Frontier::new();
+        let mut r = registry();
+        f.push("http://a.example/low", -1).unwrap();
+        f.push("http://a.example/high", 5).unwrap();
+        f.push("http://a.example/mid", 0).unwrap();
+        let urls: Vec<String> = drain(&mut f, &mut r, Instant::ZERO).into_iter().map(|(_, u)| u).collect();
+        assert_eq!(urls, vec!["http://a.example/high", "http://a.example/mid", "http://a.example/low"]);
+    }
+
+    #[test]
+    fn a_host_in_cooldown_does_not_block_others_and_wait_is_reported() {
+        let mut f = Frontier::new();
+        let mut r = registry();
+        let a = HostKey::parse("a.example").unwrap();
+        r.throttle(&a, Some(Duration::from_secs(10)), Instant::ZERO).unwrap();
+        f.push("http://a.example/1", 0).unwrap();
+        f.push("http://b.example/1", 0).unwrap();
+        assert!(matches!(f.pop(&r, Instant::ZERO), Pop::Ready { ref url, .. } if &**url == "http://b.example/1"));
+        assert_eq!(f.pop(&r, Instant::ZERO), Pop::Wait(Duration::from_secs(10)));
+        assert_eq!(f.next_wait(&r, Instant::from_secs(4)), Some(Duration::from_secs(6)));
+        assert!(matches!(f.pop(&r, Instant::from_secs(10)), Pop::Ready { .. }));
+        assert_eq!(f.pop(&r, Instant::from_secs(10)), Pop::Empty);
+        assert_eq!(f.next_wait(&r, Instant::from_secs(10)), None);
+    }
+
+    #[test]
+    fn bad_urls_and_a_full_frontier_are_errors() {
+        let mut f = Frontier::with_capacity_limit(1);
+        assert!(f.push("ftp://a.example/", 0).is_err());
+        assert!(f.push("not a url", 0).is_err());
+        f.push("http://a.example/", 0).unwrap();
+        assert!(f.push("http://a.example/2", 0).unwrap_err().to_string().contains("full"));
+        assert_eq!(f.len(), 1);
+    }
+}

@@ -1,0 +1,57 @@
+//! JavaScript bindings (feature `wasm`): names, types and errors adapted for JS; no algorithm here.
+//!
+//! Every wait is computed by the core. This layer reads the clock (`performance.timeOrigin +
+//! performance.now()`, clamped never to decrease), converts milliseconds to [`Instant`]s, turns errors into JS
+//! `Error`s with the core's message, and drives the asynchronous parts (`schedule`, `fetch`): sleep for the wait
+//! the core gave, run the task, report the response back.
+
+mod glue;
+mod limiter;
+mod primitives;
+
+pub use limiter::{JsFrontier, JsLimiter};
+pub use primitives::{JsHostLimiter, JsLeakyBucket, JsSlidingWindow, JsTokenBucket};
+
+use crate::time::Instant;
+use std::cell::Cell;
+use wasm_bindgen::prelude::*;
+
+/// A JS `Error` carrying `message`.
+pub(crate) fn js_error(message: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&message.to_string()).into()
+}
+
+thread_local! {
+    static LAST_MS: Cell<f64> = const { Cell::new(0.0) };
+}
+
+/// The clock adapter: `performance.timeOrigin + performance.now()` in milliseconds (epoch milliseconds in
+/// browsers, Node and Workers alike), clamped so that it never decreases.
+pub fn clock_ms() -> f64 {
+    let ms = glue::now_ms();
+    LAST_MS.with(|last| {
+        let v = if ms.is_finite() { last.get().max(ms) } else { last.get() };
+        last.set(v);
+        v
+    })
+}
+
+/// `nowMs` as given by a caller (validated), or the clock adapter's reading when absent.
+pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
+    match now_ms {
+        None => Ok(Instant::from_millis_f64(clock_ms())),
+        Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Instant::from_millis_f64(ms)),
+        Some(ms) => Err(js_error(format!("invalid nowMs: {ms} (expected a finite number of milliseconds >= 0)"))),
+    }
+}
+
+/// Milliseconds of a duration, as JS numbers carry them.
+pub(crate) fn ms(d: std::time::Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// The clock adapter's current reading in milliseconds, exported for tests and shells.
+#[wasm_bindgen(js_name = nowMs)]
+pub fn now_ms_export() -> f64 {
+    clock_ms()
+}

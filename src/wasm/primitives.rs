@@ -1,0 +1,144 @@
+//! The primitives for JS: each layer alone, with an explicit clock (`nowMs`, or the clock adapter).
+
+use super::{instant, js_error, ms};
+use crate::host::HostLimiter;
+use crate::layers::{LeakyBucket, SlidingWindow, TokenBucket};
+use crate::policy::Policy;
+use wasm_bindgen::prelude::*;
+
+/// A token bucket: `ratePerSec` refill, `capacity` tokens, starts full.
+#[wasm_bindgen(js_name = TokenBucket)]
+pub struct JsTokenBucket(TokenBucket);
+
+#[wasm_bindgen(js_class = TokenBucket)]
+impl JsTokenBucket {
+    /// Throws if the rate is not a finite number > 0 or the capacity is below 1.
+    #[wasm_bindgen(constructor)]
+    pub fn new(rate_per_sec: f64, capacity: f64) -> Result<JsTokenBucket, JsValue> {
+        TokenBucket::new(rate_per_sec, capacity).map(JsTokenBucket).map_err(js_error)
+    }
+
+    /// Reserve a token; returns the wait in milliseconds.
+    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(instant(now_ms)?)))
+    }
+
+    /// The wait for one token, in milliseconds, without taking it.
+    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(instant(now_ms)?)))
+    }
+
+    /// Tokens in the bucket (negative while departures are reserved ahead).
+    pub fn tokens(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(self.0.tokens(instant(now_ms)?))
+    }
+
+    /// The capacity.
+    #[wasm_bindgen(getter)]
+    pub fn capacity(&self) -> f64 {
+        self.0.capacity()
+    }
+}
+
+/// A leaky bucket with slot reservation: departures `intervalMs` apart, each caller its own slot.
+#[wasm_bindgen(js_name = LeakyBucket)]
+pub struct JsLeakyBucket(LeakyBucket);
+
+#[wasm_bindgen(js_class = LeakyBucket)]
+impl JsLeakyBucket {
+    /// Throws if the interval is not a finite number ≥ 0.
+    #[wasm_bindgen(constructor)]
+    pub fn new(interval_ms: f64) -> Result<JsLeakyBucket, JsValue> {
+        LeakyBucket::new(interval_ms / 1000.0)
+            .map(JsLeakyBucket)
+            .map_err(|_| js_error(format!("invalid intervalMs: {interval_ms} (expected a finite number >= 0)")))
+    }
+
+    /// Reserve the next slot; returns the wait in milliseconds.
+    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(instant(now_ms)?)))
+    }
+
+    /// The wait for the next free slot, in milliseconds, without reserving it.
+    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(instant(now_ms)?)))
+    }
+
+    /// The next free slot, in milliseconds of the clock used.
+    #[wasm_bindgen(js_name = nextSlotMs)]
+    pub fn next_slot_ms(&self) -> f64 {
+        self.0.next_slot().as_millis_f64()
+    }
+}
+
+/// A sliding-window quota: at most `limit` departures in any `windowMs`.
+#[wasm_bindgen(js_name = SlidingWindow)]
+pub struct JsSlidingWindow(SlidingWindow);
+
+#[wasm_bindgen(js_class = SlidingWindow)]
+impl JsSlidingWindow {
+    /// Throws if the limit is not a whole number ≥ 1 or the window not > 0.
+    #[wasm_bindgen(constructor)]
+    pub fn new(limit: f64, window_ms: f64) -> Result<JsSlidingWindow, JsValue> {
+        if !(limit.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&limit)) {
+            return Err(js_error(format!("invalid limit: {limit} (expected a whole number >= 1)")));
+        }
+        SlidingWindow::new(limit as u32, window_ms / 1000.0)
+            .map(JsSlidingWindow)
+            .map_err(|_| js_error(format!("invalid windowMs: {window_ms} (expected a finite number > 0)")))
+    }
+
+    /// Reserve a place in the quota; returns the wait in milliseconds.
+    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(instant(now_ms)?)))
+    }
+
+    /// The wait for a place, in milliseconds, without reserving it.
+    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(instant(now_ms)?)))
+    }
+
+    /// Departures counted against the window ending now.
+    pub fn used(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(self.0.used(instant(now_ms)?) as f64)
+    }
+}
+
+/// One host's layered limiter (all layers of a `Limiter` config), with an explicit clock.
+#[wasm_bindgen(js_name = HostLimiter)]
+pub struct JsHostLimiter(HostLimiter);
+
+#[wasm_bindgen(js_class = HostLimiter)]
+impl JsHostLimiter {
+    /// Same config as `Limiter`; throws an `Error` naming the first bad field.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: JsValue) -> Result<JsHostLimiter, JsValue> {
+        let policy: Policy = super::limiter::policy_from_js(&config)?;
+        HostLimiter::new(&policy).map(JsHostLimiter).map_err(js_error)
+    }
+
+    /// Reserve a departure; returns the wait in milliseconds (every layer is charged).
+    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(instant(now_ms)?).wait))
+    }
+
+    /// The wait in milliseconds, without reserving.
+    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(instant(now_ms)?).wait))
+    }
+
+    /// The layer that would set the next wait (`none`, `interval`, `burst`, …).
+    pub fn layer(&self, now_ms: Option<f64>) -> Result<String, JsValue> {
+        Ok(self.0.peek(instant(now_ms)?).layer.as_str().to_owned())
+    }
+
+    /// A 429/503 with `retryAfterMs` (or the default when undefined): returns the cooldown's end in ms.
+    pub fn throttle(&mut self, retry_after_ms: Option<f64>, now_ms: Option<f64>) -> Result<f64, JsValue> {
+        let retry = match retry_after_ms {
+            None => None,
+            Some(r) if r.is_finite() && r >= 0.0 => Some(std::time::Duration::from_secs_f64(r.min(1e15) / 1000.0)),
+            Some(r) => return Err(js_error(format!("invalid retryAfterMs: {r} (expected a finite number >= 0)"))),
+        };
+        Ok(self.0.throttle(retry, instant(now_ms)?).as_millis_f64())
+    }
+}
