@@ -1,5 +1,6 @@
 //! The layered per-host limiter: every layer together, the maximum wait wins, every layer is charged.
 
+use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
 use crate::observe::{Observation, Outcome, RobotsOutcome};
@@ -191,13 +192,13 @@ impl HostState {
     }
 
     fn tuned(mut self, limits: &Limits) -> HostState {
-        self.retune(limits, Instant::ZERO);
+        self.retune(limits);
         self
     }
 
     /// Set the token bucket's rate and capacity from the configured ceiling, the adaptive level and the server's
     /// cap. Keeps what the bucket owes (see [`TokenBucket::retune`]).
-    pub(crate) fn retune(&mut self, limits: &Limits, now: Instant) {
+    pub(crate) fn retune(&mut self, limits: &Limits) {
         let capped = self.server_cap > 0.0;
         let (emission_ns, tau_ns) = match limits.adaptive {
             None if !capped => (limits.emission_ns, limits.tau_ns),
@@ -216,14 +217,17 @@ impl HostState {
                         1.0 + (limits.burst_capacity - 1.0) * frac
                     }
                 };
-                // never faster than the configured rate, whatever the float rounding of levels and caps
+                // never faster than the configured rate nor burstier than its tolerance, whatever the float
+                // rounding of levels and caps: then keeping the time owed keeps every schedule conforming to
+                // the configured bucket (see TokenBucket::retune)
                 let (emission, _) = bucket_nanos(rate, capacity);
                 let emission = emission.max(limits.emission_ns);
                 let tau = ((capacity.min(limits.burst_capacity) - 1.0) * emission as f64).floor();
-                (emission, if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 })
+                let tau = if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 };
+                (emission, tau.min(limits.tau_ns))
             }
         };
-        self.bucket.retune(emission_ns, tau_ns, now);
+        self.bucket.retune(emission_ns, tau_ns);
     }
 
     /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
@@ -337,14 +341,14 @@ impl HostState {
         self.meter.set_interval_ns(interval_ns);
     }
 
-    /// Bring rate, capacity, quota and concurrency in line with new limits at `now`, keeping all that is owed:
-    /// reserved slots, cooldowns, tokens already spent, permits held.
-    pub fn apply_limits(&mut self, limits: &Limits, now: Instant) {
+    /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
+    /// slots, cooldowns, time owed to the bucket, permits held.
+    pub fn apply_limits(&mut self, limits: &Limits) {
         self.rate_level = match limits.adaptive {
             None => limits.rate_per_sec as f32,
             Some(a) => self.rate_level.clamp(a.min_rate as f32, limits.rate_per_sec as f32),
         };
-        self.retune(limits, self.clamp(now));
+        self.retune(limits);
         self.meter.set_interval_ns(limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000));
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,
@@ -436,6 +440,59 @@ impl HostState {
             crawl_delay_ms: self.crawl_delay_ms,
             server_rate_cap: (self.server_cap > 0.0).then_some(f64::from(self.server_cap)),
         }
+    }
+}
+
+impl HostState {
+    pub(crate) fn write(&self, w: &mut Writer) {
+        self.bucket.write(w);
+        self.meter.write(w);
+        self.cooldown.write(w);
+        w.u64(self.server_until.as_nanos());
+        w.u64(self.last_seen.as_nanos());
+        w.bool(self.quota.is_some());
+        if let Some(q) = &self.quota {
+            q.write(w);
+        }
+        w.bool(self.permits.is_some());
+        if let Some(p) = &self.permits {
+            p.write(w);
+        }
+        w.u64(u64::from(self.counters.decisions));
+        w.u64(u64::from(self.counters.throttled));
+        for ms in self.counters.wait_ms {
+            w.u64(u64::from(ms));
+        }
+        w.u64(u64::from(self.crawl_delay_ms));
+        w.f32(self.rate_level);
+        w.f32(self.server_cap);
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<HostState, Error> {
+        let bucket = TokenBucket::read(r)?;
+        let meter = LeakyBucket::read(r)?;
+        let cooldown = Cooldown::read(r)?;
+        let server_until = Instant::from_nanos(r.u64("server quota end")?);
+        let last_seen = Instant::from_nanos(r.u64("last seen")?);
+        let quota = if r.bool("quota flag")? { Some(Box::new(SlidingWindow::read(r)?)) } else { None };
+        let permits = if r.bool("permits flag")? { Some(Box::new(Concurrency::read(r)?)) } else { None };
+        let mut counters = Counters { decisions: r.u32("decisions")?, throttled: r.u32("throttled")?, wait_ms: [0; 6] };
+        for ms in counters.wait_ms.iter_mut() {
+            *ms = r.u32("wait counter")?;
+        }
+        Ok(HostState {
+            bucket,
+            meter,
+            cooldown,
+            server_until,
+            last_seen,
+            quota,
+            permits,
+            counters,
+            crawl_delay_ms: r.u32("crawl delay")?,
+            rate_level: r.f32("rate level")?,
+            server_cap: r.f32("server cap")?,
+        })
     }
 }
 

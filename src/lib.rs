@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+mod compact;
 mod error;
 mod frontier;
 mod host;

@@ -140,7 +140,7 @@ impl HostState {
                 }
             }
         }
-        self.retune(limits, now);
+        self.retune(limits);
         let after = self.rate_and_capacity(limits);
         obs.rate_per_sec = (before.0, after.0);
         obs.burst_capacity = (before.1, after.1);

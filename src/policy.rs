@@ -1,5 +1,6 @@
 //! Configuration: what a crawler operator sets, validated into the nanosecond [`Limits`] the layers use.
 
+use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -330,6 +331,72 @@ pub(crate) fn bucket_nanos(rate_per_sec: f64, capacity: f64) -> (u64, u64) {
     let tau = ((capacity - 1.0) * emission as f64).floor();
     let tau = if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 };
     (emission, tau)
+}
+
+impl Policy {
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.f64(self.rate_per_sec);
+        w.f64(self.burst_capacity);
+        w.bool(self.burst_justification.is_some());
+        if let Some(j) = &self.burst_justification {
+            w.str(j);
+        }
+        w.f64(self.min_interval_sec);
+        w.bool(self.quota.is_some());
+        if let Some(q) = self.quota {
+            w.u64(u64::from(q.limit));
+            w.f64(q.window_sec);
+        }
+        w.u64(u64::from(self.max_concurrency));
+        w.f64(self.lease_sec);
+        w.f64(self.max_backoff_sec);
+        w.u64(u64::from(self.max_retries));
+        w.f64(self.default_retry_after_sec);
+        w.f64(self.max_crawl_delay_sec);
+        w.u64(u64::from(self.max_hosts));
+        w.bool(self.adaptive.is_some());
+        if let Some(a) = self.adaptive {
+            w.f64(a.min_rate_per_sec);
+            w.f64(a.target_latency_ms);
+            w.u64(u64::from(a.steps));
+        }
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Policy, Error> {
+        let rate_per_sec = r.f64("ratePerSec")?;
+        let burst_capacity = r.f64("burstCapacity")?;
+        let burst_justification =
+            if r.bool("burstJustification flag")? { Some(r.str("burstJustification")?.to_owned()) } else { None };
+        let min_interval_sec = r.f64("minIntervalSec")?;
+        let quota = if r.bool("quota flag")? {
+            Some(Quota { limit: r.u32("quota.limit")?, window_sec: r.f64("quota.windowSec")? })
+        } else {
+            None
+        };
+        Ok(Policy {
+            rate_per_sec,
+            burst_capacity,
+            burst_justification,
+            min_interval_sec,
+            quota,
+            max_concurrency: r.u32("maxConcurrency")?,
+            lease_sec: r.f64("leaseSec")?,
+            max_backoff_sec: r.f64("maxBackoffSec")?,
+            max_retries: r.u32("maxRetries")?,
+            default_retry_after_sec: r.f64("defaultRetryAfterSec")?,
+            max_crawl_delay_sec: r.f64("maxCrawlDelaySec")?,
+            max_hosts: r.u32("maxHosts")?,
+            adaptive: if r.bool("adaptive flag")? {
+                Some(Adaptive {
+                    min_rate_per_sec: r.f64("adaptive.minRatePerSec")?,
+                    target_latency_ms: r.f64("adaptive.targetLatencyMs")?,
+                    steps: r.u32("adaptive.steps")?,
+                })
+            } else {
+                None
+            },
+        })
+    }
 }
 
 #[cfg(test)]

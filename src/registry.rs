@@ -1,5 +1,6 @@
 //! The registry: one lazily created limiter per host, bounded in number, snapshot and restore.
 
+use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::host::{Decision, HostState, HostStats, Layer};
 use crate::host_key::HostKey;
@@ -126,9 +127,8 @@ impl Registry {
     pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
-        let now = self.last_seen;
         for (_, state) in self.hosts.entries.iter_mut() {
-            state.apply_limits(&limits, now);
+            state.apply_limits(&limits);
         }
         self.policy = policy;
         self.limits = limits;
@@ -289,13 +289,59 @@ impl Registry {
             });
         }
         for (key, mut state) in snapshot.hosts {
-            state.apply_limits(&registry.limits, registry.last_seen);
+            state.apply_limits(&registry.limits);
             if registry.hosts.find(&key).is_some() {
                 return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }
             registry.hosts.insert_new(key, state);
         }
         Ok(registry)
+    }
+}
+
+impl Snapshot {
+    /// The snapshot as compact text (integers and length-prefixed strings; floats as IEEE bits): exact for every
+    /// instant, and small to decode. [`Snapshot::decode`] reads it back.
+    pub fn encode(&self) -> String {
+        let mut w = Writer::new();
+        w.u64(u64::from(self.version));
+        w.u64(self.taken_at.as_nanos());
+        w.u64(self.last_seen.as_nanos());
+        self.policy.write(&mut w);
+        w.u64(self.hosts.len() as u64);
+        for (key, state) in &self.hosts {
+            w.str(key.as_str());
+            state.write(&mut w);
+        }
+        w.finish()
+    }
+
+    /// Read [`Snapshot::encode`]'s text; a malformed one is an error saying what was expected.
+    pub fn decode(text: &str) -> Result<Snapshot, Error> {
+        let mut r = Reader::new(text)?;
+        let version = r.u32("version")?;
+        if version != SNAPSHOT_VERSION {
+            return Err(Error::InvalidSnapshot {
+                reason: format!("version {version} (this build reads {SNAPSHOT_VERSION})"),
+            });
+        }
+        let taken_at = Instant::from_nanos(r.u64("taken at")?);
+        let last_seen = Instant::from_nanos(r.u64("last seen")?);
+        let policy = Policy::read(&mut r)?;
+        let count = r.u64("host count")?;
+        if count > u64::from(policy.max_hosts) {
+            return Err(Error::InvalidSnapshot {
+                reason: format!("{count} hosts, more than maxHosts {}", policy.max_hosts),
+            });
+        }
+        let mut hosts = Vec::with_capacity(count.min(1 << 16) as usize);
+        for _ in 0..count {
+            let key = HostKey::parse(r.str("host")?)
+                .map_err(|e| Error::InvalidSnapshot { reason: format!("bad host key: {e}") })?;
+            hosts.push((key, HostState::read(&mut r)?));
+        }
+        r.end()?;
+        Ok(Snapshot { version, taken_at, last_seen, policy, hosts })
     }
 }
 
@@ -344,6 +390,28 @@ mod tests {
         let mut restored = Registry::restore(serde_json::from_str(&json).unwrap()).unwrap();
         let d = restored.acquire(&h, Instant::ZERO).unwrap();
         assert_eq!((d.wait, d.layer), (Duration::from_millis(500), Layer::Burst));
+    }
+
+    #[test]
+    fn compact_snapshots_round_trip_and_refuse_garbage() {
+        let mut r = Registry::new(Policy {
+            quota: Some(crate::policy::Quota { limit: 5, window_sec: 60.0 }),
+            max_concurrency: 2,
+            burst_justification: Some("a reason: with spaces".into()),
+            ..Policy::default()
+        })
+        .unwrap();
+        r.acquire(&key("example.com:8080"), Instant::from_secs(5)).unwrap();
+        r.throttle(&key("b.example"), Some(Duration::from_secs(9)), Instant::from_secs(6)).unwrap();
+        let snap = r.snapshot(Instant::from_secs(7));
+        let text = snap.encode();
+        assert_eq!(Snapshot::decode(&text), Ok(snap));
+        for cut in [0, 10, text.len() / 2, text.len() - 1] {
+            assert!(Snapshot::decode(&text[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(Snapshot::decode(&format!("{text} 7")).is_err());
+        let bad_host = text.replace("16:example.com:8080", "16:exa/ple.com:8080");
+        assert!(Snapshot::decode(&bad_host).unwrap_err().to_string().contains("host"));
     }
 
     #[test]

@@ -147,7 +147,10 @@ proptest! {
             out
         };
         run(&mut registry, &before, &mut now);
-        let json = serde_json::to_string(&registry.snapshot(now)).unwrap();
+        let snapshot = registry.snapshot(now);
+        // the compact encoding (used by the JS package) round-trips exactly
+        prop_assert_eq!(hostpace::Snapshot::decode(&snapshot.encode()), Ok(snapshot.clone()));
+        let json = serde_json::to_string(&snapshot).unwrap();
         let mut restored = Registry::restore(serde_json::from_str(&json).unwrap()).unwrap();
         let mut now2 = now;
         let expected = run(&mut registry, &after, &mut now);

@@ -76,6 +76,34 @@ impl Concurrency {
     }
 }
 
+impl Concurrency {
+    pub(crate) fn write(&self, w: &mut crate::compact::Writer) {
+        w.u64(u64::from(self.max));
+        w.u64(self.lease_ns);
+        w.u64(self.next_id);
+        w.u64(self.held.len() as u64);
+        for p in &self.held {
+            w.u64(p.id);
+            w.u64(p.expires.as_nanos());
+        }
+    }
+
+    pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Result<Concurrency, crate::Error> {
+        let mut c = Concurrency::new(r.u32("permits")?, r.u64("lease")?);
+        c.next_id = r.u64("next permit")?.max(1);
+        let held = r.u64("permits held")?;
+        if held > u64::from(c.max) {
+            return Err(crate::Error::InvalidSnapshot { reason: "more permits held than allowed".into() });
+        }
+        for _ in 0..held {
+            let id = r.u64("permit id")?;
+            let expires = Instant::from_nanos(r.u64("permit lease end")?);
+            c.held.push(Permit { id, expires });
+        }
+        Ok(c)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,16 @@ impl Cooldown {
     }
 }
 
+impl Cooldown {
+    pub(crate) fn write(&self, w: &mut crate::compact::Writer) {
+        w.u64(self.until.as_nanos());
+    }
+
+    pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Result<Cooldown, crate::Error> {
+        Ok(Cooldown { until: Instant::from_nanos(r.u64("cooldown")?) })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

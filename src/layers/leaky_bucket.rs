@@ -1,5 +1,6 @@
 //! Leaky bucket as a meter with slot reservation: each caller gets its own future slot.
 
+use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::policy::{check_secs, secs_to_nanos};
 use crate::time::Instant;
@@ -78,6 +79,19 @@ impl LeakyBucket {
     /// True when the next free slot is not after `now` (no credit is lost by forgetting this meter).
     pub fn is_idle(&self, now: Instant) -> bool {
         self.next_slot() <= now
+    }
+}
+
+impl LeakyBucket {
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u64(self.interval_ns);
+        w.u64(self.last.as_nanos());
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<LeakyBucket, Error> {
+        let mut l = LeakyBucket::from_nanos(r.u64("interval")?);
+        l.last = Instant::from_nanos(r.u64("last slot")?);
+        Ok(l)
     }
 }
 

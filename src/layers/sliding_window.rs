@@ -1,5 +1,6 @@
 //! Sliding-window quota kept as a ring of sub-window counters.
 
+use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::policy::{check_secs, secs_to_nanos};
 use crate::time::Instant;
@@ -148,6 +149,27 @@ impl SlidingWindow {
     /// The window length in nanoseconds.
     pub fn window_ns(&self) -> u64 {
         self.window_ns
+    }
+}
+
+impl SlidingWindow {
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u64(u64::from(self.limit));
+        w.u64(self.window_ns);
+        w.u64(self.top);
+        for c in self.counts {
+            w.u64(u64::from(c));
+        }
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<SlidingWindow, Error> {
+        let mut q = SlidingWindow::from_nanos(r.u32("quota limit")?, r.u64("quota window")?);
+        q.top = r.u64("quota top")?;
+        for c in q.counts.iter_mut() {
+            *c = r.u32("quota count")?;
+        }
+        q.total = q.counts.iter().map(|&c| u64::from(c)).sum();
+        Ok(q)
     }
 }
 

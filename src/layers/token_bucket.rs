@@ -1,5 +1,6 @@
 //! Token bucket, kept as GCRA (one "theoretical arrival time") so that its state is one instant.
 
+use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::policy::{bucket_nanos, check_capacity, check_rate};
 use crate::time::Instant;
@@ -77,27 +78,32 @@ impl TokenBucket {
         self.tat = self.tat.max(at.add_nanos(self.tau_ns));
     }
 
-    /// Change rate and capacity at `now`, keeping the tokens owed (not the time owed): a debt of `k` tokens stays
-    /// `k` tokens at the new rate, rounded up, so a retune never lets a departure go earlier than the old
-    /// parameters would have for the same tokens (used by adaptive pacing and server caps).
-    pub fn retune(&mut self, emission_ns: u64, tau_ns: u64, now: Instant) {
-        let emission_ns = emission_ns.max(1);
-        if emission_ns != self.emission_ns {
-            let owed_ns = self.tat.nanos_since(now);
-            if owed_ns > 0 {
-                let owed_tokens = owed_ns as f64 / self.emission_ns as f64;
-                let new_owed = (owed_tokens * emission_ns as f64).ceil();
-                let new_owed = if new_owed >= u64::MAX as f64 { u64::MAX } else { new_owed as u64 };
-                self.tat = now.add_nanos(new_owed);
-            }
-        }
-        self.emission_ns = emission_ns;
+    /// Change rate and capacity, keeping the time owed (`tat`). Whatever the new parameters, no departure is
+    /// allowed before the time already owed minus the new tolerance; a caller that never raises the rate above,
+    /// nor the tolerance beyond, a ceiling keeps every schedule conforming to that ceiling (the host limiter
+    /// clamps adaptive levels and server caps that way).
+    pub fn retune(&mut self, emission_ns: u64, tau_ns: u64) {
+        self.emission_ns = emission_ns.max(1);
         self.tau_ns = tau_ns;
     }
 
     /// True when the bucket is full at `now` (as a fresh bucket is).
     pub fn is_full(&self, now: Instant) -> bool {
         self.tat <= now
+    }
+}
+
+impl TokenBucket {
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u64(self.emission_ns);
+        w.u64(self.tau_ns);
+        w.u64(self.tat.as_nanos());
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<TokenBucket, Error> {
+        let mut b = TokenBucket::from_nanos(r.u64("bucket emission")?, r.u64("bucket tolerance")?);
+        b.tat = Instant::from_nanos(r.u64("bucket tat")?);
+        Ok(b)
     }
 }
 
@@ -172,24 +178,16 @@ mod tests {
     }
 
     #[test]
-    fn retune_keeps_tokens_owed_not_time_owed() {
+    fn retune_keeps_time_owed() {
         let mut b = TokenBucket::new(2.0, 3.0).unwrap();
         for _ in 0..5 {
             b.acquire(ms(0));
         }
-        // 5 taken from a bucket of 3 at 2/s: the next token comes at 1.5 s
+        // 5 taken from a bucket of 3 at 2/s: the next token comes at 1.5 s (tat 2.5 s, tolerance 1 s)
         assert_eq!(b.earliest(ms(0)), ms(1_500));
-        // halve the rate, same capacity: the debt of 5 tokens now takes 5 s, minus the 2 s of tolerance
-        b.retune(1_000_000_000, 2_000_000_000, ms(0));
-        assert_eq!(b.earliest(ms(0)), ms(3_000));
-        // a rounding-level change of emission never brings a departure earlier
-        let mut c = TokenBucket::new(2.1, 7.0).unwrap();
-        for _ in 0..7 {
-            c.acquire(ms(0));
-        }
-        let before = c.earliest(ms(0));
-        c.retune(c.emission_ns() + 21, (c.emission_ns() + 21) * 6, ms(0));
-        assert!(c.earliest(ms(0)) >= before);
+        // a burst of 1 at 1/s: nothing before the time owed
+        b.retune(1_000_000_000, 0);
+        assert_eq!(b.earliest(ms(0)), ms(2_500));
     }
 
     #[test]

@@ -149,13 +149,27 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
         return Err(js_error("invalid config: expected an object like { ratePerSec: 2, burstCapacity: 4 }"));
     }
     let json = config_json(config)?;
-    let de = &mut serde_json::Deserializer::from_str(&json);
-    let policy: Policy = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        js_error(format!("invalid config field {path}: {}", e.into_inner()))
-    })?;
+    let policy: Policy = serde_json::from_str(&json).map_err(|e| js_error(config_error(&json, &e)))?;
     policy.validate().map_err(js_error)?;
     Ok(policy)
+}
+
+/// A JSON error as a message naming the config field it is about (serde reports a column, not a field).
+pub(crate) fn config_error(json: &str, e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let message = message.split(" at line ").next().unwrap_or(&message);
+    match field_before(json, e.column()) {
+        Some(field) if !message.contains('`') => format!("invalid config field {field}: {message}"),
+        _ => format!("invalid config: {message}"),
+    }
+}
+
+/// The last object key that starts before `column` (1-based) in one-line JSON.
+fn field_before(json: &str, column: usize) -> Option<&str> {
+    let head = json.get(..column.saturating_sub(1).min(json.len()))?;
+    let colon = head.rfind("\":")?;
+    let start = head[..colon].rfind('"')? + 1;
+    Some(&head[start..colon])
 }
 
 fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
@@ -445,11 +459,7 @@ impl JsLimiter {
 
     /// A limiter from `snapshot()`'s string: every host owes exactly what it owed (no burst on restore).
     pub fn restore(snapshot: &str) -> Result<JsLimiter, JsValue> {
-        let de = &mut serde_json::Deserializer::from_str(snapshot);
-        let snap: Snapshot = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            js_error(format!("invalid snapshot at {path}: {}", e.into_inner()))
-        })?;
+        let snap: Snapshot = serde_json::from_str(snapshot).map_err(|e| js_error(format!("invalid snapshot: {e}")))?;
         let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings))
     }
