@@ -16,11 +16,14 @@ node_modules/.bin/wasm-opt -O3 --strip-debug --strip-producers \
   --enable-multivalue --enable-reference-types \
   "$OUT/hostpace_bg.wasm" -o "$OUT/hostpace_bg.wasm"
 
+cp src/wasm/polite.js "$OUT/polite.js"
+
 # Entry points: the same glue, initialised the way each environment loads a module.
 cat > "$OUT/node.js" <<'JS'
 // Node: ESM, initialised synchronously from the package's own file, so no init step is needed.
 import { readFileSync } from 'node:fs';
 import { initSync } from './hostpace.js';
+import './polite.js';
 initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
 export * from './hostpace.js';
 JS
@@ -28,12 +31,14 @@ cat > "$OUT/workerd.js" <<'JS'
 // workerd / Cloudflare Workers (wrangler imports .wasm as a compiled WebAssembly.Module).
 import wasmModule from './hostpace_bg.wasm';
 import { initSync } from './hostpace.js';
+import './polite.js';
 initSync({ module: wasmModule });
 export * from './hostpace.js';
 JS
 cat > "$OUT/browser.js" <<'JS'
 // Browsers and bundlers: fetched next to this file, initialised by top-level await.
 import init from './hostpace.js';
+import './polite.js';
 await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
 export * from './hostpace.js';
 JS

@@ -60,13 +60,13 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidRate { field, value } => {
-                write!(f, "invalid {field}: {value} (expected a finite number of requests per second > 0)")
+                write!(f, "invalid {field}: {} (expected a finite number of requests per second > 0)", Num(*value))
             }
             Error::InvalidCapacity { field, value } => {
-                write!(f, "invalid {field}: {value} (expected a finite number >= 1)")
+                write!(f, "invalid {field}: {} (expected a finite number >= 1)", Num(*value))
             }
             Error::InvalidDuration { field, value, expected } => {
-                write!(f, "invalid {field}: {value} (expected {expected})")
+                write!(f, "invalid {field}: {} (expected {expected})", Num(*value))
             }
             Error::InvalidCount { field, value, expected } => {
                 write!(f, "invalid {field}: {value} (expected {expected})")
@@ -83,6 +83,42 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A float for messages, written with integer arithmetic (up to 6 decimals, trailing zeros trimmed): the
+/// standard float formatter is a large part of a wasm module, and messages need no more.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Num(pub f64);
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v.is_nan() {
+            return f.write_str("NaN");
+        }
+        if v.is_infinite() {
+            return f.write_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+        }
+        let sign = if v < 0.0 { "-" } else { "" };
+        let a = v.abs();
+        if a >= 1e18 {
+            // beyond what any knob accepts: the order of magnitude says enough
+            let exp = a.log10().floor() as i32;
+            return write!(f, "{sign}1e{exp}");
+        }
+        let micros = (a * 1e6).round() as u64;
+        let (int, frac) = (micros / 1_000_000, micros % 1_000_000);
+        if frac == 0 {
+            return write!(f, "{sign}{int}");
+        }
+        let mut digits = frac;
+        let mut width = 6;
+        while digits % 10 == 0 {
+            digits /= 10;
+            width -= 1;
+        }
+        write!(f, "{sign}{int}.{digits:0width$}")
+    }
+}
+
 /// Shorten untrusted input before it goes into an error message.
 pub(crate) fn clip(input: &str) -> String {
     const MAX: usize = 200;
@@ -94,4 +130,29 @@ pub(crate) fn clip(input: &str) -> String {
         end -= 1;
     }
     format!("{}…", &input[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_messages_read_like_javascript_numbers() {
+        let table = [
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (0.0, "0"),
+            (-1.0, "-1"),
+            (2.5, "2.5"),
+            (0.1, "0.1"),
+            (1.0 / 3.0, "0.333333"),
+            (31536000.0, "31536000"),
+            (1e300, "1e300"),
+            (-0.000_000_1, "-0"),
+        ];
+        for (v, text) in table {
+            assert_eq!(Num(v).to_string(), text);
+        }
+    }
 }

@@ -43,7 +43,7 @@ mod time;
 pub mod wasm;
 
 pub use audit::{audit, AuditLimits, Blackout, Violation};
-pub use error::Error;
+pub use error::{Error, Num};
 pub use frontier::{Frontier, Pop, DEFAULT_MAX_QUEUED};
 pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host_key::{parse_http_url, HostKey, MAX_URL_LEN};

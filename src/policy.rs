@@ -1,7 +1,7 @@
 //! Configuration: what a crawler operator sets, validated into the nanosecond [`Limits`] the layers use.
 
 use crate::compact::{Reader, Writer};
-use crate::error::Error;
+use crate::error::{Error, Num};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -127,8 +127,10 @@ impl fmt::Display for Warning {
         match self {
             Warning::BurstAboveOneSecond { burst_capacity, rate_per_sec } => write!(
                 f,
-                "burstCapacity {burst_capacity} is more than one second of traffic at {rate_per_sec}/s; \
-                 set burstJustification to record why such a burst is acceptable"
+                "burstCapacity {} is more than one second of traffic at {}/s; \
+                 set burstJustification to record why such a burst is acceptable",
+                Num(*burst_capacity),
+                Num(*rate_per_sec)
             ),
         }
     }

@@ -2,20 +2,20 @@
 
 use super::glue;
 use super::{clock_ms, instant, js_error, ms};
+use crate::error::Num;
 use crate::frontier::{Frontier, Pop};
 use crate::host::Decision;
 use crate::host_key::HostKey;
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
-use crate::policy::Policy;
+use crate::policy::{Adaptive, Policy, Quota};
 use crate::registry::{Registry, Snapshot};
 use crate::time::Instant;
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use js_sys::{Array, Object, Reflect};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -91,6 +91,21 @@ export interface HostStats {
 }
 /** Options of `schedule` and `fetch`. */
 export interface ScheduleOptions { signal?: AbortSignal }
+/** The asynchronous half of `Limiter` (added by the package's entry points). */
+export interface Limiter {
+  /**
+   * Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release its permit.
+   * The departure is reserved synchronously, before this returns; a bad URL throws at once. `options.signal`
+   * aborts the wait: the promise rejects with the signal's reason, the permit is released, the task never runs.
+   */
+  schedule<T>(url: string, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
+  /**
+   * A polite `fetch(url, init)`: waits its turn, fetches, learns from the response; on 429/503 waits the cooldown
+   * (Retry-After, capped by maxBackoffSec) and retries at most `maxRetries` times, then returns the last response.
+   * `hostpaceAttempts` says how many attempts it took.
+   */
+  fetch(url: string, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
+}
 "#;
 
 #[wasm_bindgen]
@@ -113,34 +128,60 @@ extern "C" {
     /// `HostStats | undefined` in TypeScript.
     #[wasm_bindgen(typescript_type = "HostStats | undefined")]
     pub type StatsJs;
-    /// `ScheduleOptions | undefined` in TypeScript.
-    #[wasm_bindgen(typescript_type = "ScheduleOptions | undefined")]
-    pub type OptionsArg;
-    /// `RequestInit & ScheduleOptions` in TypeScript.
-    #[wasm_bindgen(typescript_type = "(RequestInit & ScheduleOptions) | undefined")]
-    pub type InitArg;
-    /// `() => T | Promise<T>` in TypeScript.
-    #[wasm_bindgen(typescript_type = "() => unknown")]
-    pub type TaskArg;
-    /// `Promise<Response>` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Promise<Response>")]
-    pub type ResponsePromise;
-    /// `Promise<unknown>` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Promise<any>")]
-    pub type AnyPromise;
 }
 
-#[wasm_bindgen(inline_js = r#"
-export function config_json(v) {
-  return JSON.stringify(v, (k, x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
-}
-"#)]
-extern "C" {
-    #[wasm_bindgen(catch)]
-    fn config_json(v: &JsValue) -> Result<String, JsValue>;
+fn get(obj: &JsValue, key: &str) -> Option<JsValue> {
+    Reflect::get(obj, &JsValue::from_str(key)).ok().filter(|v| !v.is_undefined() && !v.is_null())
 }
 
-/// Read a `LimiterConfig` into a policy; the error names the field.
+fn number(obj: &JsValue, key: &str, path: &str) -> Result<Option<f64>, JsValue> {
+    match get(obj, key) {
+        None => Ok(None),
+        Some(v) => {
+            v.as_f64().map(Some).ok_or_else(|| js_error(format!("invalid config field {path}: expected a number")))
+        }
+    }
+}
+
+fn whole(obj: &JsValue, key: &str, path: &str) -> Result<Option<u32>, JsValue> {
+    match number(obj, key, path)? {
+        None => Ok(None),
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(Some(n as u32)),
+        Some(n) => Err(js_error(format!("invalid config field {path}: {} (expected a whole number >= 0)", Num(n)))),
+    }
+}
+
+/// Refuse keys a config object does not know, naming them (a typo must not silently fall back to a default).
+fn known_keys(obj: &JsValue, known: &[&str], path: &str) -> Result<(), JsValue> {
+    let Some(obj) = obj.dyn_ref::<Object>() else {
+        return Err(js_error(format!("invalid config field {path}: expected an object")));
+    };
+    for key in Object::keys(obj).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known.contains(&key.as_str()) {
+            return Err(js_error(format!("unknown config field {path}{key} (expected one of {})", known.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+const POLICY_FIELDS: &[&str] = &[
+    "ratePerSec",
+    "burstCapacity",
+    "burstJustification",
+    "minIntervalSec",
+    "quota",
+    "maxConcurrency",
+    "leaseSec",
+    "maxBackoffSec",
+    "maxRetries",
+    "defaultRetryAfterSec",
+    "maxCrawlDelaySec",
+    "maxHosts",
+    "adaptive",
+];
+
+/// Read a `LimiterConfig` into a policy (missing fields take the defaults); an error names the field.
 pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
     if config.is_undefined() || config.is_null() {
         return Ok(Policy::default());
@@ -148,28 +189,55 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
     if !config.is_object() {
         return Err(js_error("invalid config: expected an object like { ratePerSec: 2, burstCapacity: 4 }"));
     }
-    let json = config_json(config)?;
-    let policy: Policy = serde_json::from_str(&json).map_err(|e| js_error(config_error(&json, &e)))?;
+    known_keys(config, POLICY_FIELDS, "")?;
+    let d = Policy::default();
+    let quota = match get(config, "quota") {
+        None => None,
+        Some(q) => {
+            known_keys(&q, &["limit", "windowSec"], "quota.")?;
+            Some(Quota {
+                limit: whole(&q, "limit", "quota.limit")?.unwrap_or(0),
+                window_sec: number(&q, "windowSec", "quota.windowSec")?.unwrap_or(f64::NAN),
+            })
+        }
+    };
+    let adaptive = match get(config, "adaptive") {
+        None => None,
+        Some(a) => {
+            known_keys(&a, &["minRatePerSec", "targetLatencyMs", "steps"], "adaptive.")?;
+            let da = Adaptive::default();
+            Some(Adaptive {
+                min_rate_per_sec: number(&a, "minRatePerSec", "adaptive.minRatePerSec")?.unwrap_or(da.min_rate_per_sec),
+                target_latency_ms: number(&a, "targetLatencyMs", "adaptive.targetLatencyMs")?
+                    .unwrap_or(da.target_latency_ms),
+                steps: whole(&a, "steps", "adaptive.steps")?.unwrap_or(da.steps),
+            })
+        }
+    };
+    let burst_justification = match get(config, "burstJustification") {
+        None => None,
+        Some(j) => {
+            Some(j.as_string().ok_or_else(|| js_error("invalid config field burstJustification: expected a string"))?)
+        }
+    };
+    let policy = Policy {
+        rate_per_sec: number(config, "ratePerSec", "ratePerSec")?.unwrap_or(d.rate_per_sec),
+        burst_capacity: number(config, "burstCapacity", "burstCapacity")?.unwrap_or(d.burst_capacity),
+        burst_justification,
+        min_interval_sec: number(config, "minIntervalSec", "minIntervalSec")?.unwrap_or(d.min_interval_sec),
+        quota,
+        max_concurrency: whole(config, "maxConcurrency", "maxConcurrency")?.unwrap_or(d.max_concurrency),
+        lease_sec: number(config, "leaseSec", "leaseSec")?.unwrap_or(d.lease_sec),
+        max_backoff_sec: number(config, "maxBackoffSec", "maxBackoffSec")?.unwrap_or(d.max_backoff_sec),
+        max_retries: whole(config, "maxRetries", "maxRetries")?.unwrap_or(d.max_retries),
+        default_retry_after_sec: number(config, "defaultRetryAfterSec", "defaultRetryAfterSec")?
+            .unwrap_or(d.default_retry_after_sec),
+        max_crawl_delay_sec: number(config, "maxCrawlDelaySec", "maxCrawlDelaySec")?.unwrap_or(d.max_crawl_delay_sec),
+        max_hosts: whole(config, "maxHosts", "maxHosts")?.unwrap_or(d.max_hosts),
+        adaptive,
+    };
     policy.validate().map_err(js_error)?;
     Ok(policy)
-}
-
-/// A JSON error as a message naming the config field it is about (serde reports a column, not a field).
-pub(crate) fn config_error(json: &str, e: &serde_json::Error) -> String {
-    let message = e.to_string();
-    let message = message.split(" at line ").next().unwrap_or(&message);
-    match field_before(json, e.column()) {
-        Some(field) if !message.contains('`') => format!("invalid config field {field}: {message}"),
-        _ => format!("invalid config: {message}"),
-    }
-}
-
-/// The last object key that starts before `column` (1-based) in one-line JSON.
-fn field_before(json: &str, column: usize) -> Option<&str> {
-    let head = json.get(..column.saturating_sub(1).min(json.len()))?;
-    let colon = head.rfind("\":")?;
-    let start = head[..colon].rfind('"')? + 1;
-    Some(&head[start..colon])
 }
 
 fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
@@ -195,8 +263,6 @@ pub(crate) struct Shared {
     registry: RefCell<Registry>,
     /// Interned hosts: id → key, for callers that pass hosts cheaply across the boundary.
     ids: RefCell<(Vec<HostKey>, HashMap<HostKey, u32>)>,
-    /// Resolve functions of calls waiting for a concurrency permit; called on every release.
-    waiters: RefCell<Vec<Function>>,
     warnings: Vec<String>,
 }
 
@@ -209,20 +275,15 @@ impl Shared {
         if let Some(id) = permit {
             self.registry.borrow_mut().release(key, id);
         }
-        let waiters: Vec<Function> = self.waiters.borrow_mut().drain(..).collect();
-        for resolve in waiters {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        }
-    }
-
-    fn max_retries(&self) -> u32 {
-        self.registry.borrow().policy().max_retries
     }
 
     fn observe_value(&self, key: &HostKey, value: &JsValue, latency: Option<Duration>) -> Result<JsValue, JsValue> {
         let status = glue::status_of(value);
         if !(status.fract() == 0.0 && (100.0..=999.0).contains(&status)) {
-            return Err(js_error(format!("invalid response status: {status} (expected an HTTP status 100-999)")));
+            return Err(js_error(format!(
+                "invalid response status: {} (expected an HTTP status 100-999)",
+                Num(status)
+            )));
         }
         let flat = glue::header_pairs(value);
         let headers: Vec<(&str, &str)> = flat.chunks_exact(2).map(|p| (p[0].as_str(), p[1].as_str())).collect();
@@ -256,78 +317,6 @@ impl Shared {
     }
 }
 
-/// Wait for a reserved departure (or for a permit, if none could be reserved), run `task`, learn from its result
-/// if it is a response, and release the permit. Never holds a borrow across an `await`.
-async fn run_reserved(
-    shared: Rc<Shared>,
-    key: HostKey,
-    mut decision: Decision,
-    signal: JsValue,
-    task: Function,
-) -> Result<JsValue, JsValue> {
-    while !decision.reserved {
-        let wake = Promise::new(&mut |resolve, _| shared.waiters.borrow_mut().push(resolve));
-        JsFuture::from(glue::sleep_or_signal(ms(decision.wait), &wake, &signal)).await?;
-        decision = shared.acquire(&key, Instant::from_millis_f64(clock_ms()))?;
-    }
-    let permit = decision.permit.map(|p| p.id);
-    if let Err(aborted) = JsFuture::from(glue::sleep(ms(decision.wait), &signal)).await {
-        // an aborted wait gives back what it held: its permit (its slot in the pacing stays spent)
-        shared.release(&key, permit);
-        return Err(aborted);
-    }
-    let started = clock_ms();
-    let result = JsFuture::from(glue::call_task(&task)).await;
-    let latency = Duration::from_secs_f64((clock_ms() - started).max(0.0) / 1000.0);
-    let outcome = match &result {
-        Ok(value) if glue::is_response_like(value) => shared.observe_value(&key, value, Some(latency)).map(|_| ()),
-        Ok(_) => Ok(()),
-        Err(_) => {
-            let now = Instant::from_millis_f64(clock_ms());
-            shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map(|_| ()).map_err(js_error)
-        }
-    };
-    shared.release(&key, permit);
-    outcome?;
-    result
-}
-
-/// A polite fetch: pacing, then 429/503 handling with bounded retries; returns the last response.
-async fn fetch_loop(
-    shared: Rc<Shared>,
-    key: HostKey,
-    url: String,
-    init: JsValue,
-    signal: JsValue,
-    first: Decision,
-) -> Result<JsValue, JsValue> {
-    let mut budget = RetryBudget::new(shared.max_retries());
-    let mut decision = first;
-    loop {
-        let fetch_url = url.clone();
-        let fetch_init = init.clone();
-        let task =
-            Closure::once_into_js(move || -> Result<Promise, JsValue> { glue::call_fetch(&fetch_url, &fetch_init) });
-        let response =
-            run_reserved(shared.clone(), key.clone(), decision, signal.clone(), task.unchecked_into()).await?;
-        let status = glue::status_of(&response);
-        match budget.on_status(status as u16) {
-            RetryVerdict::Retry => {
-                glue::cancel_body(&response);
-                glue::check_signal(&signal)?;
-                decision = shared.acquire(&key, Instant::from_millis_f64(clock_ms()))?;
-            }
-            RetryVerdict::Done | RetryVerdict::GiveUp => {
-                if let Some(obj) = response.dyn_ref::<Object>() {
-                    // how many attempts this answer took, for callers that log it
-                    let _ = Reflect::set(obj, &"hostpaceAttempts".into(), &f64::from(budget.attempts()).into());
-                }
-                return Ok(response);
-            }
-        }
-    }
-}
-
 /// A politeness limiter: one layered limiter per host, created lazily, under one config.
 #[wasm_bindgen(js_name = Limiter)]
 pub struct JsLimiter {
@@ -340,7 +329,6 @@ impl JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
                 ids: RefCell::new((Vec::new(), HashMap::new())),
-                waiters: RefCell::new(Vec::new()),
                 warnings,
             }),
         }
@@ -413,13 +401,16 @@ impl JsLimiter {
         Ok(())
     }
 
-    /// Learn from a response to a request for `url`: a fetch `Response` or `{ status, headers, latencyMs? }`.
-    pub fn observe(&self, url: &str, response: ResponseArg) -> Result<ObservationJs, JsValue> {
+    /// Learn from a response to a request for `url`: a fetch `Response` or `{ status, headers, latencyMs? }`;
+    /// `latencyMs` (departure to headers) lets adaptive pacing widen.
+    pub fn observe(&self, url: &str, response: ResponseArg, latency_ms: Option<f64>) -> Result<ObservationJs, JsValue> {
         let key = Self::key(url)?;
         if !glue::is_response_like(&response) {
             return Err(js_error("invalid response: expected a Response or an object { status, headers }"));
         }
-        Ok(self.shared.observe_value(&key, &response, None)?.unchecked_into())
+        let latency =
+            latency_ms.filter(|l| l.is_finite() && *l >= 0.0).map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0));
+        Ok(self.shared.observe_value(&key, &response, latency)?.unchecked_into())
     }
 
     /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it).
@@ -445,21 +436,56 @@ impl JsLimiter {
         let Some(stats) = self.shared.registry.borrow().stats(&key, now) else {
             return Ok(JsValue::UNDEFINED.unchecked_into());
         };
-        let json = serde_json::to_string(&stats).map_err(js_error)?;
-        let value = js_sys::JSON::parse(&json)?;
-        let _ = Reflect::set(&value, &"host".into(), &key.as_str().into());
+        let o = Object::new();
+        set(&o, "host", key.as_str());
+        set(&o, "decisions", stats.decisions);
+        set(&o, "throttled", stats.throttled);
+        set(&o, "totalWaitMs", stats.total_wait_ms as f64);
+        let w = Object::new();
+        let by = &stats.wait_ms_by_layer;
+        for (name, v) in [
+            ("interval", by.interval),
+            ("burst", by.burst),
+            ("quota", by.quota),
+            ("cooldown", by.cooldown),
+            ("concurrency", by.concurrency),
+            ("serverQuota", by.server_quota),
+        ] {
+            set(&w, name, v as f64);
+        }
+        set(&o, "waitMsByLayer", w);
+        set(&o, "tokens", stats.tokens);
+        set(&o, "capacity", stats.capacity);
+        set(&o, "intervalMs", stats.interval_ms);
+        set(&o, "nextSlotInMs", stats.next_slot_in_ms);
+        set(&o, "cooldownRemainingMs", stats.cooldown_remaining_ms);
+        set(&o, "serverQuotaRemainingMs", stats.server_quota_remaining_ms);
+        if let Some(u) = stats.quota_used {
+            set(&o, "quotaUsed", u as f64);
+        }
+        if let Some(l) = stats.quota_limit {
+            set(&o, "quotaLimit", l);
+        }
+        set(&o, "inFlight", stats.in_flight);
+        set(&o, "nextDepartureInMs", stats.next_departure_in_ms);
+        set(&o, "ratePerSec", stats.rate_per_sec);
+        set(&o, "crawlDelayMs", stats.crawl_delay_ms);
+        if let Some(c) = stats.server_rate_cap {
+            set(&o, "serverRateCap", c);
+        }
+        let value: JsValue = o.into();
         Ok(value.unchecked_into())
     }
 
-    /// All state as a JSON string (instants in epoch nanoseconds); `Limiter.restore` rebuilds it.
-    pub fn snapshot(&self) -> Result<String, JsValue> {
+    /// All state as an opaque string (exact instants, in epoch nanoseconds); `Limiter.restore` rebuilds it.
+    pub fn snapshot(&self) -> String {
         let now = Instant::from_millis_f64(clock_ms());
-        serde_json::to_string(&self.shared.registry.borrow().snapshot(now)).map_err(js_error)
+        self.shared.registry.borrow().snapshot(now).encode()
     }
 
     /// A limiter from `snapshot()`'s string: every host owes exactly what it owed (no burst on restore).
     pub fn restore(snapshot: &str) -> Result<JsLimiter, JsValue> {
-        let snap: Snapshot = serde_json::from_str(snapshot).map_err(|e| js_error(format!("invalid snapshot: {e}")))?;
+        let snap = Snapshot::decode(snapshot).map_err(js_error)?;
         let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings))
     }
@@ -470,30 +496,30 @@ impl JsLimiter {
         self.shared.registry.borrow().len() as u32
     }
 
-    /// Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release.
-    /// The departure is reserved synchronously, before this returns. `options.signal` aborts the wait (the
-    /// promise rejects with the signal's reason and the permit is released).
-    pub fn schedule(&self, url: &str, task: TaskArg, options: OptionsArg) -> Result<AnyPromise, JsValue> {
+    /// Learn that a request to `url` got no response (a timeout or a failed connection): narrows an adaptive
+    /// host. Used by `schedule`/`fetch`.
+    #[wasm_bindgen(js_name = observeFailure)]
+    pub fn observe_failure(&self, url: &str) -> Result<(), JsValue> {
         let key = Self::key(url)?;
-        let task: Function =
-            task.dyn_into().map_err(|_| js_error("invalid task: expected a function returning a value or promise"))?;
-        let signal = glue::signal_of(&options);
-        glue::check_signal(&signal)?;
-        let first = self.shared.acquire(&key, Instant::from_millis_f64(clock_ms()))?;
-        Ok(future_to_promise(run_reserved(self.shared.clone(), key, first, signal, task)).unchecked_into())
+        let now = Instant::from_millis_f64(clock_ms());
+        self.shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map(|_| ()).map_err(js_error)
     }
 
-    /// A polite `fetch(url, init)`: waits its turn, fetches, learns from the response; on 429/503 waits the
-    /// cooldown (Retry-After, capped) and retries, at most `maxRetries` times, then returns the last response.
-    /// The first departure is reserved synchronously. `init.signal` aborts waits and the fetch.
-    pub fn fetch(&self, url: &str, init: InitArg) -> Result<ResponsePromise, JsValue> {
-        let key = Self::key(url)?;
-        let signal = glue::signal_of(&init);
-        glue::check_signal(&signal)?;
-        let first = self.shared.acquire(&key, Instant::from_millis_f64(clock_ms()))?;
-        let init: JsValue = init.into();
-        let promise = future_to_promise(fetch_loop(self.shared.clone(), key, url.to_owned(), init, signal, first));
-        Ok(promise.unchecked_into())
+    /// What to do after attempt number `attempts` of one request answered `status`: `"done"`, `"retry"` (a
+    /// 429/503 with retries left), or `"giveUp"` (a 429/503 after `maxRetries` retries). Used by `fetch`.
+    #[wasm_bindgen(js_name = retryVerdict)]
+    pub fn retry_verdict(&self, status: f64, attempts: u32) -> String {
+        let mut budget = RetryBudget::new(self.shared.registry.borrow().policy().max_retries);
+        let mut verdict = RetryVerdict::Done;
+        for _ in 0..attempts.max(1) {
+            verdict = budget.on_status(if (0.0..=999.0).contains(&status) { status as u16 } else { 0 });
+        }
+        match verdict {
+            RetryVerdict::Done => "done",
+            RetryVerdict::Retry => "retry",
+            RetryVerdict::GiveUp => "giveUp",
+        }
+        .to_owned()
     }
 }
 
@@ -517,7 +543,7 @@ impl JsFrontier {
         let frontier = match max_queued {
             None => Frontier::new(),
             Some(m) if m.fract() == 0.0 && m >= 1.0 => Frontier::with_capacity_limit(m.min(1e15) as usize),
-            Some(m) => return Err(js_error(format!("invalid maxQueued: {m} (expected a whole number >= 1)"))),
+            Some(m) => return Err(js_error(format!("invalid maxQueued: {} (expected a whole number >= 1)", Num(m)))),
         };
         Ok(JsFrontier { shared: limiter.shared.clone(), frontier })
     }

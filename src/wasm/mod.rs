@@ -12,6 +12,7 @@ mod primitives;
 pub use limiter::{JsFrontier, JsLimiter};
 pub use primitives::{JsHostLimiter, JsLeakyBucket, JsSlidingWindow, JsTokenBucket};
 
+use crate::error::Num;
 use crate::time::Instant;
 use std::cell::Cell;
 use wasm_bindgen::prelude::*;
@@ -41,7 +42,9 @@ pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     match now_ms {
         None => Ok(Instant::from_millis_f64(clock_ms())),
         Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Instant::from_millis_f64(ms)),
-        Some(ms) => Err(js_error(format!("invalid nowMs: {ms} (expected a finite number of milliseconds >= 0)"))),
+        Some(ms) => {
+            Err(js_error(format!("invalid nowMs: {} (expected a finite number of milliseconds >= 0)", Num(ms))))
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The primitives for JS: each layer alone, with an explicit clock (`nowMs`, or the clock adapter).
 
 use super::{instant, js_error, ms};
+use crate::error::Num;
 use crate::host::HostLimiter;
 use crate::layers::{LeakyBucket, SlidingWindow, TokenBucket};
 use crate::policy::Policy;
@@ -51,7 +52,7 @@ impl JsLeakyBucket {
     pub fn new(interval_ms: f64) -> Result<JsLeakyBucket, JsValue> {
         LeakyBucket::new(interval_ms / 1000.0)
             .map(JsLeakyBucket)
-            .map_err(|_| js_error(format!("invalid intervalMs: {interval_ms} (expected a finite number >= 0)")))
+            .map_err(|_| js_error(format!("invalid intervalMs: {} (expected a finite number >= 0)", Num(interval_ms))))
     }
 
     /// Reserve the next slot; returns the wait in milliseconds.
@@ -81,11 +82,11 @@ impl JsSlidingWindow {
     #[wasm_bindgen(constructor)]
     pub fn new(limit: f64, window_ms: f64) -> Result<JsSlidingWindow, JsValue> {
         if !(limit.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&limit)) {
-            return Err(js_error(format!("invalid limit: {limit} (expected a whole number >= 1)")));
+            return Err(js_error(format!("invalid limit: {} (expected a whole number >= 1)", Num(limit))));
         }
         SlidingWindow::new(limit as u32, window_ms / 1000.0)
             .map(JsSlidingWindow)
-            .map_err(|_| js_error(format!("invalid windowMs: {window_ms} (expected a finite number > 0)")))
+            .map_err(|_| js_error(format!("invalid windowMs: {} (expected a finite number > 0)", Num(window_ms))))
     }
 
     /// Reserve a place in the quota; returns the wait in milliseconds.
@@ -137,7 +138,9 @@ impl JsHostLimiter {
         let retry = match retry_after_ms {
             None => None,
             Some(r) if r.is_finite() && r >= 0.0 => Some(std::time::Duration::from_secs_f64(r.min(1e15) / 1000.0)),
-            Some(r) => return Err(js_error(format!("invalid retryAfterMs: {r} (expected a finite number >= 0)"))),
+            Some(r) => {
+                return Err(js_error(format!("invalid retryAfterMs: {} (expected a finite number >= 0)", Num(r))))
+            }
         };
         Ok(self.0.throttle(retry, instant(now_ms)?).as_millis_f64())
     }

@@ -1,0 +1,120 @@
+// The asynchronous half of Limiter: sleep for the waits the core computed, run the task, report back.
+// Every decision (waits, layers, retry verdicts) comes from the wasm core; this file only waits and calls.
+// Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
+import { Limiter, nowMs } from './hostpace.js';
+
+/** Calls waiting for a concurrency permit of a limiter, woken on every release. */
+const waiting = new WeakMap();
+
+function wake(limiter) {
+  const set = waiting.get(limiter);
+  if (set) {
+    waiting.delete(limiter);
+    for (const resolve of set) resolve();
+  }
+}
+
+function abortReason(signal) {
+  return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
+}
+
+/** Resolve after `ms` (or on a release of `limiter`'s permits, when given); reject if `signal` aborts first. */
+function sleep(ms, signal, limiter) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    let timer;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal));
+    };
+    const done = () => {
+      clearTimeout(timer);
+      if (signal) signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    timer = setTimeout(done, Math.max(0, ms));
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    if (limiter) {
+      let set = waiting.get(limiter);
+      if (!set) waiting.set(limiter, (set = new Set()));
+      set.add(done);
+    }
+  });
+}
+
+function isResponseLike(value) {
+  return value !== null && typeof value === 'object' && typeof value.status === 'number' && 'headers' in value;
+}
+
+async function runReserved(limiter, url, decision, signal, task) {
+  while (!decision.reserved) {
+    // every permit is held: wait for a release or the first lease to end, then ask again
+    await sleep(decision.waitMs, signal, limiter);
+    decision = limiter.acquire(url);
+  }
+  const permit = decision.permitId;
+  const release = () => {
+    if (permit !== undefined) limiter.release(url, permit);
+  };
+  try {
+    await sleep(decision.waitMs, signal);
+  } catch (reason) {
+    release(); // an aborted wait gives back its permit (its slot in the pacing stays spent)
+    throw reason;
+  }
+  const started = nowMs();
+  let result;
+  try {
+    result = await task();
+  } catch (error) {
+    release();
+    limiter.observeFailure(url);
+    throw error;
+  }
+  try {
+    if (isResponseLike(result)) limiter.observe(url, result, nowMs() - started);
+  } finally {
+    release();
+  }
+  return result;
+}
+
+const rawRelease = Limiter.prototype.release;
+Limiter.prototype.release = function release(url, permitId) {
+  rawRelease.call(this, url, permitId);
+  wake(this);
+};
+
+Limiter.prototype.schedule = function schedule(url, task, options) {
+  if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
+  const signal = options ? options.signal : undefined;
+  if (signal && signal.aborted) return Promise.reject(abortReason(signal));
+  const first = this.acquire(url); // reserved synchronously; a bad URL throws here
+  return runReserved(this, url, first, signal, task);
+};
+
+Limiter.prototype.fetch = function politeFetch(url, init) {
+  if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
+  const signal = init ? init.signal : undefined;
+  if (signal && signal.aborted) return Promise.reject(abortReason(signal));
+  let decision = this.acquire(url);
+  return (async () => {
+    for (let attempt = 1; ; attempt++) {
+      const response = await runReserved(this, url, decision, signal, () => globalThis.fetch(url, init));
+      if (this.retryVerdict(response.status, attempt) !== 'retry') {
+        response.hostpaceAttempts = attempt;
+        return response;
+      }
+      try {
+        if (response.body) await response.body.cancel();
+      } catch (_) {
+        // a body already consumed cannot be cancelled; nothing to free
+      }
+      if (signal && signal.aborted) throw abortReason(signal);
+      decision = this.acquire(url);
+    }
+  })();
+};
