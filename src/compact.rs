@@ -20,6 +20,7 @@ impl Writer {
         Writer { out: String::from(MAGIC) }
     }
 
+    #[inline(never)]
     pub(crate) fn u64(&mut self, v: u64) {
         // writing to a String cannot fail
         let _ = write!(self.out, " {v}");
@@ -38,6 +39,7 @@ impl Writer {
     }
 
     /// A string as `<byte length>:<bytes>`.
+    #[inline(never)]
     pub(crate) fn str(&mut self, s: &str) {
         let _ = write!(self.out, " {}:{s}", s.len());
     }
@@ -52,6 +54,8 @@ pub(crate) struct Reader<'a> {
     rest: &'a str,
 }
 
+#[cold]
+#[inline(never)]
 fn bad(what: &str) -> Error {
     Error::InvalidSnapshot { reason: format!("malformed: expected {what}") }
 }
@@ -64,6 +68,7 @@ impl<'a> Reader<'a> {
         Ok(Reader { rest })
     }
 
+    #[inline(never)]
     fn token(&mut self, what: &str) -> Result<&'a str, Error> {
         let rest = self.rest.trim_start_matches(' ');
         if rest.is_empty() {
@@ -74,6 +79,7 @@ impl<'a> Reader<'a> {
         Ok(&rest[..end])
     }
 
+    #[inline(never)]
     pub(crate) fn u64(&mut self, what: &str) -> Result<u64, Error> {
         let t = self.token(what)?;
         if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
@@ -82,18 +88,22 @@ impl<'a> Reader<'a> {
         t.parse().map_err(|_| bad(what))
     }
 
+    #[inline(never)]
     pub(crate) fn u32(&mut self, what: &str) -> Result<u32, Error> {
         u32::try_from(self.u64(what)?).map_err(|_| bad(what))
     }
 
+    #[inline(never)]
     pub(crate) fn f64(&mut self, what: &str) -> Result<f64, Error> {
         Ok(f64::from_bits(self.u64(what)?))
     }
 
+    #[inline(never)]
     pub(crate) fn f32(&mut self, what: &str) -> Result<f32, Error> {
         Ok(f32::from_bits(self.u32(what)?))
     }
 
+    #[inline(never)]
     pub(crate) fn bool(&mut self, what: &str) -> Result<bool, Error> {
         match self.u64(what)? {
             0 => Ok(false),
@@ -102,6 +112,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline(never)]
     pub(crate) fn str(&mut self, what: &str) -> Result<&'a str, Error> {
         let rest = self.rest.trim_start_matches(' ');
         let colon = rest.find(':').ok_or_else(|| bad(what))?;

@@ -6,11 +6,11 @@
 //! does that, so a URL popped as ready is fetched without waiting.
 
 use crate::error::{clip, Error};
-use crate::host_key::HostKey;
+use crate::host_key::{HostKey, Interner};
 use crate::registry::Registry;
 use crate::time::Instant;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::time::Duration;
 
 /// The default bound on queued URLs.
@@ -41,17 +41,17 @@ struct Queued {
     url: Box<str>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct HostQueue {
-    key: HostKey,
     urls: BinaryHeap<Queued>,
 }
 
 /// A host-aware ready queue over a registry's pacing.
 #[derive(Debug, Default)]
 pub struct Frontier {
+    /// Queues by interned host id.
     hosts: Vec<HostQueue>,
-    index: HashMap<HostKey, u32, foldhash::fast::RandomState>,
+    ids: Interner,
     /// (earliest instant the host may go, as last known; tie-break order; host index). An entry is a lower bound
     /// on the host's real ready time; stale entries are refreshed when they reach the top.
     ready: BinaryHeap<Reverse<(Instant, u64, u32)>>,
@@ -103,15 +103,10 @@ impl Frontier {
         }
         let order = self.next_order();
         let queued = Queued { priority, order: Reverse(order), url: url.into() };
-        let h = match self.index.get(&key) {
-            Some(&h) => h,
-            None => {
-                let h = self.hosts.len() as u32;
-                self.index.insert(key.clone(), h);
-                self.hosts.push(HostQueue { key, urls: BinaryHeap::new() });
-                h
-            }
-        };
+        let h = self.ids.intern(&key);
+        if h as usize == self.hosts.len() {
+            self.hosts.push(HostQueue::default());
+        }
         let queue = &mut self.hosts[h as usize].urls;
         if queue.is_empty() {
             self.ready.push(Reverse((Instant::ZERO, order, h)));
@@ -130,8 +125,8 @@ impl Frontier {
     pub fn pop(&mut self, registry: &Registry, now: Instant) -> Pop {
         loop {
             let Some(&Reverse((known, _, h))) = self.ready.peek() else { return Pop::Empty };
-            let host = &self.hosts[h as usize];
-            let actual = registry.peek(&host.key, now).departs;
+            let Some(key) = self.ids.key(h) else { return Pop::Empty };
+            let actual = registry.peek(key, now).departs;
             if actual > known {
                 // the host got busier since this entry was made: refresh it and look again
                 self.ready.pop();
@@ -143,9 +138,9 @@ impl Frontier {
                 return Pop::Wait(actual.saturating_duration_since(now));
             }
             self.ready.pop();
+            let key = key.clone();
             let host = &mut self.hosts[h as usize];
             let Some(item) = host.urls.pop() else { continue };
-            let key = host.key.clone();
             let more = !host.urls.is_empty();
             self.len -= 1;
             if more {
@@ -161,7 +156,7 @@ impl Frontier {
     pub fn next_wait(&mut self, registry: &Registry, now: Instant) -> Option<Duration> {
         loop {
             let &Reverse((known, _, h)) = self.ready.peek()?;
-            let actual = registry.peek(&self.hosts[h as usize].key, now).departs;
+            let actual = registry.peek(self.ids.key(h)?, now).departs;
             if actual > known {
                 self.ready.pop();
                 let order = self.next_order();

@@ -156,6 +156,52 @@ impl From<HostKey> for String {
     }
 }
 
+/// Host keys interned as dense ids (0, 1, 2…), found through a hash table of ids: the cheap handle a frontier or
+/// a JS caller passes around instead of a string.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    keys: Vec<HostKey>,
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl Interner {
+    /// The id of `key`, if interned.
+    pub fn get(&self, key: &HostKey) -> Option<u32> {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(key);
+        self.table.find(hash, |&i| self.keys[i as usize] == *key).copied()
+    }
+
+    /// The id of `key`, interning it if new.
+    pub fn intern(&mut self, key: &HostKey) -> u32 {
+        use std::hash::BuildHasher;
+        if let Some(id) = self.get(key) {
+            return id;
+        }
+        let Interner { keys, table, hasher } = self;
+        let id = keys.len() as u32;
+        keys.push(key.clone());
+        table.insert_unique(hasher.hash_one(key), id, |&i| hasher.hash_one(&keys[i as usize]));
+        id
+    }
+
+    /// The key of `id`.
+    pub fn key(&self, id: u32) -> Option<&HostKey> {
+        self.keys.get(id as usize)
+    }
+
+    /// Keys interned.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when nothing is interned.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -193,6 +193,7 @@ pub(crate) fn secs_to_nanos(secs: f64) -> u64 {
 }
 
 /// Check a rate given in requests per second.
+#[inline(never)]
 pub(crate) fn check_rate(field: &'static str, value: f64) -> Result<(), Error> {
     if value.is_finite() && value >= MIN_RATE_PER_SEC {
         Ok(())
@@ -202,6 +203,7 @@ pub(crate) fn check_rate(field: &'static str, value: f64) -> Result<(), Error> {
 }
 
 /// Check a bucket capacity.
+#[inline(never)]
 pub(crate) fn check_capacity(field: &'static str, value: f64) -> Result<(), Error> {
     if value.is_finite() && (1.0..=MAX_BURST_CAPACITY).contains(&value) {
         Ok(())
@@ -211,6 +213,7 @@ pub(crate) fn check_capacity(field: &'static str, value: f64) -> Result<(), Erro
 }
 
 /// Check a duration in seconds; `allow_zero` says whether 0 is meaningful for the field.
+#[inline(never)]
 pub(crate) fn check_secs(field: &'static str, value: f64, allow_zero: bool) -> Result<(), Error> {
     let ok = value.is_finite() && value <= MAX_DURATION_SEC && if allow_zero { value >= 0.0 } else { value > 0.0 };
     if ok {

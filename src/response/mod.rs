@@ -10,12 +10,13 @@
 
 mod ratelimit;
 mod retry_after;
+mod sf;
 
 pub use ratelimit::{parse_rate_limit, ServerLimits, ServerPolicy};
 pub use retry_after::parse_retry_after;
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Longest part of a header value quoted back in a [`HeaderError`].
 const QUOTE_MAX: usize = 64;
@@ -143,9 +144,103 @@ pub(crate) fn parse_seconds(text: &str) -> Option<Seconds> {
 
 /// An HTTP-date (IMF-fixdate, RFC 850 or asctime) as epoch milliseconds.
 pub(crate) fn parse_http_date_ms(text: &str) -> Option<u64> {
-    let time: SystemTime = httpdate::parse_http_date(text).ok()?;
-    let since_epoch = time.duration_since(UNIX_EPOCH).ok()?;
-    Some(u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX))
+    let secs = imf_fixdate(text).or_else(|| rfc850_date(text)).or_else(|| asctime_date(text))?;
+    secs.checked_mul(1000)
+}
+
+// HTTP-dates by hand (RFC 9110 §5.6.7), instead of the `httpdate` crate: the three fixed layouts are a few
+// dozen lines, and every byte of the wasm module counts. Weekday names are checked for spelling, not against
+// the date (as `httpdate` did); RFC 850's two-digit years below 70 are 20xx, others 19xx.
+
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const DAY_NAMES: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+fn digits(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn month_of(s: &str) -> Option<u32> {
+    MONTHS.iter().position(|m| *m == s).map(|i| i as u32 + 1)
+}
+
+/// `HH:MM:SS` as seconds of the day.
+fn time_of_day(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.len() != 8 || b[2] != b':' || b[5] != b':' {
+        return None;
+    }
+    let (h, m, sec) = (digits(&s[0..2])?, digits(&s[3..5])?, digits(&s[6..8])?);
+    (h < 24 && m < 60 && sec < 60).then(|| u64::from(h * 3600 + m * 60 + sec))
+}
+
+/// Seconds since the epoch of a valid calendar date at midnight (years from 1970).
+fn date_secs(year: u32, month: u32, day: u32) -> Option<u64> {
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days_in_month = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if year < 1970 || year > 9999 || !(1..=12).contains(&month) || day == 0 || day > days_in_month[month as usize - 1] {
+        return None;
+    }
+    // days from civil (Howard Hinnant), for dates after the epoch
+    let y = if month <= 2 { year - 1 } else { year } as i64;
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(month) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days).ok().map(|d| d * 86_400)
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT`
+fn imf_fixdate(s: &str) -> Option<u64> {
+    let (wd, rest) = s.split_once(", ")?;
+    if !DAYS.contains(&wd) {
+        return None;
+    }
+    let mut p = rest.split(' ');
+    let (day, month, year, time, zone) = (p.next()?, p.next()?, p.next()?, p.next()?, p.next()?);
+    if p.next().is_some() || zone != "GMT" || day.len() != 2 || year.len() != 4 {
+        return None;
+    }
+    Some(date_secs(digits(year)?, month_of(month)?, digits(day)?)? + time_of_day(time)?)
+}
+
+/// `Sunday, 06-Nov-94 08:49:37 GMT`
+fn rfc850_date(s: &str) -> Option<u64> {
+    let (wd, rest) = s.split_once(", ")?;
+    if !DAY_NAMES.contains(&wd) {
+        return None;
+    }
+    let mut p = rest.split(' ');
+    let (date, time, zone) = (p.next()?, p.next()?, p.next()?);
+    if p.next().is_some() || zone != "GMT" {
+        return None;
+    }
+    let mut d = date.split('-');
+    let (day, month, yy) = (d.next()?, d.next()?, d.next()?);
+    if d.next().is_some() || day.len() != 2 || yy.len() != 2 {
+        return None;
+    }
+    let yy = digits(yy)?;
+    let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+    Some(date_secs(year, month_of(month)?, digits(day)?)? + time_of_day(time)?)
+}
+
+/// `Sun Nov  6 08:49:37 1994`
+fn asctime_date(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.len() != 24 || b[3] != b' ' || b[7] != b' ' || b[10] != b' ' || b[19] != b' ' {
+        return None;
+    }
+    if !DAYS.contains(&&s[0..3]) {
+        return None;
+    }
+    let day = s[8..10].trim_start_matches(' ');
+    Some(date_secs(digits(&s[20..24])?, month_of(&s[4..7])?, digits(day)?)? + time_of_day(&s[11..19])?)
 }
 
 /// The instant, in epoch milliseconds, that absolute times in a response are measured from: its `Date` header

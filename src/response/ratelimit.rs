@@ -1,16 +1,13 @@
 //! Limits a server publishes about itself: the IETF draft's `RateLimit-Policy` and `RateLimit` fields
-//! (draft-ietf-httpapi-ratelimit-headers, Structured Field Lists parsed with the `sfv` crate) and the legacy
+//! (draft-ietf-httpapi-ratelimit-headers, Structured Field Lists, parsed per RFC 9651 by `super::sf`) and the legacy
 //! `X-RateLimit-Limit` / `-Remaining` / `-Reset` trio (also spelled `RateLimit-Limit` / `-Remaining` / `-Reset`
 //! by older drafts).
 //!
 //! The rules are documented on [`parse_rate_limit`].
 
+use super::sf::{parse_dictionary, parse_list, Bare, Member};
 use super::{parse_http_date_ms, parse_seconds, reference_ms, trim_ows, HeaderError, Seconds};
-use sfv::visitor::ParameterVisitor;
-use sfv::visitor::{DictionaryVisitor, EntryVisitor, Ignored, InnerListVisitor, ItemVisitor, ListVisitor};
-use sfv::{BareItemFromInput, KeyRef, Parser};
 use std::cmp::Reverse;
-use std::convert::Infallible;
 use std::time::Duration;
 
 /// Reset values at or above this are epoch milliseconds.
@@ -218,7 +215,7 @@ fn legacy_reset(header: &'static str, value: &str, reference: Option<u64>) -> Re
 
 /// The most restrictive request policy of a `RateLimit-Policy` List.
 fn draft_policy(value: &str, ignored: &mut Vec<HeaderError>) -> Option<ServerPolicy> {
-    let members = match Parser::new(value).parse_list_with_visitor(Members::default()) {
+    let members = match parse_list(value) {
         Ok(members) => members,
         Err(_) => {
             ignored.push(HeaderError::invalid(POLICY, value, EXPECT_LIST));
@@ -249,8 +246,7 @@ fn policy_of(member: &Member<'_>) -> Result<ServerPolicy, &'static str> {
     // Older drafts wrote the quota as the member itself (`100;w=60`); the current one names it in `q`.
     let quota = non_negative(member.param("q").or(Some(item))).ok_or(EXPECT_QUOTA)?;
     if let Some(unit) = member.param("qu") {
-        let name = unit.as_string().map(|s| s.as_str()).or_else(|| unit.as_token().map(|t| t.as_str()));
-        if !matches!(name, Some("requests" | "request")) {
+        if !matches!(unit.as_text(), Some("requests" | "request")) {
             return Err(EXPECT_UNIT);
         }
     }
@@ -272,7 +268,7 @@ struct Current {
 /// The `RateLimit` field: a List of `"name";r=…;t=…` members, or the draft-07 Dictionary
 /// `limit=…, remaining=…, reset=…`.
 fn draft_current(value: &str, reference: Option<u64>, ignored: &mut Vec<HeaderError>) -> Option<Current> {
-    if let Ok(members) = Parser::new(value).parse_list_with_visitor(Members::default()) {
+    if let Ok(members) = parse_list(value) {
         let mut candidates = Vec::with_capacity(members.len());
         for member in &members {
             let Some(remaining) = non_negative(member.param("r")).filter(|_| member.value.is_some()) else {
@@ -297,7 +293,7 @@ fn draft_current(value: &str, reference: Option<u64>, ignored: &mut Vec<HeaderEr
         let (remaining, reset) = candidates.into_iter().min_by_key(|&(r, t)| (r, Reverse(t)))?;
         return Some(Current { remaining: Some(remaining), reset, limit: None });
     }
-    let Ok(entries) = Parser::new(value).parse_dictionary_with_visitor(Members::default()) else {
+    let Ok(entries) = parse_dictionary(value) else {
         ignored.push(HeaderError::invalid(RATELIMIT, value, EXPECT_LIST));
         return None;
     };
@@ -331,103 +327,8 @@ fn draft_current(value: &str, reference: Option<u64>, ignored: &mut Vec<HeaderEr
 }
 
 /// A non-negative Integer bare item.
-fn non_negative(item: Option<&BareItemFromInput<'_>>) -> Option<u64> {
-    item?.as_integer().and_then(|n| u64::try_from(i64::from(n)).ok())
-}
-
-/// One member of a Structured Field List or Dictionary, as far as these headers care.
-struct Member<'de> {
-    /// The Dictionary key; empty for a List member.
-    key: &'de str,
-    /// The bare item; `None` for an inner list (which no rate-limit field uses).
-    value: Option<BareItemFromInput<'de>>,
-    params: Vec<(&'de str, BareItemFromInput<'de>)>,
-}
-
-impl<'de> Member<'de> {
-    /// Parameter `key`; the last one wins when repeated (RFC 9651 §4.2.3.2).
-    fn param(&self, key: &str) -> Option<&BareItemFromInput<'de>> {
-        self.params.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
-    }
-}
-
-/// Collects the members of a List or Dictionary (the `sfv` visitor API, which avoids its `indexmap`-based types).
-#[derive(Default)]
-struct Members<'de>(Vec<Member<'de>>);
-
-/// Where the next member goes.
-struct Slot<'a, 'de> {
-    out: &'a mut Vec<Member<'de>>,
-    key: &'de str,
-}
-
-/// A member whose parameters are being read; stored when they end.
-struct Pending<'a, 'de> {
-    out: &'a mut Vec<Member<'de>>,
-    member: Member<'de>,
-}
-
-impl<'de> ListVisitor<'de> for Members<'de> {
-    type Out = Vec<Member<'de>>;
-    type Error = Infallible;
-
-    fn entry(&mut self) -> Result<impl EntryVisitor<'de>, Infallible> {
-        Ok(Slot { out: &mut self.0, key: "" })
-    }
-
-    fn finish(self) -> Result<Self::Out, Infallible> {
-        Ok(self.0)
-    }
-}
-
-impl<'de> DictionaryVisitor<'de> for Members<'de> {
-    type Out = Vec<Member<'de>>;
-    type Error = Infallible;
-
-    fn entry(&mut self, key: &'de KeyRef) -> Result<impl EntryVisitor<'de>, Infallible> {
-        Ok(Slot { out: &mut self.0, key: key.as_str() })
-    }
-
-    fn finish(self) -> Result<Self::Out, Infallible> {
-        Ok(self.0)
-    }
-}
-
-impl<'de> EntryVisitor<'de> for Slot<'_, 'de> {
-    type Error = Infallible;
-
-    fn item(self) -> Result<impl ItemVisitor<'de>, Infallible> {
-        Ok(self)
-    }
-
-    fn inner_list(self) -> Result<impl InnerListVisitor<'de>, Infallible> {
-        self.out.push(Member { key: self.key, value: None, params: Vec::new() });
-        Ok(Ignored)
-    }
-}
-
-impl<'de> ItemVisitor<'de> for Slot<'_, 'de> {
-    type Out = ();
-    type Error = Infallible;
-
-    fn bare_item(self, value: BareItemFromInput<'de>) -> Result<impl ParameterVisitor<'de, Out = ()>, Infallible> {
-        Ok(Pending { out: self.out, member: Member { key: self.key, value: Some(value), params: Vec::new() } })
-    }
-}
-
-impl<'de> ParameterVisitor<'de> for Pending<'_, 'de> {
-    type Out = ();
-    type Error = Infallible;
-
-    fn parameter(&mut self, key: &'de KeyRef, value: BareItemFromInput<'de>) -> Result<(), Infallible> {
-        self.member.params.push((key.as_str(), value));
-        Ok(())
-    }
-
-    fn finish(self) -> Result<(), Infallible> {
-        self.out.push(self.member);
-        Ok(())
-    }
+fn non_negative(item: Option<&Bare<'_>>) -> Option<u64> {
+    item?.as_integer().and_then(|n| u64::try_from(n).ok())
 }
 
 #[cfg(test)]

@@ -5,14 +5,13 @@ use super::{clock_ms, instant, js_error, ms};
 use crate::error::Num;
 use crate::frontier::{Frontier, Pop};
 use crate::host::Decision;
-use crate::host_key::HostKey;
+use crate::host_key::{HostKey, Interner};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
 use crate::registry::{Registry, Snapshot};
 use crate::time::Instant;
 use js_sys::{Array, Object, Reflect};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
@@ -152,34 +151,21 @@ fn whole(obj: &JsValue, key: &str, path: &str) -> Result<Option<u32>, JsValue> {
 }
 
 /// Refuse keys a config object does not know, naming them (a typo must not silently fall back to a default).
-fn known_keys(obj: &JsValue, known: &[&str], path: &str) -> Result<(), JsValue> {
+fn known_keys(obj: &JsValue, known: &str, path: &str) -> Result<(), JsValue> {
     let Some(obj) = obj.dyn_ref::<Object>() else {
         return Err(js_error(format!("invalid config field {path}: expected an object")));
     };
     for key in Object::keys(obj).iter() {
         let key = key.as_string().unwrap_or_default();
-        if !known.contains(&key.as_str()) {
-            return Err(js_error(format!("unknown config field {path}{key} (expected one of {})", known.join(", "))));
+        if !known.split(", ").any(|k| k == key) {
+            return Err(js_error(format!("unknown config field {path}{key} (expected one of {known})")));
         }
     }
     Ok(())
 }
 
-const POLICY_FIELDS: &[&str] = &[
-    "ratePerSec",
-    "burstCapacity",
-    "burstJustification",
-    "minIntervalSec",
-    "quota",
-    "maxConcurrency",
-    "leaseSec",
-    "maxBackoffSec",
-    "maxRetries",
-    "defaultRetryAfterSec",
-    "maxCrawlDelaySec",
-    "maxHosts",
-    "adaptive",
-];
+const POLICY_FIELDS: &str = "ratePerSec, burstCapacity, burstJustification, minIntervalSec, quota, maxConcurrency, \
+                             leaseSec, maxBackoffSec, maxRetries, defaultRetryAfterSec, maxCrawlDelaySec, maxHosts, adaptive";
 
 /// Read a `LimiterConfig` into a policy (missing fields take the defaults); an error names the field.
 pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
@@ -194,7 +180,7 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
     let quota = match get(config, "quota") {
         None => None,
         Some(q) => {
-            known_keys(&q, &["limit", "windowSec"], "quota.")?;
+            known_keys(&q, "limit, windowSec", "quota.")?;
             Some(Quota {
                 limit: whole(&q, "limit", "quota.limit")?.unwrap_or(0),
                 window_sec: number(&q, "windowSec", "quota.windowSec")?.unwrap_or(f64::NAN),
@@ -204,7 +190,7 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
     let adaptive = match get(config, "adaptive") {
         None => None,
         Some(a) => {
-            known_keys(&a, &["minRatePerSec", "targetLatencyMs", "steps"], "adaptive.")?;
+            known_keys(&a, "minRatePerSec, targetLatencyMs, steps", "adaptive.")?;
             let da = Adaptive::default();
             Some(Adaptive {
                 min_rate_per_sec: number(&a, "minRatePerSec", "adaptive.minRatePerSec")?.unwrap_or(da.min_rate_per_sec),
@@ -261,8 +247,8 @@ fn decision_js(host: &HostKey, d: &Decision) -> JsValue {
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
 pub(crate) struct Shared {
     registry: RefCell<Registry>,
-    /// Interned hosts: id → key, for callers that pass hosts cheaply across the boundary.
-    ids: RefCell<(Vec<HostKey>, HashMap<HostKey, u32>)>,
+    /// Interned hosts, for callers that pass hosts cheaply across the boundary.
+    ids: RefCell<Interner>,
     warnings: Vec<String>,
 }
 
@@ -328,7 +314,7 @@ impl JsLimiter {
         JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
-                ids: RefCell::new((Vec::new(), HashMap::new())),
+                ids: RefCell::new(Interner::default()),
                 warnings,
             }),
         }
@@ -375,14 +361,7 @@ impl JsLimiter {
     /// decision).
     pub fn intern(&self, url: &str) -> Result<u32, JsValue> {
         let key = Self::key(url)?;
-        let mut ids = self.shared.ids.borrow_mut();
-        if let Some(&id) = ids.1.get(&key) {
-            return Ok(id);
-        }
-        let id = ids.0.len() as u32;
-        ids.0.push(key.clone());
-        ids.1.insert(key, id);
-        Ok(id)
+        Ok(self.shared.ids.borrow_mut().intern(&key))
     }
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds.
@@ -390,7 +369,7 @@ impl JsLimiter {
     pub fn acquire_id(&self, id: u32, now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;
         let ids = self.shared.ids.borrow();
-        let key = ids.0.get(id as usize).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
+        let key = ids.key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
         Ok(ms(self.shared.acquire(key, now)?.wait))
     }
 
