@@ -181,7 +181,11 @@ fn time_of_day(s: &str) -> Option<u64> {
 fn date_secs(year: u32, month: u32, day: u32) -> Option<u64> {
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days_in_month = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if year < 1970 || year > 9999 || !(1..=12).contains(&month) || day == 0 || day > days_in_month[month as usize - 1] {
+    if !(1970..=9999).contains(&year)
+        || !(1..=12).contains(&month)
+        || day == 0
+        || day > days_in_month[month as usize - 1]
+    {
         return None;
     }
     // days from civil (Howard Hinnant), for dates after the epoch
