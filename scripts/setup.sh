@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Install, idempotently, everything the run and test commands need on a fresh machine.
-# Reaches only the package registries (crates.io, npm, Debian); see ../shared/TOOLCHAIN.md.
+# Reaches only the package registries (crates.io, npm, Debian) and rustup's own server; see
+# ../shared/TOOLCHAIN.md for why each pin is what it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen crate in Cargo.lock, exactly
+
 log() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 
-# Rust: the machine's toolchain (rustup) with clippy and rustfmt.
+# Rust: the machine's toolchain (rustup) with clippy, rustfmt and the wasm target.
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; this project needs the rustup toolchain of the machine image" >&2
   exit 1
@@ -17,6 +20,49 @@ for component in clippy rustfmt; do
     rustup component add "${component}"
   fi
 done
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# A pinned nightly for the npm package's wasm module only (built for size with the standard library rebuilt;
+# see scripts/build-pkg.sh). Everything else builds and tests on stable.
+NIGHTLY=nightly-2026-05-20
+if ! rustup run "$NIGHTLY" rustc --version >/dev/null 2>&1 \
+  || ! rustup component list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src' \
+  || ! rustup target list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  log "rustup toolchain install $NIGHTLY (rust-src, wasm32 target)"
+  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src --target wasm32-unknown-unknown
+fi
+
+# wasm-bindgen CLI (and its test runner), pinned to the crate's version. Without --locked: its lock file names
+# a crate version the registry does not serve.
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen ${WASM_BINDGEN_VERSION}" ]; then
+  log "cargo install wasm-bindgen-cli ${WASM_BINDGEN_VERSION} (about 2 minutes)"
+  cargo install wasm-bindgen-cli --version "${WASM_BINDGEN_VERSION}" --force
+fi
+
+# Node packages (binaryen's wasm-opt, TypeScript, Playwright's driver, the benchmark's peers).
+if ! command -v node >/dev/null; then
+  echo "setup: node not found; this project needs Node.js 20+" >&2
+  exit 1
+fi
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# Chromium and ChromeDriver from Debian, for browser tests (never a browser download of a test tool).
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ]; then
+    log "apt-get install chromium chromium-driver"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "setup: /usr/bin/chromium and /usr/bin/chromedriver are needed: apt-get install chromium chromium-driver" >&2
+    exit 1
+  fi
+fi
 
 # Fetch crates once, so that later steps fail early and clearly if the registry is unreachable.
 cargo fetch --quiet

@@ -5,14 +5,25 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 
 step() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+export CHROMEDRIVER=/usr/bin/chromedriver
 
 step "format"
 cargo fmt --all -- --check
-step "clippy (all targets, warnings are errors)"
+step "clippy (native and wasm, all targets, warnings are errors)"
 cargo clippy --all-targets -- -D warnings
+cargo clippy --lib --features wasm --target wasm32-unknown-unknown -- -D warnings
 step "docs (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step "benchmarks compile"
 cargo bench --no-run --quiet
 step "Rust tests (unit, integration, property, doc)"
 cargo test
+step "wasm tests in Node"
+cargo test --target wasm32-unknown-unknown --features wasm --lib
+step "wasm tests in headless Chromium"
+WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --features wasm --lib
+step "npm package build"
+npm run --silent build:pkg
+step "npm package tests in Node (real HTTP origin on 127.0.0.1)"
+node --test tests/js/

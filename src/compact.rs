@@ -49,15 +49,11 @@ impl Writer {
     }
 }
 
-/// Reads tokens written by [`Writer`]; every error says what was expected.
+/// Reads tokens written by [`Writer`]. Errors are sticky: after the first one every read returns a default
+/// and [`Reader::finish`] reports the first (one check instead of one per field keeps the decoder small).
 pub(crate) struct Reader<'a> {
     rest: &'a str,
-}
-
-#[cold]
-#[inline(never)]
-fn bad(what: &str) -> Error {
-    Error::InvalidSnapshot { reason: format!("malformed: expected {what}") }
+    error: Option<Error>,
 }
 
 impl<'a> Reader<'a> {
@@ -65,69 +61,98 @@ impl<'a> Reader<'a> {
         let rest = text.trim_start().strip_prefix(MAGIC).ok_or_else(|| Error::InvalidSnapshot {
             reason: format!("not a hostpace snapshot (expected it to start with {MAGIC:?})"),
         })?;
-        Ok(Reader { rest })
+        Ok(Reader { rest, error: None })
+    }
+
+    /// Record that `what` was expected and not found (the first failure is kept).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fail(&mut self, what: &str) {
+        if self.error.is_none() {
+            self.error = Some(Error::InvalidSnapshot { reason: format!("malformed: expected {what}") });
+        }
+        self.rest = "";
     }
 
     #[inline(never)]
-    fn token(&mut self, what: &str) -> Result<&'a str, Error> {
+    pub(crate) fn u64(&mut self, what: &str) -> u64 {
         let rest = self.rest.trim_start_matches(' ');
-        if rest.is_empty() {
-            return Err(bad(what));
-        }
         let end = rest.find(' ').unwrap_or(rest.len());
+        let token = &rest[..end];
         self.rest = &rest[end..];
-        Ok(&rest[..end])
-    }
-
-    #[inline(never)]
-    pub(crate) fn u64(&mut self, what: &str) -> Result<u64, Error> {
-        let t = self.token(what)?;
-        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad(what));
-        }
-        t.parse().map_err(|_| bad(what))
-    }
-
-    #[inline(never)]
-    pub(crate) fn u32(&mut self, what: &str) -> Result<u32, Error> {
-        u32::try_from(self.u64(what)?).map_err(|_| bad(what))
-    }
-
-    #[inline(never)]
-    pub(crate) fn f64(&mut self, what: &str) -> Result<f64, Error> {
-        Ok(f64::from_bits(self.u64(what)?))
-    }
-
-    #[inline(never)]
-    pub(crate) fn f32(&mut self, what: &str) -> Result<f32, Error> {
-        Ok(f32::from_bits(self.u32(what)?))
-    }
-
-    #[inline(never)]
-    pub(crate) fn bool(&mut self, what: &str) -> Result<bool, Error> {
-        match self.u64(what)? {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(bad(what)),
+        match token.parse::<u64>() {
+            Ok(v) if token.bytes().all(|b| b.is_ascii_digit()) => v,
+            _ => {
+                self.fail(what);
+                0
+            }
         }
     }
 
     #[inline(never)]
-    pub(crate) fn str(&mut self, what: &str) -> Result<&'a str, Error> {
+    pub(crate) fn u32(&mut self, what: &str) -> u32 {
+        let v = self.u64(what);
+        u32::try_from(v).unwrap_or_else(|_| {
+            self.fail(what);
+            0
+        })
+    }
+
+    pub(crate) fn f64(&mut self, what: &str) -> f64 {
+        f64::from_bits(self.u64(what))
+    }
+
+    pub(crate) fn f32(&mut self, what: &str) -> f32 {
+        f32::from_bits(self.u32(what))
+    }
+
+    #[inline(never)]
+    pub(crate) fn bool(&mut self, what: &str) -> bool {
+        match self.u64(what) {
+            0 => false,
+            1 => true,
+            _ => {
+                self.fail(what);
+                false
+            }
+        }
+    }
+
+    #[inline(never)]
+    pub(crate) fn str(&mut self, what: &str) -> &'a str {
         let rest = self.rest.trim_start_matches(' ');
-        let colon = rest.find(':').ok_or_else(|| bad(what))?;
-        let len: usize = rest[..colon].parse().map_err(|_| bad(what))?;
-        let body = rest.get(colon + 1..colon + 1 + len).ok_or_else(|| bad(what))?;
-        self.rest = &rest[colon + 1 + len..];
-        Ok(body)
+        let body = rest.find(':').and_then(|colon| {
+            let len: usize = rest[..colon].parse().ok()?;
+            let body = rest.get(colon + 1..colon + 1 + len)?;
+            Some((body, &rest[colon + 1 + len..]))
+        });
+        match body {
+            Some((body, after)) => {
+                self.rest = after;
+                body
+            }
+            None => {
+                self.fail(what);
+                ""
+            }
+        }
     }
 
-    pub(crate) fn end(&self) -> Result<(), Error> {
+    /// The first error, or an error if anything is left unread.
+    pub(crate) fn finish(self) -> Result<(), Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
         if self.rest.trim().is_empty() {
             Ok(())
         } else {
             Err(Error::InvalidSnapshot { reason: "malformed: unexpected data after the last host".into() })
         }
+    }
+
+    /// The first error so far, if any.
+    pub(crate) fn failed(&self) -> bool {
+        self.error.is_some()
     }
 }
 
@@ -144,15 +169,22 @@ mod tests {
         w.bool(true);
         let text = w.finish();
         let mut r = Reader::new(&text).unwrap();
-        assert_eq!(r.u64("n").unwrap(), u64::MAX);
-        assert_eq!(r.str("s").unwrap(), "a b:c");
-        assert!(r.f64("f").unwrap().is_nan());
-        assert!(r.bool("b").unwrap());
-        assert!(r.end().is_ok());
-        assert!(r.u64("more").is_err());
-        for garbage in ["", "{}", "hostpace-snapshot-1 x", "hostpace-snapshot-1 -1", "hostpace-snapshot-1 99:ab"] {
-            let err = Reader::new(garbage).and_then(|mut r| r.u64("n").and_then(|_| r.str("s").map(|_| ())));
+        assert_eq!(r.u64("n"), u64::MAX);
+        assert_eq!(r.str("s"), "a b:c");
+        assert!(r.f64("f").is_nan());
+        assert!(r.bool("b"));
+        assert!(r.finish().is_ok());
+        for garbage in ["", "{}", "hostpace-snapshot-1 x", "hostpace-snapshot-1 -1", "hostpace-snapshot-1 1 99:ab"] {
+            let err = Reader::new(garbage).and_then(|mut r| {
+                r.u64("n");
+                r.str("s");
+                r.finish()
+            });
             assert!(err.is_err(), "{garbage:?}");
         }
+        let mut r = Reader::new("hostpace-snapshot-1").unwrap();
+        r.u64("count");
+        assert!(r.failed());
+        assert!(r.finish().unwrap_err().to_string().contains("expected count"));
     }
 }

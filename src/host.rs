@@ -165,6 +165,8 @@ pub struct HostState {
     pub(crate) rate_level: f32,
     /// The rate the server's published policy allows (q / w), 0 = none.
     pub(crate) server_cap: f32,
+    /// The last departure a shell confirmed with [`HostState::depart`] (when it really left).
+    pub(crate) departed: Instant,
 }
 
 fn ms(d: u64) -> f64 {
@@ -187,6 +189,7 @@ impl HostState {
             crawl_delay_ms: 0,
             rate_level: initial_level(limits),
             server_cap: 0.0,
+            departed: Instant::ZERO,
         }
         .tuned(limits)
     }
@@ -309,6 +312,25 @@ impl HostState {
         }
     }
 
+    /// Confirm, at `now`, that a reserved request is really leaving. Timers fire late (a busy event loop, a
+    /// slow first connection), and a reservation made for `t` that leaves at `t + 120 ms` would bring the next
+    /// one closer than the interval floor (or a burst-1 bucket's spacing) to the target. So a shell calls this
+    /// right before sending: zero means go (the departure is recorded); otherwise wait that long and confirm
+    /// again.
+    pub fn depart(&mut self, now: Instant) -> Duration {
+        // the spacing reservations keep: the interval floor, and a burst-1 bucket's emission interval
+        let spacing = if self.bucket.capacity() <= 1.0 { self.bucket.emission_ns() } else { 0 };
+        let interval = self.meter.interval_ns().max(spacing);
+        if interval > 0 && self.departed != Instant::ZERO {
+            let earliest = self.departed.add_nanos(interval);
+            if now < earliest {
+                return earliest.saturating_duration_since(now);
+            }
+        }
+        self.departed = self.departed.max(now);
+        Duration::ZERO
+    }
+
     /// Give a concurrency permit back. Returns false if it was unknown (already released, or reclaimed).
     pub fn release(&mut self, permit_id: u64) -> bool {
         self.permits.as_mut().is_some_and(|p| p.release(permit_id))
@@ -368,6 +390,7 @@ impl HostState {
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
         self.crawl_delay_ms == 0
             && self.server_cap == 0.0
+            && self.departed.add_nanos(self.meter.interval_ns().max(self.bucket.emission_ns())) <= now
             && self.rate_level.to_bits() == initial_level(limits).to_bits()
             && self.bucket.is_full(now)
             && self.meter.is_idle(now)
@@ -466,21 +489,22 @@ impl HostState {
         w.u64(u64::from(self.crawl_delay_ms));
         w.f32(self.rate_level);
         w.f32(self.server_cap);
+        w.u64(self.departed.as_nanos());
     }
 
-    pub(crate) fn read(r: &mut Reader<'_>) -> Result<HostState, Error> {
-        let bucket = TokenBucket::read(r)?;
-        let meter = LeakyBucket::read(r)?;
-        let cooldown = Cooldown::read(r)?;
-        let server_until = Instant::from_nanos(r.u64("server quota end")?);
-        let last_seen = Instant::from_nanos(r.u64("last seen")?);
-        let quota = if r.bool("quota flag")? { Some(Box::new(SlidingWindow::read(r)?)) } else { None };
-        let permits = if r.bool("permits flag")? { Some(Box::new(Concurrency::read(r)?)) } else { None };
-        let mut counters = Counters { decisions: r.u32("decisions")?, throttled: r.u32("throttled")?, wait_ms: [0; 6] };
+    pub(crate) fn read(r: &mut Reader<'_>) -> HostState {
+        let bucket = TokenBucket::read(r);
+        let meter = LeakyBucket::read(r);
+        let cooldown = Cooldown::read(r);
+        let server_until = Instant::from_nanos(r.u64("server quota end"));
+        let last_seen = Instant::from_nanos(r.u64("last seen"));
+        let quota = r.bool("quota flag").then(|| Box::new(SlidingWindow::read(r)));
+        let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r)));
+        let mut counters = Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: [0; 6] };
         for ms in counters.wait_ms.iter_mut() {
-            *ms = r.u32("wait counter")?;
+            *ms = r.u32("wait counter");
         }
-        Ok(HostState {
+        HostState {
             bucket,
             meter,
             cooldown,
@@ -489,10 +513,11 @@ impl HostState {
             quota,
             permits,
             counters,
-            crawl_delay_ms: r.u32("crawl delay")?,
-            rate_level: r.f32("rate level")?,
-            server_cap: r.f32("server cap")?,
-        })
+            crawl_delay_ms: r.u32("crawl delay"),
+            rate_level: r.f32("rate level"),
+            server_cap: r.f32("server cap"),
+            departed: Instant::from_nanos(r.u64("departed")),
+        }
     }
 }
 
@@ -524,6 +549,11 @@ impl HostLimiter {
     /// When could one request go, without reserving anything.
     pub fn peek(&self, now: Instant) -> Decision {
         self.state.peek(now)
+    }
+
+    /// Confirm a departure at `now` (see [`HostState::depart`]).
+    pub fn depart(&mut self, now: Instant) -> Duration {
+        self.state.depart(now)
     }
 
     /// Give a concurrency permit back.
@@ -647,6 +677,21 @@ mod tests {
         // an unreleased permit is reclaimed when its lease ends
         let d = h.acquire(secs(100));
         assert!(d.reserved);
+    }
+
+    #[test]
+    fn a_late_departure_pushes_the_next_one_back_to_keep_the_interval() {
+        let policy = Policy { min_interval_sec: 0.2, rate_per_sec: 100.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut h = HostLimiter::new(&policy).unwrap();
+        let a = h.acquire(Instant::from_millis(0));
+        let b = h.acquire(Instant::from_millis(0));
+        assert_eq!(b.departs, Instant::from_millis(200));
+        // the first leaves 120 ms late (a stalled event loop)
+        assert_eq!(h.depart(Instant::from_millis(120)), Duration::ZERO);
+        let _ = a;
+        // the second, on time, must still wait until 200 ms after the first really left
+        assert_eq!(h.depart(Instant::from_millis(200)), Duration::from_millis(120));
+        assert_eq!(h.depart(Instant::from_millis(320)), Duration::ZERO);
     }
 
     #[test]

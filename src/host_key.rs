@@ -110,6 +110,19 @@ impl HostKey {
         if host.is_empty() || host.ends_with('.') {
             return Err(Error::InvalidUrl { input: clip(input), reason: "the host name is empty".into() });
         }
+        // What a WHATWG parser leaves is a lowercase ASCII domain, an IPv4 address or a bracketed IPv6 address.
+        // Platforms differ at the edges (Chromium percent-encodes a space in a host where the standard refuses
+        // it), so anything else is refused here, the same way on every platform.
+        let ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(v6) => v6.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.'),
+            None => host.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b)),
+        };
+        if !ok {
+            return Err(Error::InvalidUrl {
+                input: clip(input),
+                reason: format!("invalid host {host:?} (expected a domain name or an IP address)"),
+            });
+        }
         Ok(HostKey(match url.port {
             Some(port) => format!("{host}:{port}").into_boxed_str(),
             None => host.into(),
@@ -156,13 +169,45 @@ impl From<HostKey> for String {
     }
 }
 
+/// The hasher of host tables: randomly seeded foldhash natively; in wasm, foldhash seeded from addresses and a
+/// counter (what foldhash's own random state falls back to there, without the extra seeding code).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type KeyHasher = foldhash::fast::RandomState;
+
+/// The hasher of host tables (see the native definition).
+#[cfg(target_arch = "wasm32")]
+#[derive(Clone, Debug)]
+pub(crate) struct KeyHasher(foldhash::fast::FixedState);
+
+#[cfg(target_arch = "wasm32")]
+impl Default for KeyHasher {
+    fn default() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+        let local = 0u8;
+        let heap = Box::new(0u8);
+        let seed = (&local as *const u8 as u64).rotate_left(17)
+            ^ (&*heap as *const u8 as u64).rotate_left(41)
+            ^ COUNTER.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
+        KeyHasher(foldhash::fast::FixedState::with_seed(seed))
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl std::hash::BuildHasher for KeyHasher {
+    type Hasher = foldhash::fast::FoldHasher<'static>;
+    fn build_hasher(&self) -> Self::Hasher {
+        self.0.build_hasher()
+    }
+}
+
 /// Host keys interned as dense ids (0, 1, 2…), found through a hash table of ids: the cheap handle a frontier or
 /// a JS caller passes around instead of a string.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     keys: Vec<HostKey>,
     table: hashbrown::HashTable<u32>,
-    hasher: foldhash::fast::RandomState,
+    hasher: KeyHasher,
 }
 
 impl Interner {

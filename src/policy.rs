@@ -367,40 +367,32 @@ impl Policy {
         }
     }
 
-    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Policy, Error> {
-        let rate_per_sec = r.f64("ratePerSec")?;
-        let burst_capacity = r.f64("burstCapacity")?;
-        let burst_justification =
-            if r.bool("burstJustification flag")? { Some(r.str("burstJustification")?.to_owned()) } else { None };
-        let min_interval_sec = r.f64("minIntervalSec")?;
-        let quota = if r.bool("quota flag")? {
-            Some(Quota { limit: r.u32("quota.limit")?, window_sec: r.f64("quota.windowSec")? })
-        } else {
-            None
-        };
-        Ok(Policy {
+    pub(crate) fn read(r: &mut Reader<'_>) -> Policy {
+        let rate_per_sec = r.f64("ratePerSec");
+        let burst_capacity = r.f64("burstCapacity");
+        let burst_justification = r.bool("burstJustification flag").then(|| r.str("burstJustification").to_owned());
+        let min_interval_sec = r.f64("minIntervalSec");
+        let quota =
+            r.bool("quota flag").then(|| Quota { limit: r.u32("quota.limit"), window_sec: r.f64("quota.windowSec") });
+        Policy {
             rate_per_sec,
             burst_capacity,
             burst_justification,
             min_interval_sec,
             quota,
-            max_concurrency: r.u32("maxConcurrency")?,
-            lease_sec: r.f64("leaseSec")?,
-            max_backoff_sec: r.f64("maxBackoffSec")?,
-            max_retries: r.u32("maxRetries")?,
-            default_retry_after_sec: r.f64("defaultRetryAfterSec")?,
-            max_crawl_delay_sec: r.f64("maxCrawlDelaySec")?,
-            max_hosts: r.u32("maxHosts")?,
-            adaptive: if r.bool("adaptive flag")? {
-                Some(Adaptive {
-                    min_rate_per_sec: r.f64("adaptive.minRatePerSec")?,
-                    target_latency_ms: r.f64("adaptive.targetLatencyMs")?,
-                    steps: r.u32("adaptive.steps")?,
-                })
-            } else {
-                None
-            },
-        })
+            max_concurrency: r.u32("maxConcurrency"),
+            lease_sec: r.f64("leaseSec"),
+            max_backoff_sec: r.f64("maxBackoffSec"),
+            max_retries: r.u32("maxRetries"),
+            default_retry_after_sec: r.f64("defaultRetryAfterSec"),
+            max_crawl_delay_sec: r.f64("maxCrawlDelaySec"),
+            max_hosts: r.u32("maxHosts"),
+            adaptive: r.bool("adaptive flag").then(|| Adaptive {
+                min_rate_per_sec: r.f64("adaptive.minRatePerSec"),
+                target_latency_ms: r.f64("adaptive.targetLatencyMs"),
+                steps: r.u32("adaptive.steps"),
+            }),
+        }
     }
 }
 

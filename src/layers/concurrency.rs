@@ -88,19 +88,20 @@ impl Concurrency {
         }
     }
 
-    pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Result<Concurrency, crate::Error> {
-        let mut c = Concurrency::new(r.u32("permits")?, r.u64("lease")?);
-        c.next_id = r.u64("next permit")?.max(1);
-        let held = r.u64("permits held")?;
+    pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Concurrency {
+        let mut c = Concurrency::new(r.u32("permits"), r.u64("lease"));
+        c.next_id = r.u64("next permit").max(1);
+        let held = r.u64("permits held");
         if held > u64::from(c.max) {
-            return Err(crate::Error::InvalidSnapshot { reason: "more permits held than allowed".into() });
+            r.fail("at most as many permits held as the host allows");
+            return c;
         }
         for _ in 0..held {
-            let id = r.u64("permit id")?;
-            let expires = Instant::from_nanos(r.u64("permit lease end")?);
+            let id = r.u64("permit id");
+            let expires = Instant::from_nanos(r.u64("permit lease end"));
             c.held.push(Permit { id, expires });
         }
-        Ok(c)
+        c
     }
 }
 

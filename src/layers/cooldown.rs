@@ -53,8 +53,8 @@ impl Cooldown {
         w.u64(self.until.as_nanos());
     }
 
-    pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Result<Cooldown, crate::Error> {
-        Ok(Cooldown { until: Instant::from_nanos(r.u64("cooldown")?) })
+    pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Cooldown {
+        Cooldown { until: Instant::from_nanos(r.u64("cooldown")) }
     }
 }
 

@@ -94,8 +94,10 @@ export interface ScheduleOptions { signal?: AbortSignal }
 export interface Limiter {
   /**
    * Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release its permit.
-   * The departure is reserved synchronously, before this returns; a bad URL throws at once. `options.signal`
-   * aborts the wait: the promise rejects with the signal's reason, the permit is released, the task never runs.
+   * The departure is reserved synchronously, before this returns (a bad URL rejects). Right before the task
+   * runs, the departure is confirmed with the core (`depart`), so a late timer never shortens an interval.
+   * `options.signal` aborts the wait: the promise rejects with the signal's reason, the permit is released, the
+   * task never runs.
    */
   schedule<T>(url: string, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /**
@@ -110,7 +112,7 @@ export interface Limiter {
 #[wasm_bindgen]
 extern "C" {
     /// `LimiterConfig` in TypeScript.
-    #[wasm_bindgen(typescript_type = "LimiterConfig | undefined")]
+    #[wasm_bindgen(typescript_type = "LimiterConfig")]
     pub type LimiterConfigArg;
     /// `Decision` in TypeScript.
     #[wasm_bindgen(typescript_type = "Decision")]
@@ -272,7 +274,11 @@ impl Shared {
             )));
         }
         let flat = glue::header_pairs(value);
-        let headers: Vec<(&str, &str)> = flat.chunks_exact(2).map(|p| (p[0].as_str(), p[1].as_str())).collect();
+        let mut parts = flat.split('\0');
+        let mut headers: Vec<(&str, &str)> = Vec::new();
+        while let (Some(name), Some(v)) = (parts.next(), parts.next()) {
+            headers.push((name, v));
+        }
         let latency = latency.or_else(|| {
             glue::latency_of(value)
                 .filter(|l| l.is_finite() && *l >= 0.0)
@@ -329,29 +335,33 @@ impl JsLimiter {
 impl JsLimiter {
     /// A limiter; throws an `Error` naming the first bad field of `config`.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: LimiterConfigArg) -> Result<JsLimiter, JsValue> {
-        let policy = policy_from_js(&config)?;
+    pub fn new(config: Option<LimiterConfigArg>) -> Result<JsLimiter, JsValue> {
+        let policy = policy_from_js(&config.map_or(JsValue::UNDEFINED, Into::into))?;
         let warnings = policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         let registry = Registry::new(policy).map_err(js_error)?;
         Ok(JsLimiter::from_registry(registry, warnings))
     }
 
     /// Warnings about the config (a burst above about one second of traffic without a justification).
-    #[wasm_bindgen(getter)]
-    pub fn warnings(&self) -> Vec<String> {
-        self.shared.warnings.clone()
+    #[wasm_bindgen(getter, unchecked_return_type = "string[]")]
+    pub fn warnings(&self) -> Array {
+        self.shared.warnings.iter().map(|w| JsValue::from_str(w)).collect()
     }
 
     /// Reserve a departure to `url`'s host: `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
     /// Release `permitId` (when the config limits concurrency) once the response is finished.
-    pub fn acquire(&self, url: &str, now_ms: Option<f64>) -> Result<DecisionJs, JsValue> {
+    pub fn acquire(
+        &self,
+        url: &str,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+    ) -> Result<DecisionJs, JsValue> {
         let key = Self::key(url)?;
         let d = self.shared.acquire(&key, instant(now_ms)?)?;
         Ok(decision_js(&key, &d).unchecked_into())
     }
 
     /// When could a request to `url`'s host go, without reserving.
-    pub fn peek(&self, url: &str, now_ms: Option<f64>) -> Result<DecisionJs, JsValue> {
+    pub fn peek(&self, url: &str, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<DecisionJs, JsValue> {
         let key = Self::key(url)?;
         let d = self.shared.registry.borrow().peek(&key, instant(now_ms)?);
         Ok(decision_js(&key, &d).unchecked_into())
@@ -366,15 +376,24 @@ impl JsLimiter {
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds.
     #[wasm_bindgen(js_name = acquireId)]
-    pub fn acquire_id(&self, id: u32, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn acquire_id(&self, id: u32, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;
         let ids = self.shared.ids.borrow();
         let key = ids.key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
         Ok(ms(self.shared.acquire(key, now)?.wait))
     }
 
+    /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the
+    /// milliseconds to wait before confirming again (a late departure before it must keep its interval).
+    /// `schedule` and `fetch` do this; callers of `acquire` who send on their own should too.
+    pub fn depart(&self, url: &str) -> Result<f64, JsValue> {
+        let key = Self::key(url)?;
+        let now = Instant::from_millis_f64(clock_ms());
+        Ok(ms(self.shared.registry.borrow_mut().depart(&key, now)))
+    }
+
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.
-    pub fn release(&self, url: &str, permit_id: u32) -> Result<(), JsValue> {
+    pub fn release(&self, url: &str, #[wasm_bindgen(js_name = permitId)] permit_id: u32) -> Result<(), JsValue> {
         let key = Self::key(url)?;
         self.shared.release(&key, Some(u64::from(permit_id)));
         Ok(())
@@ -382,7 +401,12 @@ impl JsLimiter {
 
     /// Learn from a response to a request for `url`: a fetch `Response` or `{ status, headers, latencyMs? }`;
     /// `latencyMs` (departure to headers) lets adaptive pacing widen.
-    pub fn observe(&self, url: &str, response: ResponseArg, latency_ms: Option<f64>) -> Result<ObservationJs, JsValue> {
+    pub fn observe(
+        &self,
+        url: &str,
+        response: ResponseArg,
+        #[wasm_bindgen(js_name = latencyMs)] latency_ms: Option<f64>,
+    ) -> Result<ObservationJs, JsValue> {
         let key = Self::key(url)?;
         if !glue::is_response_like(&response) {
             return Err(js_error("invalid response: expected a Response or an object { status, headers }"));
@@ -394,7 +418,12 @@ impl JsLimiter {
 
     /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it).
     #[wasm_bindgen(js_name = setRobots)]
-    pub fn set_robots(&self, host: &str, robots_txt: &str, user_agent: &str) -> Result<RobotsJs, JsValue> {
+    pub fn set_robots(
+        &self,
+        host: &str,
+        #[wasm_bindgen(js_name = robotsTxt)] robots_txt: &str,
+        #[wasm_bindgen(js_name = userAgent)] user_agent: &str,
+    ) -> Result<RobotsJs, JsValue> {
         let key = host_arg(host)?;
         let now = Instant::from_millis_f64(clock_ms());
         let out = self.shared.registry.borrow_mut().set_robots(&key, robots_txt, user_agent, now).map_err(js_error)?;
@@ -409,7 +438,7 @@ impl JsLimiter {
     }
 
     /// A host's state and counters (`undefined` if the host was never seen).
-    pub fn stats(&self, host: &str, now_ms: Option<f64>) -> Result<StatsJs, JsValue> {
+    pub fn stats(&self, host: &str, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<StatsJs, JsValue> {
         let key = host_arg(host)?;
         let now = instant(now_ms)?;
         let Some(stats) = self.shared.registry.borrow().stats(&key, now) else {
@@ -518,7 +547,10 @@ pub struct JsFrontier {
 impl JsFrontier {
     /// A frontier paced by `limiter` (optionally bounded to `maxQueued` URLs).
     #[wasm_bindgen(constructor)]
-    pub fn new(limiter: &JsLimiter, max_queued: Option<f64>) -> Result<JsFrontier, JsValue> {
+    pub fn new(
+        limiter: &JsLimiter,
+        #[wasm_bindgen(js_name = maxQueued)] max_queued: Option<f64>,
+    ) -> Result<JsFrontier, JsValue> {
         let frontier = match max_queued {
             None => Frontier::new(),
             Some(m) if m.fract() == 0.0 && m >= 1.0 => Frontier::with_capacity_limit(m.min(1e15) as usize),
@@ -533,7 +565,7 @@ impl JsFrontier {
     }
 
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).
-    pub fn pop(&mut self, now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
+    pub fn pop(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
         let now = instant(now_ms)?;
         Ok(match self.frontier.pop(&self.shared.registry.borrow(), now) {
             Pop::Ready { url, .. } => Some(url.into()),
@@ -543,7 +575,7 @@ impl JsFrontier {
 
     /// Milliseconds until `pop` could return a URL: 0 if now, `Infinity` if nothing is queued.
     #[wasm_bindgen(js_name = waitMs)]
-    pub fn wait_ms(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn wait_ms(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;
         Ok(self.frontier.next_wait(&self.shared.registry.borrow(), now).map_or(f64::INFINITY, ms))
     }

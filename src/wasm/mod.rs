@@ -58,3 +58,6 @@ pub(crate) fn ms(d: std::time::Duration) -> f64 {
 pub fn now_ms_export() -> f64 {
     clock_ms()
 }
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests;

@@ -46,7 +46,7 @@ function sleep(ms, signal, limiter) {
 }
 
 function isResponseLike(value) {
-  return value !== null && typeof value === 'object' && typeof value.status === 'number' && 'headers' in value;
+  return value !== null && typeof value === 'object' && typeof value.status === 'number';
 }
 
 async function runReserved(limiter, url, decision, signal, task) {
@@ -61,6 +61,14 @@ async function runReserved(limiter, url, decision, signal, task) {
   };
   try {
     await sleep(decision.waitMs, signal);
+    // Timers may fire early, and a departure before this one may have left late: wait until the reserved
+    // instant has really come, then until the core confirms the interval since the last real departure.
+    for (;;) {
+      const early = decision.departsMs - nowMs();
+      const extra = early > 0 ? early : limiter.depart(url);
+      if (extra <= 0) break;
+      await sleep(extra, signal);
+    }
   } catch (reason) {
     release(); // an aborted wait gives back its permit (its slot in the pacing stays spent)
     throw reason;
@@ -89,18 +97,30 @@ Limiter.prototype.release = function release(url, permitId) {
 };
 
 Limiter.prototype.schedule = function schedule(url, task, options) {
-  if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
+  if (typeof task !== 'function') {
+    return Promise.reject(new Error('invalid task: expected a function returning a value or promise'));
+  }
   const signal = options ? options.signal : undefined;
   if (signal && signal.aborted) return Promise.reject(abortReason(signal));
-  const first = this.acquire(url); // reserved synchronously; a bad URL throws here
+  let first;
+  try {
+    first = this.acquire(url); // reserved synchronously, before this returns
+  } catch (error) {
+    return Promise.reject(error); // like fetch: a bad URL is a rejected promise
+  }
   return runReserved(this, url, first, signal, task);
 };
 
 Limiter.prototype.fetch = function politeFetch(url, init) {
-  if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
+  if (typeof globalThis.fetch !== 'function') return Promise.reject(new Error('no global fetch in this environment'));
   const signal = init ? init.signal : undefined;
   if (signal && signal.aborted) return Promise.reject(abortReason(signal));
-  let decision = this.acquire(url);
+  let decision;
+  try {
+    decision = this.acquire(url); // reserved synchronously, before this returns
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return (async () => {
     for (let attempt = 1; ; attempt++) {
       const response = await runReserved(this, url, decision, signal, () => globalThis.fetch(url, init));

@@ -15,22 +15,25 @@ pub struct JsTokenBucket(TokenBucket);
 impl JsTokenBucket {
     /// Throws if the rate is not a finite number > 0 or the capacity is below 1.
     #[wasm_bindgen(constructor)]
-    pub fn new(rate_per_sec: f64, capacity: f64) -> Result<JsTokenBucket, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(js_name = ratePerSec)] rate_per_sec: f64,
+        capacity: f64,
+    ) -> Result<JsTokenBucket, JsValue> {
         TokenBucket::new(rate_per_sec, capacity).map(JsTokenBucket).map_err(js_error)
     }
 
     /// Reserve a token; returns the wait in milliseconds.
-    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.acquire(instant(now_ms)?)))
     }
 
     /// The wait for one token, in milliseconds, without taking it.
-    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.peek(instant(now_ms)?)))
     }
 
     /// Tokens in the bucket (negative while departures are reserved ahead).
-    pub fn tokens(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn tokens(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(self.0.tokens(instant(now_ms)?))
     }
 
@@ -49,19 +52,19 @@ pub struct JsLeakyBucket(LeakyBucket);
 impl JsLeakyBucket {
     /// Throws if the interval is not a finite number ≥ 0.
     #[wasm_bindgen(constructor)]
-    pub fn new(interval_ms: f64) -> Result<JsLeakyBucket, JsValue> {
+    pub fn new(#[wasm_bindgen(js_name = intervalMs)] interval_ms: f64) -> Result<JsLeakyBucket, JsValue> {
         LeakyBucket::new(interval_ms / 1000.0)
             .map(JsLeakyBucket)
             .map_err(|_| js_error(format!("invalid intervalMs: {} (expected a finite number >= 0)", Num(interval_ms))))
     }
 
     /// Reserve the next slot; returns the wait in milliseconds.
-    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.acquire(instant(now_ms)?)))
     }
 
     /// The wait for the next free slot, in milliseconds, without reserving it.
-    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.peek(instant(now_ms)?)))
     }
 
@@ -80,7 +83,7 @@ pub struct JsSlidingWindow(SlidingWindow);
 impl JsSlidingWindow {
     /// Throws if the limit is not a whole number ≥ 1 or the window not > 0.
     #[wasm_bindgen(constructor)]
-    pub fn new(limit: f64, window_ms: f64) -> Result<JsSlidingWindow, JsValue> {
+    pub fn new(limit: f64, #[wasm_bindgen(js_name = windowMs)] window_ms: f64) -> Result<JsSlidingWindow, JsValue> {
         if !(limit.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&limit)) {
             return Err(js_error(format!("invalid limit: {} (expected a whole number >= 1)", Num(limit))));
         }
@@ -90,17 +93,17 @@ impl JsSlidingWindow {
     }
 
     /// Reserve a place in the quota; returns the wait in milliseconds.
-    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.acquire(instant(now_ms)?)))
     }
 
     /// The wait for a place, in milliseconds, without reserving it.
-    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.peek(instant(now_ms)?)))
     }
 
     /// Departures counted against the window ending now.
-    pub fn used(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn used(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(self.0.used(instant(now_ms)?) as f64)
     }
 }
@@ -113,28 +116,33 @@ pub struct JsHostLimiter(HostLimiter);
 impl JsHostLimiter {
     /// Same config as `Limiter`; throws an `Error` naming the first bad field.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue) -> Result<JsHostLimiter, JsValue> {
-        let policy: Policy = super::limiter::policy_from_js(&config)?;
+    pub fn new(config: Option<super::limiter::LimiterConfigArg>) -> Result<JsHostLimiter, JsValue> {
+        let policy: Policy = super::limiter::policy_from_js(&config.map_or(JsValue::UNDEFINED, Into::into))?;
         HostLimiter::new(&policy).map(JsHostLimiter).map_err(js_error)
     }
 
     /// Reserve a departure; returns the wait in milliseconds (every layer is charged).
-    pub fn acquire(&mut self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.acquire(instant(now_ms)?).wait))
     }
 
     /// The wait in milliseconds, without reserving.
-    pub fn peek(&self, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         Ok(ms(self.0.peek(instant(now_ms)?).wait))
     }
 
     /// The layer that would set the next wait (`none`, `interval`, `burst`, …).
-    pub fn layer(&self, now_ms: Option<f64>) -> Result<String, JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "Layer")]
+    pub fn layer(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<String, JsValue> {
         Ok(self.0.peek(instant(now_ms)?).layer.as_str().to_owned())
     }
 
     /// A 429/503 with `retryAfterMs` (or the default when undefined): returns the cooldown's end in ms.
-    pub fn throttle(&mut self, retry_after_ms: Option<f64>, now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn throttle(
+        &mut self,
+        #[wasm_bindgen(js_name = retryAfterMs)] retry_after_ms: Option<f64>,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+    ) -> Result<f64, JsValue> {
         let retry = match retry_after_ms {
             None => None,
             Some(r) if r.is_finite() && r >= 0.0 => Some(std::time::Duration::from_secs_f64(r.min(1e15) / 1000.0)),

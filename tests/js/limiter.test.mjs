@@ -1,0 +1,685 @@
+// The npm package against a real HTTP origin on 127.0.0.1, checked from the origin's own access log (the target's
+// view), plus the primitives with an explicit clock. Run: `node --test tests/js/` (build first: `npm run build:pkg`).
+//
+// Timing checks allow TOL ms (15 by default, see helpers.mjs): the origin runs in this same process and stamps
+// arrivals with the same clock as the package (performance.timeOrigin + performance.now()), but an arrival is
+// stamped after the request crossed the loopback and the event loop.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Frontier, HostLimiter, LeakyBucket, Limiter, SlidingWindow, TokenBucket, nowMs } from '../../pkg/node.js';
+import {
+  Origin,
+  TOL,
+  assertSpacing,
+  clockMs,
+  gaps,
+  httpDate,
+  maxInWindow,
+  sleep,
+  startOrigins,
+  until,
+  within,
+} from './helpers.mjs';
+
+/**
+ * Call `fn`; pass if it throws synchronously or returns a promise that rejects, with an error `check` accepts.
+ * (A bad URL makes fetch/schedule throw at once, by design: the departure is reserved synchronously.)
+ */
+async function throwsOrRejects(fn, check) {
+  let result;
+  try {
+    result = fn();
+  } catch (e) {
+    assert.ok(check(e), `unexpected error: ${e}`);
+    return;
+  }
+  return assert.rejects(Promise.resolve(result), check);
+}
+
+const namesField = (field) => (e) => {
+  assert.ok(e instanceof Error, `expected an Error, got ${e}`);
+  assert.match(e.message, new RegExp(field), `message "${e.message}" should name ${field}`);
+  return true;
+};
+
+describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
+  let origin;
+  before(async () => {
+    origin = await Origin.start({
+      '/once': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
+      '/once-b': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
+      '/always': { status: 429, headers: { 'Retry-After': '1' } },
+      '/capped': [{ status: 429, headers: { 'Retry-After': '3600' } }, { status: 200 }],
+      '/plain': { status: 200, body: 'plain' },
+      '/hold': { status: 429, headers: { 'Retry-After': '5' } },
+    });
+  });
+  after(() => origin.close());
+
+  test('429 + Retry-After: 2 once → 200 after >= 2 s, one retry, hostpaceAttempts 2, same init', async () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxRetries: 3, maxBackoffSec: 10 });
+    const res = await limiter.fetch(origin.url('/once'), { headers: { 'user-agent': 'hostpace-test/1' } });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'ok');
+    assert.equal(res.hostpaceAttempts, 2);
+    const log = origin.log.filter((e) => e.path === '/once');
+    assert.equal(log.length, 2, 'exactly one retry');
+    assert.deepEqual(log.map((e) => e.status), [429, 200]);
+    const gap = log[1].t - log[0].t;
+    assert.ok(gap >= 2000 - TOL, `retry came ${gap.toFixed(1)} ms after the 429, expected >= 2000`);
+    assert.ok(gap < 2000 + 1000, `retry came ${gap.toFixed(1)} ms after the 429: far later than the cooldown`);
+    for (const e of log) assert.equal(e.headers['user-agent'], 'hostpace-test/1', 'the retry sends the same init');
+    assert.equal(log[0].host, origin.host);
+  });
+
+  test('the cooldown blocks the whole host: a request made during it departs after it, one at a time', async () => {
+    const limiter = new Limiter({ ratePerSec: 5, burstCapacity: 2, maxRetries: 3, maxBackoffSec: 10 });
+    const pending = limiter.fetch(origin.url('/once-b'));
+    await within(until(() => origin.arrivals('/once-b').length === 1), 2000);
+    await sleep(100); // the 429 has been answered and observed: the host is cooling down
+    const other = limiter.fetch(origin.url('/during'));
+    const [a, b] = await Promise.all([pending, other]);
+    assert.equal(a.status, 200);
+    assert.equal(b.status, 200);
+    await Promise.all([a.text(), b.text()]);
+    const log = origin.log.filter((e) => e.path === '/once-b' || e.path === '/during');
+    assert.equal(log.length, 3);
+    assert.equal(log[0].status, 429);
+    for (const e of log.slice(1)) {
+      const after429 = e.t - log[0].t;
+      assert.ok(after429 >= 2000 - TOL, `${e.path} departed ${after429.toFixed(1)} ms after the 429 (< 2000)`);
+    }
+    // at the cooldown's end exactly one may go; the token bucket refills from empty (5/s → 200 ms). These are
+    // token-bucket reservations (no interval floor, capacity 2), so what the origin sees also carries connection
+    // jitter (the retry may need a new connection, the other request reuses one): allow 60 ms of it here.
+    assertSpacing(assert, log.slice(1).map((e) => e.t), 200, Math.max(TOL, 60), 'after the cooldown');
+  });
+
+  test('always 429 → the 429 is returned after 1 + maxRetries attempts', async () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxRetries: 2, maxBackoffSec: 5 });
+    const res = await limiter.fetch(origin.url('/always'));
+    assert.equal(res.status, 429);
+    assert.equal(res.hostpaceAttempts, 3);
+    const times = origin.arrivals('/always');
+    assert.equal(times.length, 3, 'the origin saw 1 + maxRetries = 3 attempts');
+    assertSpacing(assert, times, 1000, TOL, 'retries after Retry-After: 1');
+    const stats = limiter.stats(origin.host);
+    assert.equal(stats.throttled, 3);
+    assert.ok(stats.cooldownRemainingMs > 0, 'the last 429 still holds the host');
+    assert.equal(stats.cooldownRemainingMs <= 1000, true);
+  });
+
+  test('Retry-After is capped by maxBackoffSec (3600 s → 1 s)', async () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxRetries: 1, maxBackoffSec: 1 });
+    const res = await limiter.fetch(origin.url('/capped'));
+    assert.equal(res.status, 200);
+    assert.equal(res.hostpaceAttempts, 2);
+    const [gap] = gaps(origin.arrivals('/capped'));
+    assert.ok(gap >= 1000 - TOL && gap < 2500, `retry ${gap.toFixed(1)} ms after the 429, expected the 1 s cap`);
+  });
+
+  test('a 200 answers at once with hostpaceAttempts 1', async () => {
+    const limiter = new Limiter();
+    const res = await limiter.fetch(origin.url('/plain'));
+    assert.equal(res.status, 200);
+    assert.equal(res.hostpaceAttempts, 1);
+    assert.equal(await res.text(), 'plain');
+  });
+
+  test('init.signal aborts the cooldown wait: rejects with the reason, nothing more reaches the origin', async () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxRetries: 3, maxBackoffSec: 10 });
+    const controller = new AbortController();
+    const reason = new Error('crawl cancelled');
+    const pending = limiter.fetch(origin.url('/hold'), { signal: controller.signal });
+    await within(until(() => origin.arrivals('/hold').length === 1), 2000);
+    await sleep(150);
+    const t = clockMs();
+    controller.abort(reason);
+    await assert.rejects(pending, (e) => e === reason);
+    assert.ok(clockMs() - t < 200, 'the abort ended the 5 s wait promptly');
+    await sleep(200);
+    assert.equal(origin.arrivals('/hold').length, 1);
+  });
+
+  test('a network error rejects with fetch\'s error and the limiter keeps working', async () => {
+    const dead = await Origin.start();
+    const url = dead.url('/gone');
+    await dead.close();
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 2 });
+    await assert.rejects(limiter.fetch(url), TypeError);
+    assert.equal(limiter.stats(dead.host).inFlight, 0);
+    const res = await limiter.fetch(origin.url('/plain'));
+    assert.equal(res.status, 200);
+    await res.text();
+  });
+});
+
+describe('Retry-After as an HTTP-date', () => {
+  // An HTTP-date has 1 s resolution. When the response carries a `Date` header, hostpace measures the Retry-After
+  // date from it (so skew between the server's clock and ours cancels): `Date: D`, `Retry-After: D + 2 s` is a
+  // wait of exactly 2 s from when the response is seen, whatever the server's clock says. Without a `Date` header
+  // the date is measured from our wall clock; the origin can only write `now + 2 s` truncated to the second, so
+  // the real wait is anywhere in (1 s, 2 s]: there we assert >= ~1 s and not an immediate retry.
+  let withDate, skewed, noDate;
+  const script = (skewMs) => [
+    ({ dateMs }) => ({
+      status: 429,
+      headers: { Date: httpDate(dateMs + skewMs), 'Retry-After': httpDate(dateMs + skewMs + 2000) },
+    }),
+    { status: 200 },
+  ];
+  before(async () => {
+    withDate = await Origin.start({ '/d': script(0) });
+    skewed = await Origin.start({ '/d': script(-3600_000) }); // a server clock one hour behind
+    noDate = await Origin.start(
+      { '/d': [({ nowMs }) => ({ status: 503, headers: { 'Retry-After': httpDate(nowMs + 2000) } }), { status: 200 }] },
+      { sendDate: false },
+    );
+  });
+  after(() => Promise.all([withDate.close(), skewed.close(), noDate.close()]));
+
+  test('Date + 2 s → retried >= 2 s later; a skewed server clock changes nothing', async () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxBackoffSec: 10 });
+    const [a, b] = await Promise.all([limiter.fetch(withDate.url('/d')), limiter.fetch(skewed.url('/d'))]);
+    assert.equal(a.status, 200);
+    assert.equal(b.status, 200);
+    assert.equal(a.hostpaceAttempts, 2);
+    assert.equal(b.hostpaceAttempts, 2);
+    for (const o of [withDate, skewed]) {
+      const [gap] = gaps(o.arrivals('/d'));
+      assert.ok(gap >= 2000 - TOL, `retry ${gap.toFixed(1)} ms after the 429 (< 2000)`);
+      assert.ok(gap < 3000, `retry ${gap.toFixed(1)} ms after the 429: the date was misread`);
+    }
+  });
+
+  test('no Date header: measured from the wall clock, 1 s resolution → retried after ~1-2 s (503)', async () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxBackoffSec: 10 });
+    const res = await limiter.fetch(noDate.url('/d'));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('date'), null, 'the origin sent no Date header');
+    const [gap] = gaps(noDate.arrivals('/d'));
+    assert.ok(gap >= 1000 - TOL, `retry ${gap.toFixed(1)} ms after the 503: an HTTP-date must not mean "now"`);
+    assert.ok(gap <= 2000 + 500, `retry ${gap.toFixed(1)} ms after the 503`);
+  });
+});
+
+describe('pacing seen from the origin', () => {
+  let origins;
+  before(async () => {
+    origins = await startOrigins(3);
+    // a cold start (undici's first load, new connections) stalls or delays the first departures; see the stall
+    // test under "binding bugs" for what that does to pacing. Here we measure the limiter itself.
+    await Promise.all(origins.map((o) => o.warm(3)));
+  });
+  after(() => Promise.all(origins.map((o) => o.close())));
+
+  test('three hosts crawled concurrently through schedule: each paced, none slowing the others', async () => {
+    const interval = 200;
+    const perHost = 6;
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, minIntervalSec: interval / 1000 });
+    const t0 = clockMs();
+    const jobs = [];
+    for (let i = 0; i < perHost; i++) {
+      for (const o of origins) {
+        const url = o.url(`/page/${i}`);
+        jobs.push(limiter.schedule(url, () => fetch(url)).then((res) => res.text()));
+      }
+    }
+    await Promise.all(jobs);
+    const total = clockMs() - t0;
+    const oneHost = (perHost - 1) * interval;
+    for (const o of origins) {
+      const times = o.arrivals();
+      assert.equal(times.length, perHost);
+      assertSpacing(assert, times, interval, TOL, o.host);
+      assert.ok(new Set(o.log.map((e) => e.host)).size === 1 && o.log[0].host === o.host);
+    }
+    const firsts = origins.map((o) => o.log[0].t);
+    assert.ok(Math.max(...firsts) - Math.min(...firsts) < 100, 'all three hosts start at once');
+    assert.ok(total >= oneHost - TOL, `done in ${total.toFixed(0)} ms, faster than one host's pacing`);
+    assert.ok(total < oneHost * 1.6, `done in ${total.toFixed(0)} ms: hosts slowed each other (one host: ${oneHost})`);
+    // each schedule learned from its Response
+    assert.equal(limiter.stats(origins[0].host).decisions, perHost);
+  });
+
+  test('burst then rate, and no burst above capacity after idle (counts per window)', async () => {
+    const o = origins[0];
+    const start = o.log.length;
+    const limiter = new Limiter({ ratePerSec: 4, burstCapacity: 3 });
+    const run = (n, tag) =>
+      Promise.all(
+        Array.from({ length: n }, (_, i) => {
+          const url = o.url(`/burst/${tag}/${i}`);
+          return limiter.schedule(url, () => fetch(url)).then((r) => r.text());
+        }),
+      );
+    await run(6, 'a');
+    await sleep(1500); // idle: 1.5 s at 4/s would be 6 tokens, but the bucket holds 3
+    await run(5, 'b');
+    const times = o.log.slice(start).map((e) => e.t);
+    assert.equal(times.length, 11);
+    const first = times.slice(0, 6);
+    assert.ok(first[2] - first[0] < 50, 'the first three go together (burst of 3)');
+    assertSpacing(assert, first.slice(2), 250, TOL, 'after the burst (4/s)');
+    assert.ok(maxInWindow(times, 200) <= 3, `at most 3 within 200 ms, saw ${maxInWindow(times, 200)}`);
+    // a token bucket of 3 at 4/s: any window of W ms holds at most 3 + floor(W / 250)
+    assert.ok(maxInWindow(times, 1000 - TOL) <= 6, `at most 6 within 1 s, saw ${maxInWindow(times, 1000 - TOL)}`);
+  });
+});
+
+describe('bad inputs are Errors naming the problem, and lose no state', () => {
+  test('bad config → Error naming the field', () => {
+    const cases = [
+      [{ ratePerSec: NaN }, 'ratePerSec'],
+      [{ ratePerSec: 0 }, 'ratePerSec'],
+      [{ ratePerSec: -1 }, 'ratePerSec'],
+      [{ ratePerSec: Infinity }, 'ratePerSec'],
+      [{ burstCapacity: 0 }, 'burstCapacity'],
+      [{ burstCapacity: 0.5 }, 'burstCapacity'],
+      [{ ratePerSecond: 2 }, 'ratePerSecond'], // a typo must not fall back to the default
+      [{ ratePerSec: '2' }, 'ratePerSec'],
+      [{ maxRetries: 1.5 }, 'maxRetries'],
+      [{ maxRetries: -1 }, 'maxRetries'],
+      [{ minIntervalSec: -2 }, 'minIntervalSec'],
+      [{ maxBackoffSec: NaN }, 'maxBackoffSec'],
+      [{ quota: { limit: 0, windowSec: 60 } }, 'quota'],
+      [{ quota: { limit: 10, windowSec: 60, per: 'day' } }, 'per'],
+      [{ burstJustification: 42 }, 'burstJustification'],
+    ];
+    for (const [config, field] of cases) {
+      assert.throws(() => new Limiter(config), namesField(field), JSON.stringify(config));
+      assert.throws(() => new HostLimiter(config), namesField(field), `HostLimiter ${JSON.stringify(config)}`);
+    }
+    assert.throws(() => new Limiter(5), Error);
+    assert.throws(() => new Limiter('fast'), Error);
+    // primitives
+    assert.throws(() => new TokenBucket(NaN, 5), Error);
+    assert.throws(() => new TokenBucket(1, 0), Error);
+    assert.throws(() => new LeakyBucket(-1), namesField('intervalMs'));
+    assert.throws(() => new SlidingWindow(0, 1000), namesField('limit'));
+    assert.throws(() => new SlidingWindow(3, 0), namesField('windowMs'));
+    // a valid config builds (and a justified large burst carries no warning)
+    assert.deepEqual(new Limiter({ ratePerSec: 2, burstCapacity: 4, burstJustification: 'tests' }).warnings, []);
+    assert.ok(new Limiter({ ratePerSec: 1, burstCapacity: 50 }).warnings.length > 0, 'an unjustified burst warns');
+  });
+
+  test('bad URL, non-response, bad nowMs → Error; the limiter keeps its state', async () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 1, minIntervalSec: 1 });
+    const url = 'http://state.test/a';
+    const t = nowMs();
+    assert.equal(limiter.acquire(url, t).waitMs, 0);
+
+    const badUrls = ['ftp://x', 'not a url', 'http://user:pass@state.test/', 'http://user@state.test/', ''];
+    for (const bad of badUrls) {
+      assert.throws(() => limiter.acquire(bad), namesField('URL'), bad);
+      assert.throws(() => limiter.peek(bad), Error, bad);
+      assert.throws(() => limiter.observe(bad, { status: 200, headers: {} }), Error, bad);
+      await throwsOrRejects(() => limiter.fetch(bad), namesField('URL'));
+      await throwsOrRejects(() => limiter.schedule(bad, () => 1), namesField('URL'));
+      assert.throws(() => new Frontier(limiter).push(bad), Error, bad);
+    }
+    for (const notResponse of [null, undefined, 5, 'OK', {}, { status: '200', headers: {} }, { headers: {} }]) {
+      assert.throws(() => limiter.observe(url, notResponse), namesField('response'), String(notResponse));
+    }
+    assert.throws(() => limiter.observe(url, { status: 42, headers: {} }), namesField('status'));
+    for (const bad of [NaN, -1, Infinity, -Infinity]) {
+      assert.throws(() => limiter.acquire(url, bad), namesField('nowMs'), String(bad));
+      assert.throws(() => limiter.peek(url, bad), namesField('nowMs'), String(bad));
+      assert.throws(() => limiter.stats('state.test', bad), namesField('nowMs'));
+      assert.throws(() => new TokenBucket(1, 1).acquire(bad), namesField('nowMs'));
+      assert.throws(() => new LeakyBucket(10).acquire(bad), namesField('nowMs'));
+      assert.throws(() => new SlidingWindow(1, 10).acquire(bad), namesField('nowMs'));
+      assert.throws(() => new HostLimiter({}).acquire(bad), namesField('nowMs'));
+    }
+    await throwsOrRejects(() => limiter.schedule(url, 'not a function'), namesField('task'));
+
+    // nothing above reserved, observed or forgot anything: one decision, and the next waits the interval out
+    const stats = limiter.stats('state.test', t);
+    assert.equal(stats.decisions, 1);
+    assert.equal(stats.throttled, 0);
+    assert.equal(limiter.size, 1);
+    const d = limiter.acquire(url, t);
+    assert.equal(d.layer, 'interval');
+    assert.ok(Math.abs(d.waitMs - 1000) < 1, `waited ${d.waitMs}`);
+  });
+
+  test('observe learns from a Response and from { status, headers }', async () => {
+    const limiter = new Limiter({ maxBackoffSec: 60 });
+    const url = 'http://observe.test/';
+    const obs = limiter.observe(url, new Response('', { status: 429, headers: { 'Retry-After': '7' } }));
+    assert.equal(obs.host, 'observe.test');
+    assert.ok(Math.abs(obs.retryAfterMs - 7000) < 1);
+    const d = limiter.acquire(url);
+    assert.equal(d.layer, 'cooldown');
+    assert.ok(d.waitMs > 6900 && d.waitMs <= 7000, `waited ${d.waitMs}`);
+    const obs2 = limiter.observe('http://observe2.test/', { status: 503, headers: [['retry-after', '3']] });
+    assert.ok(Math.abs(obs2.retryAfterMs - 3000) < 1);
+    assert.equal(limiter.stats('observe2.test').throttled, 1);
+  });
+});
+
+describe('AbortSignal', () => {
+  let origin;
+  before(async () => {
+    origin = await Origin.start();
+  });
+  after(() => origin.close());
+
+  test('an aborted pacing wait rejects with the reason, releases its permit, and its task never runs', async () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 1, minIntervalSec: 0.3, maxConcurrency: 1 });
+    const url = origin.url('/abort/paced');
+    await limiter.schedule(url, () => fetch(url).then((r) => r.text())); // A
+    const controller = new AbortController();
+    const reason = new Error('stop B');
+    let ranB = false;
+    const b = limiter.schedule(url, () => (ranB = true), { signal: controller.signal }); // B: holds the permit
+    assert.equal(limiter.stats(origin.host).inFlight, 1, 'B holds the only permit while it waits');
+    setTimeout(() => controller.abort(reason), 50);
+    await assert.rejects(b, (e) => e === reason);
+    assert.equal(limiter.stats(origin.host).inFlight, 0, 'the aborted wait gave its permit back');
+    // C needs that permit: with a leaked permit it would wait out the 60 s lease
+    const status = await within(
+      limiter.schedule(url, () => fetch(url).then((r) => r.status)),
+      3000,
+      "C never ran: B's permit was not released",
+    );
+    assert.equal(status, 200);
+    await sleep(100);
+    assert.equal(ranB, false);
+    assert.equal(origin.arrivals('/abort/paced').length, 2, 'A and C reached the origin, B did not');
+    assertSpacing(assert, origin.arrivals('/abort/paced'), 300, TOL);
+  });
+
+  test('an aborted wait for a permit rejects with the reason; the task never runs; others proceed', async () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1 });
+    const url = origin.url('/abort/permit');
+    const a = limiter.schedule(url, () => sleep(300).then(() => fetch(url)).then((r) => r.text()));
+    const controller = new AbortController();
+    let ranB = false;
+    const b = limiter.schedule(url, () => (ranB = true), { signal: controller.signal });
+    await sleep(50);
+    controller.abort('no longer needed');
+    await assert.rejects(b, (e) => e === 'no longer needed');
+    await a;
+    const c = await within(limiter.schedule(url, () => 'C ran'), 3000, 'C never ran');
+    assert.equal(c, 'C ran');
+    assert.equal(ranB, false);
+    assert.equal(limiter.stats(origin.host).inFlight, 0);
+  });
+
+  test('an already-aborted signal reserves nothing and runs nothing', async () => {
+    const limiter = new Limiter();
+    const url = 'http://aborted.test/';
+    limiter.acquire(url);
+    let ran = false;
+    const reason = new Error('aborted before');
+    await throwsOrRejects(
+      () => limiter.schedule(url, () => (ran = true), { signal: AbortSignal.abort(reason) }),
+      (e) => e === reason,
+    );
+    await throwsOrRejects(() => limiter.fetch(origin.url('/never'), { signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    assert.equal(ran, false);
+    assert.equal(limiter.stats('aborted.test').decisions, 1);
+    assert.equal(limiter.stats(origin.host), undefined, 'the aborted fetch did not even create its host');
+    assert.equal(origin.arrivals('/never').length, 0);
+  });
+
+  test('a task that throws rejects with its error and releases the permit', async () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1 });
+    const url = 'http://throws.test/';
+    const boom = new Error('boom');
+    await assert.rejects(
+      limiter.schedule(url, () => {
+        throw boom;
+      }),
+      (e) => e === boom,
+    );
+    await assert.rejects(
+      limiter.schedule(url, () => Promise.reject(boom)),
+      (e) => e === boom,
+    );
+    assert.equal(await within(limiter.schedule(url, () => 7), 3000), 7);
+    assert.equal(limiter.stats('throws.test').inFlight, 0);
+  });
+});
+
+describe('snapshot and restore', () => {
+  test('no burst after restore: 4 taken from a burst of 4, restored, the next waits', () => {
+    const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 4 });
+    const url = 'http://snap.test/x';
+    for (let i = 0; i < 4; i++) assert.equal(limiter.acquire(url).waitMs, 0, `burst #${i + 1}`);
+    limiter.observe('http://cool.test/', { status: 429, headers: { 'Retry-After': '30' } });
+    const snap = limiter.snapshot();
+    assert.equal(typeof snap, 'string');
+    const restored = Limiter.restore(snap);
+    assert.equal(restored.size, 2);
+    const d = restored.acquire(url);
+    assert.equal(d.layer, 'burst');
+    assert.ok(d.waitMs > 500 && d.waitMs <= 1000, `the restored limiter granted a burst: waited ${d.waitMs} ms`);
+    const c = restored.acquire('http://cool.test/');
+    assert.equal(c.layer, 'cooldown');
+    assert.ok(c.waitMs > 29_000, `the cooldown was lost: waited ${c.waitMs} ms`);
+    const stats = restored.stats('snap.test');
+    assert.equal(stats.capacity, 4);
+    assert.equal(stats.ratePerSec, 1);
+    // the original is unchanged by snapshotting
+    assert.equal(limiter.acquire(url).layer, 'burst');
+  });
+
+  test('a garbage or damaged snapshot → Error', () => {
+    const snap = new Limiter().snapshot();
+    const full = (() => {
+      const l = new Limiter();
+      l.acquire('http://a.test/');
+      return l.snapshot();
+    })();
+    const bad = [
+      '',
+      'garbage',
+      '{"hosts":[]}',
+      snap.replace(/^\S+/, 'hostpace-snapshot-999'),
+      full.slice(0, full.length - 3),
+      `${full} 1 2 3`,
+      full.replace(/ 6:a\.test /, ' 99:a.test '),
+    ];
+    for (const s of bad) assert.throws(() => Limiter.restore(s), namesField('snapshot'), JSON.stringify(s.slice(0, 40)));
+    assert.throws(() => Limiter.restore(undefined), Error);
+  });
+});
+
+describe('primitives with an explicit clock', () => {
+  test('TokenBucket(1, 5): five at once, then a wait; a clock stepping back mints nothing', () => {
+    const b = new TokenBucket(1, 5);
+    assert.equal(b.capacity, 5);
+    assert.deepEqual([0, 0, 0, 0, 0].map(() => b.acquire(0)), [0, 0, 0, 0, 0]);
+    assert.equal(b.peek(0), 1000);
+    assert.equal(b.acquire(0), 1000);
+    assert.equal(b.acquire(0), 2000);
+    assert.equal(b.acquire(1000), 2000, 'now=1000: the third reserved slot is at 3000');
+    // a clock stepping back (1000 → 0) mints nothing: the next slot is still 4000 (the wait is from the given now)
+    assert.equal(b.acquire(0), 4000);
+    assert.ok(b.tokens(1000) < 0, 'departures reserved ahead leave the bucket in debt');
+  });
+
+  test('LeakyBucket(2000): 0, 2000, 4000, 6000; idle earns nothing', () => {
+    const b = new LeakyBucket(2000);
+    assert.deepEqual([0, 0, 0, 0].map(() => b.acquire(0)), [0, 2000, 4000, 6000]);
+    assert.equal(b.nextSlotMs(), 8000);
+    assert.equal(b.peek(100_000), 0);
+    assert.deepEqual([b.acquire(100_000), b.acquire(100_000)], [0, 2000], 'no burst after a long idle');
+  });
+
+  test('HostLimiter: an interval floor of 2 s beats a burst of 10', () => {
+    const h = new HostLimiter({ ratePerSec: 5, burstCapacity: 10, minIntervalSec: 2 });
+    assert.equal(h.acquire(0), 0);
+    assert.equal(h.layer(0), 'interval');
+    const w = h.acquire(0);
+    assert.ok(w >= 2000, `second departure waited ${w} ms`);
+    const end = h.throttle(5000, 10_000);
+    assert.equal(end, 15_000);
+    assert.equal(h.layer(10_000), 'cooldown');
+    assert.equal(h.peek(10_000), 5000);
+  });
+
+  test('SlidingWindow(3, 1000): three per window, never a fourth inside it', () => {
+    const w = new SlidingWindow(3, 1000);
+    assert.deepEqual([0, 0, 0].map(() => w.acquire(0)), [0, 0, 0]);
+    assert.equal(w.used(0), 3);
+    const fourth = w.acquire(0);
+    assert.ok(fourth >= 1000, `fourth waited ${fourth} ms`);
+    // departures asked for at many instants never put 4 in one window
+    const s = new SlidingWindow(3, 1000);
+    const departures = [];
+    for (let now = 0; now < 5000; now += 37) departures.push(now + s.acquire(now));
+    assert.ok(maxInWindow(departures, 999) <= 3, `saw ${maxInWindow(departures, 999)} in one window`);
+    assert.ok(departures.length > 12);
+  });
+
+  test('nowMs() is epoch-based and never decreases', () => {
+    const a = nowMs();
+    assert.ok(Math.abs(a - Date.now()) < 50, `nowMs ${a} vs Date.now ${Date.now()}`);
+    let prev = nowMs();
+    for (let i = 0; i < 200_000; i++) {
+      const t = nowMs();
+      assert.ok(t >= prev, `nowMs went back from ${prev} to ${t}`);
+      prev = t;
+    }
+    // the primitives' default clock is the same adapter
+    const b = new LeakyBucket(1000);
+    b.acquire();
+    assert.ok(Math.abs(b.nextSlotMs() - (nowMs() + 1000)) < 50);
+  });
+});
+
+describe('robots and stats', () => {
+  test('Crawl-delay 1.5 raises intervalMs to 1500; it never lowers a floor; it is capped', () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxCrawlDelaySec: 10 });
+    const robots = 'User-agent: *\nCrawl-delay: 1.5\n';
+    const out = limiter.setRobots('robots.test', robots, 'hostpace-test');
+    assert.deepEqual(out, { host: 'robots.test', requestedMs: 1500, intervalMs: 1500, capped: false });
+    const stats = limiter.stats('robots.test');
+    assert.equal(stats.intervalMs, 1500);
+    assert.equal(stats.crawlDelayMs, 1500);
+    const t = nowMs();
+    assert.equal(limiter.acquire('https://ROBOTS.test./a', t).waitMs, 0);
+    const d = limiter.acquire('https://robots.test/b', t);
+    assert.equal(d.layer, 'interval');
+    assert.ok(Math.abs(d.waitMs - 1500) < 1);
+    // spelled as a URL, and for a named user agent
+    const floor = new Limiter({ minIntervalSec: 2 });
+    const out2 = floor.setRobots('http://floor.test/robots.txt', 'User-agent: mybot\nCrawl-delay: 1\n', 'mybot');
+    assert.equal(out2.intervalMs, 2000, 'a Crawl-delay below the configured floor does not lower it');
+    const out3 = limiter.setRobots('slow.test', 'User-agent: *\nCrawl-delay: 1000\n', 'x');
+    assert.equal(out3.capped, true);
+    assert.equal(out3.intervalMs, 10_000);
+  });
+
+  test('stats of an unknown host is undefined; stats counts decisions and waits', () => {
+    const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1 });
+    assert.equal(limiter.stats('unknown.test'), undefined);
+    assert.equal(limiter.stats('http://unknown.test/'), undefined);
+    const t = nowMs();
+    limiter.acquire('http://known.test/', t);
+    limiter.acquire('http://known.test/', t);
+    const s = limiter.stats('KNOWN.test', t);
+    assert.equal(s.host, 'known.test');
+    assert.equal(s.decisions, 2);
+    assert.equal(s.waitMsByLayer.burst, 500);
+    assert.equal(s.totalWaitMs, 500);
+  });
+});
+
+describe('Frontier', () => {
+  test('pop gives a URL whose host may go now, without reserving; waitMs and size', () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 1, minIntervalSec: 1 });
+    const f = new Frontier(limiter);
+    assert.equal(f.waitMs(), Infinity);
+    assert.equal(f.pop(), undefined);
+    f.push('http://f1.test/low', 0);
+    f.push('http://f1.test/high', 5);
+    f.push('http://f2.test/a');
+    assert.equal(f.size, 3);
+    const t = nowMs();
+    const first = f.pop(t);
+    assert.equal(first, 'http://f1.test/high', 'higher priority first within a host');
+    assert.equal(limiter.stats('f1.test'), undefined, 'pop reserves nothing');
+    limiter.acquire(first, t); // the fetch reserves
+    assert.equal(f.pop(t), 'http://f2.test/a', 'f1 must wait: the other host goes');
+    limiter.acquire('http://f2.test/a', t);
+    assert.equal(f.pop(t), undefined);
+    assert.ok(Math.abs(f.waitMs(t) - 1000) < 1);
+    assert.equal(f.pop(t + 1000), 'http://f1.test/low');
+    assert.equal(f.size, 0);
+    assert.throws(() => new Frontier(limiter, 0), Error);
+    const bounded = new Frontier(limiter, 1);
+    bounded.push('http://b.test/1');
+    assert.throws(() => bounded.push('http://b.test/2'), Error);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Regressions: each of these failed against an earlier package (found while writing this suite) and is fixed.
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('binding bugs (expected to fail until fixed)', () => {
+  // Was a binding bug: a task can start up to ~1.5 ms *before* its reserved departure. The bindings sleep with
+  // setTimeout(waitMs) and run the task when the timer fires; Node's timers have 1 ms granularity and start from
+  // the event loop's cached time, so they can fire early by up to a millisecond or two. Departures to a host with
+  // an interval then come closer than the interval (property 1). Fix: after the sleep, sleep again while
+  // clock < departs (or sleep ceil(wait) + 1).
+  test('regression: schedule never starts a task before its reserved departure', async () => {
+    const limiter = new Limiter({ ratePerSec: 1000, burstCapacity: 1, minIntervalSec: 0.05 });
+    const url = 'http://early.test/';
+    limiter.acquire(url);
+    const late = []; // task start minus reserved departure, ms (negative: early)
+    for (let i = 0; i < 20; i++) {
+      const { departsMs, waitMs } = limiter.peek(url);
+      assert.ok(waitMs > 0);
+      const ranAt = await limiter.schedule(url, () => nowMs());
+      late.push(ranAt - departsMs);
+    }
+    const worst = Math.min(...late);
+    assert.ok(
+      worst >= -0.001,
+      `a task started ${(-worst).toFixed(3)} ms before its reserved departure ` +
+        `(start − departure, ms: ${late.map((x) => x.toFixed(2)).join(' ')})`,
+    );
+  });
+
+  // Was a design gap (fixed by Limiter.depart): a departure is reserved when schedule()/fetch() is called and the next one to the host
+  // is fixed from that reservation. If the event loop is blocked when the first one is due (a big synchronous
+  // parse, GC, the first fetch() of a process loading undici), the first request leaves late but the second
+  // still leaves at its slot: the target sees the two closer than the interval (here 200 ms → ~80 ms). Seen in
+  // practice: the first fetch() in a process blocks ~25 ms, and the pacing test above fails without warm-up.
+  // A fix needs the actual departure reported back (e.g. the binding tells the core "departed at t" when the task
+  // starts, and a waiter re-asks the core before starting), so the wait stays computed in the core.
+  test('regression: an event-loop stall before a departure does not shorten the gap to the next one', async () => {
+    const origin = await Origin.start();
+    try {
+      await origin.warm(2);
+      const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 1, minIntervalSec: 0.2 });
+      const get = (path) => {
+        const url = origin.url(path);
+        return limiter.schedule(url, () => fetch(url)).then((r) => r.text());
+      };
+      const both = Promise.all([get('/stall/a'), get('/stall/b')]);
+      const until = clockMs() + 120;
+      while (clockMs() < until); // the event loop is blocked when /stall/a is due
+      await both;
+      assertSpacing(assert, origin.arrivals(), 200, TOL, 'after a 120 ms stall');
+    } finally {
+      await origin.close();
+    }
+  });
+
+  // Was a binding bug: `ResponseLike` in the generated .d.ts makes `headers` optional, but observe() refuses an object
+  // without a `headers` key ("invalid response: expected a Response or an object { status, headers }").
+  // `observe(url, { status: 503 })` type-checks and then throws.
+  test('regression: observe accepts { status } without headers, as the .d.ts ResponseLike allows', () => {
+    const limiter = new Limiter();
+    const obs = limiter.observe('http://noheaders.test/', { status: 503 });
+    assert.equal(obs.host, 'noheaders.test');
+    assert.equal(limiter.stats('noheaders.test').throttled, 1);
+  });
+});

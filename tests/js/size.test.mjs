@@ -1,0 +1,14 @@
+// The package's size budget: its wasm module, gzipped (level 9), is at most 50 KB (50,000 bytes).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+
+const BUDGET = 50_000;
+
+test(`pkg/hostpace_bg.wasm is at most ${BUDGET} bytes gzipped`, () => {
+  const wasm = readFileSync(new URL('../../pkg/hostpace_bg.wasm', import.meta.url));
+  const gzipped = gzipSync(wasm, { level: 9 }).length;
+  console.log(`hostpace_bg.wasm: ${wasm.length} bytes, ${gzipped} bytes gzipped (budget ${BUDGET})`);
+  assert.ok(gzipped <= BUDGET, `${gzipped} bytes gzipped is over the ${BUDGET}-byte budget`);
+});

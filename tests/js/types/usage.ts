@@ -1,0 +1,172 @@
+// A typed tour of the package's public API, compiled (never run) by `tsc -p tests/js/types`. Every line that
+// should compile does; every `@ts-expect-error` marks misuse the types must reject (an unused one is an error, so
+// a declaration that becomes too loose fails the check).
+
+import {
+  Frontier,
+  HostLimiter,
+  LeakyBucket,
+  Limiter,
+  SlidingWindow,
+  TokenBucket,
+  nowMs,
+  type Decision,
+  type HostStats,
+  type Layer,
+  type LimiterConfig,
+  type Observation,
+  type ResponseLike,
+  type RobotsOutcome,
+  type ScheduleOptions,
+} from 'hostpace';
+
+// --- configuration ---------------------------------------------------------------------------------------------
+const config: LimiterConfig = {
+  ratePerSec: 2,
+  burstCapacity: 4,
+  burstJustification: null,
+  minIntervalSec: 0.5,
+  quota: { limit: 10_000, windowSec: 86_400 },
+  maxConcurrency: 2,
+  leaseSec: 60,
+  maxBackoffSec: 120,
+  maxRetries: 3,
+  defaultRetryAfterSec: 30,
+  maxCrawlDelaySec: 60,
+  maxHosts: 100_000,
+  adaptive: { minRatePerSec: 0.1, targetLatencyMs: 500, steps: 8 },
+};
+const minimal: LimiterConfig = {}; // every field is optional
+
+// @ts-expect-error a rate is a number, not a string
+const wrongType: LimiterConfig = { ratePerSec: '2' };
+// @ts-expect-error unknown fields are refused (a typo must not fall back to a default)
+const typo: LimiterConfig = { ratePerSecond: 2 };
+// @ts-expect-error a quota needs both a limit and a window
+const halfQuota: LimiterConfig = { quota: { limit: 10 } };
+
+const limiter = new Limiter(config);
+const defaults = new Limiter(minimal);
+const warnings: string[] = limiter.warnings;
+const hosts: number = limiter.size;
+
+// --- decisions -------------------------------------------------------------------------------------------------
+const decision: Decision = limiter.acquire('https://example.com/a');
+const wait: number = decision.waitMs;
+const host: string = decision.host;
+const layer: Layer = decision.layer;
+const departs: number = decision.departsMs;
+const reserved: boolean = decision.reserved;
+const permit: number | undefined = decision.permitId;
+if (permit !== undefined) limiter.release('https://example.com/a', permit);
+const atTime: Decision = limiter.acquire('https://example.com/b', nowMs() + 1000);
+const peeked: Decision = limiter.peek('https://example.com/');
+// @ts-expect-error waitMs is a number
+const waitText: string = decision.waitMs;
+// @ts-expect-error layers are a closed set of names
+const notALayer: Layer = 'tokens';
+
+function describeLayer(l: Layer): string {
+  switch (l) {
+    case 'none':
+      return 'go';
+    case 'interval':
+    case 'burst':
+    case 'quota':
+    case 'cooldown':
+    case 'concurrency':
+    case 'serverQuota':
+      return `wait (${l})`;
+  }
+}
+
+// --- polite fetch and schedule ---------------------------------------------------------------------------------
+async function politeness(signal: AbortSignal): Promise<void> {
+  const res = await limiter.fetch('https://example.com/page', { headers: { 'user-agent': 'bot/1' }, signal });
+  const response: Response = res;
+  const attempts: number = res.hostpaceAttempts;
+  const text: string = await response.text();
+  const plain = await limiter.fetch('https://example.com/plain');
+  const status: number = plain.status;
+
+  const options: ScheduleOptions = { signal };
+  const n: number = await limiter.schedule('https://example.com/x', () => 42, options);
+  const viaPromise: string = await limiter.schedule('https://example.com/y', async () => 'done');
+  const fetched: Response = await limiter.schedule('https://example.com/z', () => fetch('https://example.com/z'));
+  // @ts-expect-error schedule's result has the task's type
+  const wrong: string = await limiter.schedule('https://example.com/x', () => 42);
+  // @ts-expect-error the task is a function
+  await limiter.schedule('https://example.com/x', 42);
+  void [attempts, text, status, n, viaPromise, fetched, wrong];
+}
+
+// --- learning from responses, robots, stats, snapshots ---------------------------------------------------------
+const fromResponse: Observation = limiter.observe('https://example.com/', new Response(null, { status: 429 }));
+const parts: ResponseLike = { status: 503, headers: { 'Retry-After': '120' }, latencyMs: 80 };
+const fromParts: Observation = limiter.observe('https://example.com/', parts);
+const pairs: Observation = limiter.observe('https://example.com/', { status: 200, headers: [['RateLimit', 'r=5']] });
+const cooldownUntil: number | undefined = fromParts.cooldownUntilMs;
+const [rateBefore, rateAfter]: [number, number] = fromResponse.ratePerSec;
+const ignored: string[] = pairs.ignored;
+// @ts-expect-error a status is a number
+limiter.observe('https://example.com/', { status: '200', headers: {} });
+
+const robots: RobotsOutcome = limiter.setRobots('example.com', 'User-agent: *\nCrawl-delay: 2\n', 'bot');
+const interval: number = robots.intervalMs;
+const capped: boolean = robots.capped;
+
+const stats: HostStats | undefined = limiter.stats('example.com');
+if (stats) {
+  const s: number = stats.decisions + stats.throttled + stats.totalWaitMs + stats.waitMsByLayer.cooldown;
+  const t: number = stats.tokens + stats.capacity + stats.intervalMs + stats.inFlight + stats.nextDepartureInMs;
+  void [s, t];
+}
+// @ts-expect-error stats may be undefined for an unknown host
+const notChecked: number = limiter.stats('unknown.example').decisions;
+
+const snapshot: string = limiter.snapshot();
+const restored: Limiter = Limiter.restore(snapshot);
+
+// --- the frontier ----------------------------------------------------------------------------------------------
+const frontier = new Frontier(restored);
+const bounded = new Frontier(restored, 10_000);
+frontier.push('https://example.com/');
+frontier.push('https://example.com/important', 10);
+const next: string | undefined = frontier.pop();
+const until: number = frontier.waitMs();
+const queued: number = frontier.size;
+// @ts-expect-error pop may return undefined
+const surely: string = frontier.pop();
+
+// --- primitives with an explicit clock -------------------------------------------------------------------------
+const bucket = new TokenBucket(1, 5);
+const w1: number = bucket.acquire(0);
+const w2: number = bucket.peek();
+const tokens: number = bucket.tokens(0);
+const capacity: number = bucket.capacity;
+const leaky = new LeakyBucket(2000);
+const w3: number = leaky.acquire(0);
+const slot: number = leaky.nextSlotMs();
+const window = new SlidingWindow(3, 1000);
+const w4: number = window.acquire(0);
+const used: number = window.used(0);
+const hostLimiter = new HostLimiter({ minIntervalSec: 2, burstCapacity: 10 });
+const w5: number = hostLimiter.acquire(0);
+const until2: number = hostLimiter.throttle(5000, 0);
+// @ts-expect-error nowMs is a number of milliseconds
+bucket.acquire('now');
+// @ts-expect-error a capacity is required
+new TokenBucket(1);
+
+// explicit resource management: `using` frees the wasm memory at the end of the block
+{
+  using scratch = new LeakyBucket(100);
+  scratch.acquire(0);
+}
+bucket.free();
+
+void [
+  defaults, warnings, hosts, wait, host, layer, departs, reserved, atTime, peeked, waitText, notALayer, describeLayer,
+  politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
+  bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2,
+];
