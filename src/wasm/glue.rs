@@ -9,6 +9,12 @@ const origin = perf && typeof perf.timeOrigin === 'number' ? perf.timeOrigin : 0
 export function now_ms() {
   return perf && typeof perf.now === 'function' ? origin + perf.now() : Date.now();
 }
+const LAYERS = ['none', 'interval', 'burst', 'quota', 'cooldown', 'concurrency', 'serverQuota'];
+export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
+  const d = { host, waitMs, layer: LAYERS[layer], departsMs, reserved };
+  if (permitId >= 0) d.permitId = permitId;
+  return d;
+}
 export function is_response_like(value) {
   return value !== null && typeof value === 'object' && typeof value.status === 'number';
 }
@@ -36,6 +42,8 @@ export function header_pairs(value) {
 extern "C" {
     /// `performance.timeOrigin + performance.now()` (or `Date.now()` where there is no `performance`).
     pub fn now_ms() -> f64;
+    /// A `Decision` object, built in one call (`layer` is `Layer as u8`; `permitId` < 0 for none).
+    pub fn decision(host: &str, wait_ms: f64, layer: u8, departs_ms: f64, reserved: bool, permit_id: f64) -> JsValue;
     /// True for a `Response` or a `{ status, headers? }` object.
     pub fn is_response_like(value: &JsValue) -> bool;
     /// `value.status`.

@@ -234,16 +234,8 @@ fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
 }
 
 fn decision_js(host: &HostKey, d: &Decision) -> JsValue {
-    let o = Object::new();
-    set(&o, "host", host.as_str());
-    set(&o, "waitMs", ms(d.wait));
-    set(&o, "layer", d.layer.as_str());
-    set(&o, "departsMs", d.departs.as_millis_f64());
-    set(&o, "reserved", d.reserved);
-    if let Some(p) = d.permit {
-        set(&o, "permitId", p.id as f64);
-    }
-    o.into()
+    let permit = d.permit.map_or(-1.0, |p| p.id as f64);
+    glue::decision(host.as_str(), ms(d.wait), d.layer as u8, d.departs.as_millis_f64(), d.reserved, permit)
 }
 
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
