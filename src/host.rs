@@ -149,13 +149,15 @@ pub struct HostStats {
 }
 
 /// The compact state of one host, without its policy (a registry keeps one policy for all hosts).
+///
+/// Its methods take `now` as given: callers ([`crate::Registry`], [`HostLimiter`]) clamp it so that a clock that
+/// steps back is treated as standing still.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostState {
     pub(crate) bucket: TokenBucket,
     pub(crate) meter: LeakyBucket,
     pub(crate) cooldown: Cooldown,
     pub(crate) server_until: Instant,
-    pub(crate) last_seen: Instant,
     pub(crate) quota: Option<Box<SlidingWindow>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
@@ -181,7 +183,6 @@ impl HostState {
             meter: LeakyBucket::from_nanos(limits.interval_ns),
             cooldown: Cooldown::new(),
             server_until: Instant::ZERO,
-            last_seen: Instant::ZERO,
             quota: limits.quota.map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
             permits: (limits.max_concurrency > 0)
                 .then(|| Box::new(Concurrency::new(limits.max_concurrency, limits.lease_ns))),
@@ -252,14 +253,8 @@ impl HostState {
         best
     }
 
-    /// `now`, clamped so that a clock stepping back is treated as standing still.
-    pub(crate) fn clamp(&self, now: Instant) -> Instant {
-        now.max(self.last_seen)
-    }
-
     /// When could one request go, without reserving anything.
     pub fn peek(&self, now: Instant) -> Decision {
-        let now = self.clamp(now);
         let (at, layer) = self.earliest(now);
         if let Some(p) = &self.permits {
             let free = p.earliest(now);
@@ -279,8 +274,6 @@ impl HostState {
 
     /// Reserve the next departure and charge every layer at that instant.
     pub fn acquire(&mut self, now: Instant) -> Decision {
-        let now = self.clamp(now);
-        self.last_seen = now;
         let (at, layer) = self.earliest(now);
         let mut permit = None;
         if let Some(p) = &mut self.permits {
@@ -340,7 +333,6 @@ impl HostState {
     /// `now + min(retry_after, max backoff)` (the policy's default when `retry_after` is `None`), and the token
     /// bucket restarts from empty at that deadline. The cooldown only ever extends. Returns the deadline.
     pub fn throttle(&mut self, limits: &Limits, retry_after: Option<Duration>, now: Instant) -> Instant {
-        let now = self.clamp(now);
         let wait = retry_after
             .map(crate::time::duration_nanos)
             .unwrap_or(limits.default_retry_after_ns)
@@ -415,11 +407,6 @@ impl HostState {
         self.meter.interval_ns()
     }
 
-    /// The latest instant this state has seen (clock readings and reservations).
-    pub fn last_seen(&self) -> Instant {
-        self.last_seen
-    }
-
     /// The rate per second in force: the configured rate or adaptive level, under the server's cap.
     pub fn rate_per_sec(&self, limits: &Limits) -> f64 {
         let mut rate = match limits.adaptive {
@@ -434,7 +421,6 @@ impl HostState {
 
     /// State and counters at `now`, under `limits`.
     pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
-        let now = self.clamp(now);
         let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
         let wait_ms_by_layer = LayerWaits {
             interval: w(Layer::Interval),
@@ -472,7 +458,6 @@ impl HostState {
         self.meter.write(w);
         self.cooldown.write(w);
         w.u64(self.server_until.as_nanos());
-        w.u64(self.last_seen.as_nanos());
         w.bool(self.quota.is_some());
         if let Some(q) = &self.quota {
             q.write(w);
@@ -497,7 +482,6 @@ impl HostState {
         let meter = LeakyBucket::read(r);
         let cooldown = Cooldown::read(r);
         let server_until = Instant::from_nanos(r.u64("server quota end"));
-        let last_seen = Instant::from_nanos(r.u64("last seen"));
         let quota = r.bool("quota flag").then(|| Box::new(SlidingWindow::read(r)));
         let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r)));
         let mut counters = Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: [0; 6] };
@@ -509,7 +493,6 @@ impl HostState {
             meter,
             cooldown,
             server_until,
-            last_seen,
             quota,
             permits,
             counters,
@@ -532,27 +515,41 @@ pub(crate) fn initial_level(limits: &Limits) -> f32 {
 pub struct HostLimiter {
     limits: Limits,
     state: HostState,
+    last_seen: Instant,
 }
 
 impl HostLimiter {
     /// A fresh host limiter, or the first configuration error.
     pub fn new(policy: &Policy) -> Result<HostLimiter, Error> {
         let limits = policy.limits()?;
-        Ok(HostLimiter { state: HostState::new(&limits), limits })
+        Ok(HostLimiter { state: HostState::new(&limits), limits, last_seen: Instant::ZERO })
     }
 
     /// Reserve the next departure at or after `now`: the maximum of every layer's wait; every layer is charged.
     pub fn acquire(&mut self, now: Instant) -> Decision {
+        let now = self.clamp(now);
         self.state.acquire(now)
+    }
+
+    /// `now`, never earlier than any instant this limiter has seen (a clock stepping back stands still).
+    fn clamp(&mut self, now: Instant) -> Instant {
+        self.last_seen = self.last_seen.max(now);
+        self.last_seen
+    }
+
+    /// The latest instant this limiter has seen.
+    pub fn last_seen(&self) -> Instant {
+        self.last_seen
     }
 
     /// When could one request go, without reserving anything.
     pub fn peek(&self, now: Instant) -> Decision {
-        self.state.peek(now)
+        self.state.peek(now.max(self.last_seen))
     }
 
     /// Confirm a departure at `now` (see [`HostState::depart`]).
     pub fn depart(&mut self, now: Instant) -> Duration {
+        let now = self.clamp(now);
         self.state.depart(now)
     }
 
@@ -563,6 +560,7 @@ impl HostLimiter {
 
     /// Record a 429/503: cooldown until `now + min(retry_after or default, max backoff)`; returns the deadline.
     pub fn throttle(&mut self, retry_after: Option<Duration>, now: Instant) -> Instant {
+        let now = self.clamp(now);
         self.state.throttle(&self.limits, retry_after, now)
     }
 
@@ -578,11 +576,12 @@ impl HostLimiter {
 
     /// State and counters at `now`.
     pub fn stats(&self, now: Instant) -> HostStats {
-        self.state.stats(&self.limits, now)
+        self.state.stats(&self.limits, now.max(self.last_seen))
     }
 
     /// Learn from a response (see [`HostState::observe`]).
     pub fn observe(&mut self, outcome: &Outcome<'_>, now: Instant) -> Observation {
+        let now = self.clamp(now);
         self.state.observe(&self.limits, outcome, now)
     }
 

@@ -106,7 +106,6 @@ impl HostState {
     /// - adaptive pacing: a 429/503/timeout or a response slower than the target narrows; a faster success
     ///   widens.
     pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant) -> Observation {
-        let now = self.clamp(now);
         let before = self.rate_and_capacity(limits);
         let mut obs = Observation::default();
         match outcome {

@@ -112,6 +112,11 @@ impl Registry {
         self.last_seen
     }
 
+    /// The latest instant any call passed (earlier ones are treated as this one).
+    pub fn last_seen(&self) -> Instant {
+        self.last_seen
+    }
+
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy

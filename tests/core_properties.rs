@@ -93,7 +93,7 @@ proptest! {
     fn waits_are_exact(policy in policy(), ops in proptest::collection::vec(op(), 0..80)) {
         let mut h = HostLimiter::new(&policy).unwrap();
         let (_, _, now) = drive(&mut h, &ops, START);
-        let now = now.max(h.state().last_seen());
+        let now = now.max(h.last_seen());
         let peeked = h.peek(now);
         if !peeked.wait.is_zero() {
             let just_before = Instant::from_nanos(peeked.departs.as_nanos() - 1);
@@ -114,7 +114,7 @@ proptest! {
     ) {
         let mut h = HostLimiter::new(&policy).unwrap();
         drive(&mut h, &ops, START);
-        let seen = h.state().last_seen();
+        let seen = h.last_seen();
         let mut from_now = h.clone();
         let mut from_past = h.clone();
         let a = from_now.acquire(seen);

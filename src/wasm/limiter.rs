@@ -257,7 +257,13 @@ impl Shared {
         }
     }
 
-    fn observe_value(&self, key: &HostKey, value: &JsValue, latency: Option<Duration>) -> Result<JsValue, JsValue> {
+    fn observe_value(
+        &self,
+        key: &HostKey,
+        value: &JsValue,
+        latency: Option<Duration>,
+        now: Option<Instant>,
+    ) -> Result<JsValue, JsValue> {
         let status = glue::status_of(value);
         if !(status.fract() == 0.0 && (100.0..=999.0).contains(&status)) {
             return Err(js_error(format!(
@@ -276,9 +282,10 @@ impl Shared {
                 .filter(|l| l.is_finite() && *l >= 0.0)
                 .map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0))
         });
+        // HTTP-dates without a Date header are measured from the wall clock; decisions use the caller's clock
         let wall = clock_ms();
         let response = Response { status: status as u16, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
-        let now = Instant::from_millis_f64(wall);
+        let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
         let obs = self.registry.borrow_mut().observe(key, &Outcome::Response(response), now).map_err(js_error)?;
         let o = Object::new();
         set(&o, "host", key.as_str());
@@ -392,32 +399,36 @@ impl JsLimiter {
     }
 
     /// Learn from a response to a request for `url`: a fetch `Response` or `{ status, headers, latencyMs? }`;
-    /// `latencyMs` (departure to headers) lets adaptive pacing widen.
+    /// `latencyMs` (departure to headers) lets adaptive pacing widen; `nowMs` for a caller-driven clock.
     pub fn observe(
         &self,
         url: &str,
         response: ResponseArg,
         #[wasm_bindgen(js_name = latencyMs)] latency_ms: Option<f64>,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> Result<ObservationJs, JsValue> {
+        let now = now_ms.map(|m| instant(Some(m))).transpose()?;
         let key = Self::key(url)?;
         if !glue::is_response_like(&response) {
             return Err(js_error("invalid response: expected a Response or an object { status, headers }"));
         }
         let latency =
             latency_ms.filter(|l| l.is_finite() && *l >= 0.0).map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0));
-        Ok(self.shared.observe_value(&key, &response, latency)?.unchecked_into())
+        Ok(self.shared.observe_value(&key, &response, latency, now)?.unchecked_into())
     }
 
-    /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it).
+    /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it); `nowMs` for a
+    /// caller-driven clock.
     #[wasm_bindgen(js_name = setRobots)]
     pub fn set_robots(
         &self,
         host: &str,
         #[wasm_bindgen(js_name = robotsTxt)] robots_txt: &str,
         #[wasm_bindgen(js_name = userAgent)] user_agent: &str,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> Result<RobotsJs, JsValue> {
         let key = host_arg(host)?;
-        let now = Instant::from_millis_f64(clock_ms());
+        let now = instant(now_ms)?;
         let out = self.shared.registry.borrow_mut().set_robots(&key, robots_txt, user_agent, now).map_err(js_error)?;
         let o = Object::new();
         set(&o, "host", key.as_str());

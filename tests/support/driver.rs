@@ -160,7 +160,7 @@ pub fn run(data: &[u8]) {
                     eprintln!("{now:?} observe {h} {outcome:?}: {observed:?}");
                 }
                 if let Ok(obs) = observed {
-                    let seen = registry.host(key).map_or(now, |s| s.last_seen()).max(now);
+                    let seen = registry.last_seen().max(now);
                     let start = departures[h].iter().copied().max().unwrap_or(seen).max(seen);
                     for end in [obs.cooldown_until, obs.server_quota_until].into_iter().flatten() {
                         blackouts[h].push(Blackout { start, end });
