@@ -47,7 +47,7 @@ pub use error::{Error, Num};
 pub use frontier::{Frontier, Pop, DEFAULT_MAX_QUEUED};
 pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, MAX_HOST_LEN, MAX_URL_LEN};
-pub use layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
+pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 pub use observe::{Observation, Outcome, Response, RetryBudget, RetryVerdict, RobotsOutcome};
 pub use policy::{
     Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC,

@@ -2,7 +2,7 @@
 
 use hostpace::Clock;
 use hostpace::{
-    audit, AuditLimits, Error, FakeClock, HostKey, HostLimiter, Instant, Layer, LeakyBucket, Policy, Registry,
+    audit, AuditLimits, Error, FakeClock, HostKey, HostLimiter, Instant, Layer, LeakyBucket, Meter, Policy, Registry,
     TokenBucket,
 };
 use std::time::Duration;

@@ -1,11 +1,11 @@
 //! Leaky bucket as a meter with slot reservation: each caller gets its own future slot.
 
+use super::Meter;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::policy::{check_secs, secs_to_nanos};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// Departures at least `interval` apart. Each caller reserves the next free slot, so callers that arrive
 /// together leave one interval apart; idle time earns no credit (the next slot is never before `now`).
@@ -36,18 +36,6 @@ impl LeakyBucket {
     /// Reserve the slot at `at` (normally `earliest(now)`); the next slot is one interval later.
     pub fn charge(&mut self, at: Instant) {
         self.last = if self.last == Instant::MAX { at } else { self.last.max(at) };
-    }
-
-    /// Reserve the next slot: how long after `now` the caller departs.
-    pub fn acquire(&mut self, now: Instant) -> Duration {
-        let at = self.earliest(now);
-        self.charge(at);
-        at.saturating_duration_since(now)
-    }
-
-    /// How long after `now` the next free slot is, without reserving it.
-    pub fn peek(&self, now: Instant) -> Duration {
-        self.earliest(now).saturating_duration_since(now)
     }
 
     /// The interval in nanoseconds.
@@ -95,9 +83,21 @@ impl LeakyBucket {
     }
 }
 
+impl Meter for LeakyBucket {
+    fn earliest(&self, now: Instant) -> Instant {
+        LeakyBucket::earliest(self, now)
+    }
+
+    fn charge(&mut self, at: Instant) {
+        LeakyBucket::charge(self, at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layers::Meter;
+    use std::time::Duration;
 
     /// Seed 002: interval 2 s → waits 0, 2, 4, 6 s for four callers arriving together.
     #[test]

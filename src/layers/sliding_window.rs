@@ -1,11 +1,11 @@
 //! Sliding-window quota kept as a ring of sub-window counters.
 
+use super::Meter;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::policy::{check_secs, secs_to_nanos};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// Sub-windows the window is cut into. The ring holds one more slot than that, for the sub-window the window's
 /// start falls in.
@@ -119,18 +119,6 @@ impl SlidingWindow {
         }
     }
 
-    /// Reserve a place in the quota: how long after `now` the caller departs.
-    pub fn acquire(&mut self, now: Instant) -> Duration {
-        let at = self.earliest(now);
-        self.charge(at);
-        at.saturating_duration_since(now)
-    }
-
-    /// How long after `now` one more departure would fit, without reserving it.
-    pub fn peek(&self, now: Instant) -> Duration {
-        self.earliest(now).saturating_duration_since(now)
-    }
-
     /// Departures counted against the window ending at `now` (what remains is `limit - used`).
     pub fn used(&self, now: Instant) -> u64 {
         let c = now.as_nanos() / self.sub_ns;
@@ -173,9 +161,20 @@ impl SlidingWindow {
     }
 }
 
+impl Meter for SlidingWindow {
+    fn earliest(&self, now: Instant) -> Instant {
+        SlidingWindow::earliest(self, now)
+    }
+
+    fn charge(&mut self, at: Instant) {
+        SlidingWindow::charge(self, at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layers::Meter;
 
     #[test]
     fn alone_it_allows_the_whole_quota_at_once_then_waits_for_the_window() {

@@ -1,11 +1,11 @@
 //! Token bucket, kept as GCRA (one "theoretical arrival time") so that its state is one instant.
 
+use super::Meter;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::policy::{bucket_nanos, check_capacity, check_rate};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// A token bucket of `capacity` tokens refilled at `rate` per second; it starts full.
 ///
@@ -42,18 +42,6 @@ impl TokenBucket {
     /// Take one token for a departure at `at` (normally `earliest(now)`).
     pub fn charge(&mut self, at: Instant) {
         self.tat = self.tat.max(at).add_nanos(self.emission_ns);
-    }
-
-    /// Reserve a token: returns how long after `now` the caller may depart, and charges the bucket for it.
-    pub fn acquire(&mut self, now: Instant) -> Duration {
-        let at = self.earliest(now);
-        self.charge(at);
-        at.saturating_duration_since(now)
-    }
-
-    /// How long after `now` one token would be available, without taking it.
-    pub fn peek(&self, now: Instant) -> Duration {
-        self.earliest(now).saturating_duration_since(now)
     }
 
     /// Tokens in the bucket at `now` (fractional; negative while future departures are reserved).
@@ -107,9 +95,21 @@ impl TokenBucket {
     }
 }
 
+impl Meter for TokenBucket {
+    fn earliest(&self, now: Instant) -> Instant {
+        TokenBucket::earliest(self, now)
+    }
+
+    fn charge(&mut self, at: Instant) {
+        TokenBucket::charge(self, at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layers::Meter;
+    use std::time::Duration;
 
     fn ms(n: u64) -> Instant {
         Instant::from_millis(n)

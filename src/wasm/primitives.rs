@@ -3,7 +3,7 @@
 use super::{instant, js_error, ms};
 use crate::error::Num;
 use crate::host::HostLimiter;
-use crate::layers::{LeakyBucket, SlidingWindow, TokenBucket};
+use crate::layers::{LeakyBucket, Meter, SlidingWindow, TokenBucket};
 use crate::policy::Policy;
 use wasm_bindgen::prelude::*;
 
