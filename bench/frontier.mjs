@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// Frontier at scale: push 1,000,000 URLs over 100,000 hosts, then drain them with a virtual clock.
+//
+//   node --expose-gc bench/frontier.mjs            # full run (~20-30 s on a 2-core machine)
+//   node --expose-gc bench/frontier.mjs --quick    # 1/10 of the URLs and hosts
+//
+// Drain loop (what a crawler does): pop(now); a URL → limiter.acquire(url, now) (pop only peeks, acquire
+// reserves); undefined → now += frontier.waitMs(now). Every popped URL must acquire with waitMs 0 (checked).
+// Wall time is measured for push and for drain; memory (rss, JS heap, wasm linear memory) after gc() at each stage.
+// Goal reported against: < 2 s and < 200 MB. A smaller diagnostic pass then splits the drain's time between
+// pop and acquire. Output: a markdown table on stdout and bench/results/frontier.json.
+
+import { Limiter, Frontier, initSync } from '../pkg/node.js';
+import { mkdirSync, writeFileSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+
+if (typeof globalThis.gc !== 'function') {
+  console.error('run with: node --expose-gc bench/frontier.mjs');
+  process.exit(2);
+}
+const QUICK = process.argv.includes('--quick');
+const SCALE = QUICK ? 0.1 : 1;
+const URLS = Math.round(1_000_000 * SCALE);
+const HOSTS = Math.round(100_000 * SCALE);
+const CONFIG = { ratePerSec: 10, burstCapacity: 1 }; // maxHosts stays at its default (100,000)
+const T0_MS = 1_000_000; // virtual clock origin
+const GOAL_MS = 2000;
+const GOAL_MB = 200;
+const MB = 1024 * 1024;
+
+// initSync returns the already-initialised module's exports, including its linear memory.
+const wasmMemory = initSync().memory;
+const started = performance.now();
+
+const url = (i, hosts) => `https://host${i % hosts}.example/page/${Math.floor(i / hosts)}`;
+
+function memory(stage) {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return {
+    stage,
+    rssMB: +(m.rss / MB).toFixed(1),
+    heapUsedMB: +(m.heapUsed / MB).toFixed(1),
+    externalMB: +(m.external / MB).toFixed(1),
+    wasmMemoryMB: +(wasmMemory.buffer.byteLength / MB).toFixed(1),
+  };
+}
+
+/** Push `n` URLs over `hosts` hosts; returns ms (and fills `chunks` with ns per push of each tenth, if given). */
+function push(frontier, n, hosts, chunks) {
+  const t0 = performance.now();
+  const step = Math.ceil(n / 10);
+  let c0 = t0;
+  for (let i = 0; i < n; i++) {
+    frontier.push(url(i, hosts));
+    if (chunks && (i + 1) % step === 0) {
+      const c1 = performance.now();
+      chunks.push(Math.round(((c1 - c0) * 1e6) / step));
+      c0 = c1;
+    }
+  }
+  return performance.now() - t0;
+}
+
+/** The crawler's drain loop; `take(url, now)` returns the wait the limiter answered. */
+function drain(frontier, take) {
+  let now = T0_MS;
+  let pops = 0;
+  let sleeps = 0;
+  let waited = 0;
+  const t0 = performance.now();
+  for (;;) {
+    const u = frontier.pop(now);
+    if (u !== undefined) {
+      pops++;
+      if (take(u, now) !== 0) waited++;
+      continue;
+    }
+    const w = frontier.waitMs(now);
+    if (w === Infinity) break;
+    sleeps++;
+    now += w;
+  }
+  return { ms: performance.now() - t0, pops, sleeps, waited, virtualMs: now - T0_MS };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Main run.
+
+process.stderr.write(
+  `frontier: ${URLS} URLs over ${HOSTS} hosts, config ${JSON.stringify(CONFIG)}${QUICK ? ' (--quick)' : ''}; ` +
+    `node ${process.version}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+);
+
+// What building the URL strings alone costs (included in the push time below).
+let strMs;
+{
+  const t0 = performance.now();
+  let len = 0;
+  for (let i = 0; i < URLS; i++) len += url(i, HOSTS).length;
+  strMs = performance.now() - t0;
+  if (len === 0) throw new Error('unreachable');
+}
+
+const mem = [memory('baseline (module loaded)')];
+let limiter = new Limiter(CONFIG);
+let frontier = new Frontier(limiter);
+const pushChunks = []; // ns per push in each tenth of the pushes (URL k of every host arrives in tenth k)
+const pushMs = push(frontier, URLS, HOSTS, pushChunks);
+if (frontier.size !== URLS) throw new Error(`size ${frontier.size} after pushing ${URLS}`);
+mem.push(memory(`after push (${URLS} queued)`));
+process.stderr.write(`  push ${pushMs.toFixed(0)} ms\n`);
+
+const main = drain(frontier, (u, now) => limiter.acquire(u, now).waitMs);
+if (main.pops !== URLS) throw new Error(`drained ${main.pops} of ${URLS}`);
+if (main.waited !== 0) throw new Error(`${main.waited} popped URLs had to wait in acquire`);
+const hostsTracked = limiter.size;
+mem.push(memory(`after drain (limiter tracks ${hostsTracked} hosts)`));
+process.stderr.write(`  drain ${main.ms.toFixed(0)} ms (${main.sleeps} sleeps, ${main.virtualMs} virtual ms)\n`);
+frontier.free();
+limiter.free();
+frontier = limiter = null;
+mem.push(memory('after free() of frontier and limiter'));
+const peakRssMB = +((process.resourceUsage().maxRSS * 1024) / MB).toFixed(1);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Diagnostic: where the drain's time goes, on 1/10 of the workload (fresh limiter and frontier each).
+
+const DN = Math.round(URLS / 10);
+const DH = Math.round(HOSTS / 10);
+const diag = [];
+function diagnose(name, take) {
+  const l = new Limiter(CONFIG);
+  const f = new Frontier(l);
+  const pm = push(f, DN, DH);
+  const d = drain(f, take(l));
+  if (d.pops !== DN) throw new Error(`${name}: drained ${d.pops} of ${DN}`);
+  f.free();
+  l.free();
+  diag.push({
+    variant: name,
+    urls: DN,
+    hosts: DH,
+    pushMs: +pm.toFixed(1),
+    drainMs: +d.ms.toFixed(1),
+    nsPerPush: Math.round((pm * 1e6) / DN),
+    nsPerDrainedUrl: Math.round((d.ms * 1e6) / DN),
+    sleeps: d.sleeps,
+  });
+}
+diagnose('pop + acquire(url, now)', (l) => (u, now) => l.acquire(u, now).waitMs);
+diagnose('pop + acquireId(intern(url), now)', (l) => (u, now) => l.acquireId(l.intern(u), now));
+diagnose('pop only (no acquire: nothing paces, pops never wait)', () => () => 0);
+{
+  // the platform URL parse of the same strings, for scale
+  const t0 = performance.now();
+  let len = 0;
+  for (let i = 0; i < DN; i++) len += new URL(url(i, DH)).hostname.length;
+  const ms = performance.now() - t0;
+  diag.push({ variant: 'new URL(url).hostname in plain JS (no hostpace)', urls: DN, nsPerPush: Math.round((ms * 1e6) / DN) });
+  if (len === 0) throw new Error('unreachable');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Report.
+
+const afterPush = mem[1];
+const totalMs = pushMs + main.ms;
+const fmt = (x) => Math.round(x).toLocaleString('en-US');
+const ok = (b) => (b ? 'yes' : '**no**');
+const lines = [];
+lines.push(`### Frontier: ${fmt(URLS)} URLs over ${fmt(HOSTS)} hosts (ratePerSec 10, burstCapacity 1, virtual clock)`);
+lines.push('');
+lines.push(`| measure | value | goal | met |`);
+lines.push(`|---|---:|---:|:---:|`);
+lines.push(`| push ${fmt(URLS)} URLs | ${fmt(pushMs)} ms (${fmt((pushMs * 1e6) / URLS)} ns/URL; string building alone ${fmt(strMs)} ms) | < ${fmt(GOAL_MS)} ms | ${ok(pushMs < GOAL_MS)} |`);
+lines.push(`| push, ns/URL in each tenth (tenth k adds URL k to every host) | ${pushChunks.map(fmt).join(' · ')} | | |`);
+lines.push(`| drain (pop + acquire(url, now)) | ${fmt(main.ms)} ms (${fmt((main.ms * 1e6) / URLS)} ns/URL) | < ${fmt(GOAL_MS)} ms | ${ok(main.ms < GOAL_MS)} |`);
+lines.push(`| push + drain | ${fmt(totalMs)} ms | < ${fmt(GOAL_MS)} ms | ${ok(totalMs < GOAL_MS)} |`);
+lines.push(`| rss after push (gc) | ${afterPush.rssMB} MB | < ${GOAL_MB} MB | ${ok(afterPush.rssMB < GOAL_MB)} |`);
+lines.push(`| peak rss (whole main run) | ${peakRssMB} MB | < ${GOAL_MB} MB | ${ok(peakRssMB < GOAL_MB)} |`);
+lines.push(`| virtual time to drain | ${fmt(main.virtualMs)} ms (${main.sleeps} sleeps of the crawler) | | |`);
+lines.push(`| popped URLs that had to wait in acquire | ${main.waited} | 0 | ${ok(main.waited === 0)} |`);
+lines.push('');
+lines.push('| stage | rss MB | JS heapUsed MB | external MB | wasm memory MB |');
+lines.push('|---|---:|---:|---:|---:|');
+for (const m of mem) lines.push(`| ${m.stage} | ${m.rssMB} | ${m.heapUsedMB} | ${m.externalMB} | ${m.wasmMemoryMB} |`);
+lines.push('');
+lines.push(`Where the time goes (${fmt(DN)} URLs over ${fmt(DH)} hosts, fresh limiter and frontier per line):`);
+lines.push('');
+lines.push('| variant | ns per push | ns per drained URL |');
+lines.push('|---|---:|---:|');
+for (const d of diag) lines.push(`| ${d.variant} | ${fmt(d.nsPerPush)} | ${d.nsPerDrainedUrl === undefined ? '–' : fmt(d.nsPerDrainedUrl)} |`);
+console.log(lines.join('\n'));
+
+const wasmPath = new URL('../pkg/hostpace_bg.wasm', import.meta.url);
+const out = {
+  benchmark: 'frontier',
+  date: new Date().toISOString(),
+  quick: QUICK,
+  node: process.version,
+  platform: `${os.platform()} ${os.arch()}`,
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model,
+  loadavgAtEnd: os.loadavg(),
+  pkg: {
+    version: JSON.parse(readFileSync(new URL('../pkg/package.json', import.meta.url), 'utf8')).version,
+    wasmBytes: statSync(wasmPath).size,
+    wasmSha256: createHash('sha256').update(readFileSync(wasmPath)).digest('hex'),
+  },
+  workload: {
+    urls: URLS,
+    hosts: HOSTS,
+    urlPattern: 'https://host<i mod hosts>.example/page/<floor(i / hosts)>, pushed in order i = 0..urls-1',
+    config: CONFIG,
+    virtualClockOriginMs: T0_MS,
+    drainLoop: 'pop(now) → acquire(url, now); undefined → now += waitMs(now)',
+  },
+  goals: { ms: GOAL_MS, mb: GOAL_MB },
+  pushMs: +pushMs.toFixed(1),
+  stringBuildMs: +strMs.toFixed(1),
+  drainMs: +main.ms.toFixed(1),
+  totalMs: +totalMs.toFixed(1),
+  nsPerPush: Math.round((pushMs * 1e6) / URLS),
+  nsPerPushByTenth: pushChunks,
+  nsPerDrainedUrl: Math.round((main.ms * 1e6) / URLS),
+  drain: { pops: main.pops, sleeps: main.sleeps, waitedInAcquire: main.waited, virtualMs: main.virtualMs, hostsTracked },
+  memory: mem,
+  peakRssMB,
+  met: {
+    push: pushMs < GOAL_MS,
+    drain: main.ms < GOAL_MS,
+    total: totalMs < GOAL_MS,
+    rssAfterPush: afterPush.rssMB < GOAL_MB,
+    peakRss: peakRssMB < GOAL_MB,
+  },
+  diagnostics: diag,
+  totalSeconds: +((performance.now() - started) / 1000).toFixed(1),
+};
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./results/frontier.json', import.meta.url), JSON.stringify(out, null, 2) + '\n');
+process.stderr.write(`wrote bench/results/frontier.json (${out.totalSeconds} s)\n`);
