@@ -50,7 +50,8 @@ pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, MAX_HOST_LEN, MAX
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 pub use observe::{Observation, Outcome, Response, RetryBudget, RetryVerdict, RobotsOutcome};
 pub use policy::{
-    Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, MAX_BURST_CAPACITY, MAX_DURATION_SEC, MIN_RATE_PER_SEC,
+    Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION, MAX_BURST_CAPACITY,
+    MAX_DURATION_SEC, MIN_RATE_PER_SEC,
 };
 pub use registry::{Registry, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]

@@ -61,7 +61,7 @@ pub struct Policy {
     pub burst_capacity: f64,
     /// Why a burst larger than about one second of traffic is acceptable; without one such a policy is accepted
     /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`] (seed 000's default knobs carry a
-    /// built-in one, [`DEFAULT_BURST_JUSTIFICATION`]).
+    /// built-in one, [`crate::DEFAULT_BURST_JUSTIFICATION`]).
     pub burst_justification: Option<String>,
     /// The interval floor: no two departures to a host closer than this, in seconds (0 = no floor). robots.txt
     /// Crawl-delay may raise it, never lower it. `CRAWL_MIN_INTERVAL_SEC`.
