@@ -2,7 +2,7 @@
 
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
-use crate::layers::{Concurrency, Cooldown, LeakyBucket, Permit, SlidingWindow, TokenBucket};
+use crate::layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 use crate::observe::{Observation, Outcome, RobotsOutcome};
 use crate::policy::{bucket_nanos, Limits, Policy, MIN_RATE_PER_SEC};
 use crate::time::Instant;

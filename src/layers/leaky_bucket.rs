@@ -28,16 +28,6 @@ impl LeakyBucket {
         LeakyBucket { interval_ns, last: Instant::MAX }
     }
 
-    /// The first free slot at or after `now`.
-    pub fn earliest(&self, now: Instant) -> Instant {
-        now.max(self.next_slot())
-    }
-
-    /// Reserve the slot at `at` (normally `earliest(now)`); the next slot is one interval later.
-    pub fn charge(&mut self, at: Instant) {
-        self.last = if self.last == Instant::MAX { at } else { self.last.max(at) };
-    }
-
     /// The interval in nanoseconds.
     pub fn interval_ns(&self) -> u64 {
         self.interval_ns
@@ -84,12 +74,14 @@ impl LeakyBucket {
 }
 
 impl Meter for LeakyBucket {
+    /// The first free slot at or after `now`.
     fn earliest(&self, now: Instant) -> Instant {
-        LeakyBucket::earliest(self, now)
+        now.max(self.next_slot())
     }
 
+    /// Reserve the slot at `at` (normally `earliest(now)`); the next slot is one interval later.
     fn charge(&mut self, at: Instant) {
-        LeakyBucket::charge(self, at)
+        self.last = if self.last == Instant::MAX { at } else { self.last.max(at) };
     }
 }
 

@@ -80,45 +80,6 @@ impl SlidingWindow {
         self.total.saturating_sub(dropped)
     }
 
-    /// The first instant at or after `now` at which one more departure fits.
-    pub fn earliest(&self, now: Instant) -> Instant {
-        let mut c = now.as_nanos() / self.sub_ns;
-        let mut at = now;
-        if c < self.top {
-            // departures are counted in order: never place one before the newest counted sub-window
-            c = self.top;
-            at = Instant::from_nanos(c.saturating_mul(self.sub_ns));
-        }
-        // After SLOTS steps nothing is counted any more, so the loop is bounded.
-        for _ in 0..=SLOTS {
-            if c > self.top.saturating_add(SUB_WINDOWS) || self.counted(c) < u64::from(self.limit) {
-                return at;
-            }
-            c += 1;
-            at = Instant::from_nanos(c.saturating_mul(self.sub_ns));
-        }
-        at
-    }
-
-    /// Count a departure at `at`.
-    pub fn charge(&mut self, at: Instant) {
-        let c = (at.as_nanos() / self.sub_ns).max(self.top);
-        if c > self.top {
-            let clear = (c - self.top).min(SLOTS as u64);
-            for i in 1..=clear {
-                let slot = &mut self.counts[Self::slot(self.top + i)];
-                self.total = self.total.saturating_sub(u64::from(*slot));
-                *slot = 0;
-            }
-            self.top = c;
-        }
-        let s = Self::slot(c);
-        if self.counts[s] < u32::MAX {
-            self.counts[s] += 1;
-            self.total += 1;
-        }
-    }
-
     /// Departures counted against the window ending at `now` (what remains is `limit - used`).
     pub fn used(&self, now: Instant) -> u64 {
         let c = now.as_nanos() / self.sub_ns;
@@ -162,12 +123,43 @@ impl SlidingWindow {
 }
 
 impl Meter for SlidingWindow {
+    /// The first instant at or after `now` at which one more departure fits.
     fn earliest(&self, now: Instant) -> Instant {
-        SlidingWindow::earliest(self, now)
+        let mut c = now.as_nanos() / self.sub_ns;
+        let mut at = now;
+        if c < self.top {
+            // departures are counted in order: never place one before the newest counted sub-window
+            c = self.top;
+            at = Instant::from_nanos(c.saturating_mul(self.sub_ns));
+        }
+        // After SLOTS steps nothing is counted any more, so the loop is bounded.
+        for _ in 0..=SLOTS {
+            if c > self.top.saturating_add(SUB_WINDOWS) || self.counted(c) < u64::from(self.limit) {
+                return at;
+            }
+            c += 1;
+            at = Instant::from_nanos(c.saturating_mul(self.sub_ns));
+        }
+        at
     }
 
+    /// Count a departure at `at`.
     fn charge(&mut self, at: Instant) {
-        SlidingWindow::charge(self, at)
+        let c = (at.as_nanos() / self.sub_ns).max(self.top);
+        if c > self.top {
+            let clear = (c - self.top).min(SLOTS as u64);
+            for i in 1..=clear {
+                let slot = &mut self.counts[Self::slot(self.top + i)];
+                self.total = self.total.saturating_sub(u64::from(*slot));
+                *slot = 0;
+            }
+            self.top = c;
+        }
+        let s = Self::slot(c);
+        if self.counts[s] < u32::MAX {
+            self.counts[s] += 1;
+            self.total += 1;
+        }
     }
 }
 

@@ -34,16 +34,6 @@ impl TokenBucket {
         TokenBucket { emission_ns: emission_ns.max(1), tau_ns, tat: Instant::ZERO }
     }
 
-    /// The first instant at or after `now` at which a token is available.
-    pub fn earliest(&self, now: Instant) -> Instant {
-        now.max(Instant::from_nanos(self.tat.as_nanos().saturating_sub(self.tau_ns)))
-    }
-
-    /// Take one token for a departure at `at` (normally `earliest(now)`).
-    pub fn charge(&mut self, at: Instant) {
-        self.tat = self.tat.max(at).add_nanos(self.emission_ns);
-    }
-
     /// Tokens in the bucket at `now` (fractional; negative while future departures are reserved).
     pub fn tokens(&self, now: Instant) -> f64 {
         let owed = self.tat.as_nanos().saturating_sub(now.as_nanos()) as f64;
@@ -96,12 +86,14 @@ impl TokenBucket {
 }
 
 impl Meter for TokenBucket {
+    /// The first instant at or after `now` at which a token is available.
     fn earliest(&self, now: Instant) -> Instant {
-        TokenBucket::earliest(self, now)
+        now.max(Instant::from_nanos(self.tat.as_nanos().saturating_sub(self.tau_ns)))
     }
 
+    /// Take one token for a departure at `at` (normally `earliest(now)`).
     fn charge(&mut self, at: Instant) {
-        TokenBucket::charge(self, at)
+        self.tat = self.tat.max(at).add_nanos(self.emission_ns);
     }
 }
 
