@@ -103,7 +103,8 @@ export interface Limiter {
   /**
    * A polite `fetch(url, init)`: waits its turn, fetches, learns from the response; on 429/503 waits the cooldown
    * (Retry-After, capped by maxBackoffSec) and retries at most `maxRetries` times, then returns the last response.
-   * `hostpaceAttempts` says how many attempts it took.
+   * `hostpaceAttempts` says how many attempts it took. In a page, a relative URL is resolved against the
+   * document, as `fetch` does.
    */
   fetch(url: string, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
 }

@@ -111,8 +111,17 @@ Limiter.prototype.schedule = function schedule(url, task, options) {
   return runReserved(this, url, first, signal, task);
 };
 
-Limiter.prototype.fetch = function politeFetch(url, init) {
+Limiter.prototype.fetch = function politeFetch(input, init) {
   if (typeof globalThis.fetch !== 'function') return Promise.reject(new Error('no global fetch in this environment'));
+  // like fetch in a page: a relative URL is resolved against the document (elsewhere it stays invalid)
+  let url = String(input);
+  if (globalThis.location && typeof globalThis.location.href === 'string') {
+    try {
+      url = new URL(url, globalThis.location.href).href;
+    } catch (_) {
+      // left as given: acquire() reports it
+    }
+  }
   const signal = init ? init.signal : undefined;
   if (signal && signal.aborted) return Promise.reject(abortReason(signal));
   let decision;

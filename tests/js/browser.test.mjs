@@ -1,0 +1,108 @@
+// The package in a real browser: headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) loads a
+// page from 127.0.0.1 that imports `hostpace` through an import map pointing at pkg/browser.js (the `browser`
+// export condition: fetched next to the module, initialised by top-level await, no init step), then paces
+// requests to the same origin with `limiter.fetch`. The origin's own log is the judge.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { join, normalize } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const root = new URL('../../', import.meta.url).pathname;
+const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
+const arrivals = [];
+let server;
+let base;
+
+const PAGE = `<!doctype html><meta charset="utf-8"><title>hostpace in a browser</title>
+<script type="importmap">{ "imports": { "hostpace": "/pkg/browser.js" } }</script>
+<script type="module">
+  import { Limiter, TokenBucket, nowMs } from 'hostpace';
+  try {
+    const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1, minIntervalSec: 0.3 });
+    const first = limiter.acquire(location.origin + '/x', 0);
+    const second = limiter.acquire(location.origin + '/x', 0);
+    const responses = await Promise.all([1, 2, 3].map((i) => limiter.fetch('/paced/' + i)));
+    let configError = '';
+    try { new Limiter({ ratePerSec: -1 }); } catch (e) { configError = e.message; }
+    window.result = {
+      first: first.waitMs, second: second.waitMs, layer: second.layer,
+      statuses: responses.map((r) => r.status), bucket: new TokenBucket(1, 2).acquire(0),
+      clock: nowMs(), configError,
+    };
+  } catch (e) {
+    window.result = { error: String(e && e.stack || e) };
+  }
+</script>`;
+
+before(async () => {
+  server = http.createServer(async (req, res) => {
+    const path = new URL(req.url, 'http://x').pathname;
+    if (path.startsWith('/paced/')) {
+      arrivals.push(performance.timeOrigin + performance.now());
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    if (path === '/favicon.ico') {
+      res.writeHead(204).end();
+      return;
+    }
+    if (path === '/') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      return;
+    }
+    const file = normalize(join(root, path));
+    if (!file.startsWith(join(root, 'pkg'))) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(() => new Promise((resolve) => server.close(resolve)));
+
+test('the browser entry imports with no init step and paces fetches seen by the origin', async () => {
+  // playwright-core starts Chromium with a fresh temporary profile of its own (a --user-data-dir is refused)
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(base + '/');
+    await page.waitForFunction(() => window.result !== undefined, null, { timeout: 20_000 });
+    const result = await page.evaluate(() => window.result);
+    assert.equal(result.error, undefined, result.error);
+    assert.deepEqual(errors, []);
+    assert.equal(result.first, 0);
+    assert.equal(result.second, 1000);
+    assert.equal(result.layer, 'burst');
+    assert.deepEqual(result.statuses, [200, 200, 200]);
+    assert.equal(result.bucket, 0);
+    assert.ok(Math.abs(result.clock - Date.now()) < 60_000, 'the clock adapter reads epoch milliseconds');
+    assert.match(result.configError, /ratePerSec/);
+    assert.equal(arrivals.length, 3);
+    for (let i = 1; i < arrivals.length; i++) {
+      const gap = arrivals[i] - arrivals[i - 1];
+      assert.ok(gap >= 1000 - 20, `arrivals ${gap.toFixed(1)} ms apart under 1 request/s`);
+    }
+  } finally {
+    await browser.close();
+  }
+});
