@@ -1,0 +1,28 @@
+// A module worker that imports the package through its `workerd` entry (the .wasm as a compiled module), as a
+// Worker bundled by wrangler would, and answers with a few decisions.
+import { Limiter, TokenBucket, nowMs } from '../../../pkg/workerd.js';
+
+export default {
+  async fetch() {
+    const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1 });
+    const first = limiter.acquire('https://Example.com./a', 0);
+    const second = limiter.acquire('https://example.com:443/b', 0);
+    let configError = '';
+    try {
+      new Limiter({ burstCapacity: 0 });
+    } catch (e) {
+      configError = e.message;
+    }
+    const body = {
+      first: first.waitMs,
+      second: second.waitMs,
+      layer: second.layer,
+      host: second.host,
+      bucket: new TokenBucket(1, 5).acquire(0),
+      clock: nowMs(),
+      configError,
+      restored: Limiter.restore(limiter.snapshot()).size,
+    };
+    return Response.json(body);
+  },
+};
