@@ -48,17 +48,24 @@ function memory(stage) {
   };
 }
 
-/** Push `n` URLs over `hosts` hosts; returns ms (and fills `chunks` with ns per push of each tenth, if given). */
-function push(frontier, n, hosts, chunks) {
+/**
+ * Push `n` URLs over `hosts` hosts; returns ms. If `chunks` is given, fills it with the ns per push of each tenth
+ * and `grown` with the MB the wasm memory grew during that tenth.
+ */
+function push(frontier, n, hosts, chunks, grown) {
   const t0 = performance.now();
   const step = Math.ceil(n / 10);
   let c0 = t0;
+  let m0 = wasmMemory.buffer.byteLength;
   for (let i = 0; i < n; i++) {
     frontier.push(url(i, hosts));
     if (chunks && (i + 1) % step === 0) {
       const c1 = performance.now();
       chunks.push(Math.round(((c1 - c0) * 1e6) / step));
       c0 = c1;
+      const m1 = wasmMemory.buffer.byteLength;
+      grown.push(+((m1 - m0) / MB).toFixed(1));
+      m0 = m1;
     }
   }
   return performance.now() - t0;
@@ -108,7 +115,8 @@ const mem = [memory('baseline (module loaded)')];
 let limiter = new Limiter(CONFIG);
 let frontier = new Frontier(limiter);
 const pushChunks = []; // ns per push in each tenth of the pushes (URL k of every host arrives in tenth k)
-const pushMs = push(frontier, URLS, HOSTS, pushChunks);
+const pushGrowMB = []; // wasm memory growth in each tenth
+const pushMs = push(frontier, URLS, HOSTS, pushChunks, pushGrowMB);
 if (frontier.size !== URLS) throw new Error(`size ${frontier.size} after pushing ${URLS}`);
 mem.push(memory(`after push (${URLS} queued)`));
 process.stderr.write(`  push ${pushMs.toFixed(0)} ms\n`);
@@ -177,6 +185,7 @@ lines.push(`| measure | value | goal | met |`);
 lines.push(`|---|---:|---:|:---:|`);
 lines.push(`| push ${fmt(URLS)} URLs | ${fmt(pushMs)} ms (${fmt((pushMs * 1e6) / URLS)} ns/URL; string building alone ${fmt(strMs)} ms) | < ${fmt(GOAL_MS)} ms | ${ok(pushMs < GOAL_MS)} |`);
 lines.push(`| push, ns/URL in each tenth (tenth k adds URL k to every host) | ${pushChunks.map(fmt).join(' · ')} | | |`);
+lines.push(`| push, wasm memory growth in each tenth (MB) | ${pushGrowMB.join(' · ')} | | |`);
 lines.push(`| drain (pop + acquire(url, now)) | ${fmt(main.ms)} ms (${fmt((main.ms * 1e6) / URLS)} ns/URL) | < ${fmt(GOAL_MS)} ms | ${ok(main.ms < GOAL_MS)} |`);
 lines.push(`| push + drain | ${fmt(totalMs)} ms | < ${fmt(GOAL_MS)} ms | ${ok(totalMs < GOAL_MS)} |`);
 lines.push(`| rss after push (gc) | ${afterPush.rssMB} MB | < ${GOAL_MB} MB | ${ok(afterPush.rssMB < GOAL_MB)} |`);
@@ -225,6 +234,7 @@ const out = {
   totalMs: +totalMs.toFixed(1),
   nsPerPush: Math.round((pushMs * 1e6) / URLS),
   nsPerPushByTenth: pushChunks,
+  wasmGrowthMBByTenth: pushGrowMB,
   nsPerDrainedUrl: Math.round((main.ms * 1e6) / URLS),
   drain: { pops: main.pops, sleeps: main.sleeps, waitedInAcquire: main.waited, virtualMs: main.virtualMs, hostsTracked },
   memory: mem,
