@@ -132,97 +132,52 @@ extern "C" {
     pub type StatsJs;
 }
 
-fn get(obj: &JsValue, key: &str) -> Option<JsValue> {
-    Reflect::get(obj, &JsValue::from_str(key)).ok().filter(|v| !v.is_undefined() && !v.is_null())
-}
-
-fn number(obj: &JsValue, key: &str, path: &str) -> Result<Option<f64>, JsValue> {
-    match get(obj, key) {
-        None => Ok(None),
-        Some(v) => {
-            v.as_f64().map(Some).ok_or_else(|| js_error(format!("invalid config field {path}: expected a number")))
-        }
+fn whole(value: f64, field: &str) -> Result<u32, JsValue> {
+    if value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(js_error(format!("invalid config field {field}: {} (expected a whole number >= 0)", Num(value))))
     }
 }
 
-fn whole(obj: &JsValue, key: &str, path: &str) -> Result<Option<u32>, JsValue> {
-    match number(obj, key, path)? {
-        None => Ok(None),
-        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(Some(n as u32)),
-        Some(n) => Err(js_error(format!("invalid config field {path}: {} (expected a whole number >= 0)", Num(n)))),
-    }
-}
-
-/// Refuse keys a config object does not know, naming them (a typo must not silently fall back to a default).
-fn known_keys(obj: &JsValue, known: &str, path: &str) -> Result<(), JsValue> {
-    let Some(obj) = obj.dyn_ref::<Object>() else {
-        return Err(js_error(format!("invalid config field {path}: expected an object")));
-    };
-    for key in Object::keys(obj).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !known.split(", ").any(|k| k == key) {
-            return Err(js_error(format!("unknown config field {path}{key} (expected one of {known})")));
-        }
-    }
-    Ok(())
-}
-
-const POLICY_FIELDS: &str = "ratePerSec, burstCapacity, burstJustification, minIntervalSec, quota, maxConcurrency, \
-                             leaseSec, maxBackoffSec, maxRetries, defaultRetryAfterSec, maxCrawlDelaySec, maxHosts, adaptive";
-
-/// Read a `LimiterConfig` into a policy (missing fields take the defaults); an error names the field.
+/// Read a `LimiterConfig` into a policy (missing fields take the defaults); an error names the field. The JS glue
+/// checks keys and types; the core validates values.
 pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
-    if config.is_undefined() || config.is_null() {
-        return Ok(Policy::default());
-    }
-    if !config.is_object() {
-        return Err(js_error("invalid config: expected an object like { ratePerSec: 2, burstCapacity: 4 }"));
-    }
-    known_keys(config, POLICY_FIELDS, "")?;
+    let v = glue::config_numbers(config)?;
     let d = Policy::default();
-    let quota = match get(config, "quota") {
+    if v.is_empty() {
+        return Ok(d);
+    }
+    // pair i is [present, value]
+    let get = |i: usize| (v.get(2 * i).copied() == Some(1.0)).then(|| v.get(2 * i + 1).copied().unwrap_or(f64::NAN));
+    let num = |i: usize, default: f64| get(i).unwrap_or(default);
+    let count = |i: usize, field: &str, default: u32| get(i).map_or(Ok(default), |x| whole(x, field));
+    let quota = match get(10) {
         None => None,
-        Some(q) => {
-            known_keys(&q, "limit, windowSec", "quota.")?;
-            Some(Quota {
-                limit: whole(&q, "limit", "quota.limit")?.unwrap_or(0),
-                window_sec: number(&q, "windowSec", "quota.windowSec")?.unwrap_or(f64::NAN),
-            })
-        }
+        Some(_) => Some(Quota { limit: count(11, "quota.limit", 0)?, window_sec: num(12, f64::NAN) }),
     };
-    let adaptive = match get(config, "adaptive") {
+    let da = Adaptive::default();
+    let adaptive = match get(13) {
         None => None,
-        Some(a) => {
-            known_keys(&a, "minRatePerSec, targetLatencyMs, steps", "adaptive.")?;
-            let da = Adaptive::default();
-            Some(Adaptive {
-                min_rate_per_sec: number(&a, "minRatePerSec", "adaptive.minRatePerSec")?.unwrap_or(da.min_rate_per_sec),
-                target_latency_ms: number(&a, "targetLatencyMs", "adaptive.targetLatencyMs")?
-                    .unwrap_or(da.target_latency_ms),
-                steps: whole(&a, "steps", "adaptive.steps")?.unwrap_or(da.steps),
-            })
-        }
-    };
-    let burst_justification = match get(config, "burstJustification") {
-        None => None,
-        Some(j) => {
-            Some(j.as_string().ok_or_else(|| js_error("invalid config field burstJustification: expected a string"))?)
-        }
+        Some(_) => Some(Adaptive {
+            min_rate_per_sec: num(14, da.min_rate_per_sec),
+            target_latency_ms: num(15, da.target_latency_ms),
+            steps: count(16, "adaptive.steps", da.steps)?,
+        }),
     };
     let policy = Policy {
-        rate_per_sec: number(config, "ratePerSec", "ratePerSec")?.unwrap_or(d.rate_per_sec),
-        burst_capacity: number(config, "burstCapacity", "burstCapacity")?.unwrap_or(d.burst_capacity),
-        burst_justification,
-        min_interval_sec: number(config, "minIntervalSec", "minIntervalSec")?.unwrap_or(d.min_interval_sec),
+        rate_per_sec: num(0, d.rate_per_sec),
+        burst_capacity: num(1, d.burst_capacity),
+        burst_justification: glue::config_justification(config)?,
+        min_interval_sec: num(2, d.min_interval_sec),
         quota,
-        max_concurrency: whole(config, "maxConcurrency", "maxConcurrency")?.unwrap_or(d.max_concurrency),
-        lease_sec: number(config, "leaseSec", "leaseSec")?.unwrap_or(d.lease_sec),
-        max_backoff_sec: number(config, "maxBackoffSec", "maxBackoffSec")?.unwrap_or(d.max_backoff_sec),
-        max_retries: whole(config, "maxRetries", "maxRetries")?.unwrap_or(d.max_retries),
-        default_retry_after_sec: number(config, "defaultRetryAfterSec", "defaultRetryAfterSec")?
-            .unwrap_or(d.default_retry_after_sec),
-        max_crawl_delay_sec: number(config, "maxCrawlDelaySec", "maxCrawlDelaySec")?.unwrap_or(d.max_crawl_delay_sec),
-        max_hosts: whole(config, "maxHosts", "maxHosts")?.unwrap_or(d.max_hosts),
+        max_concurrency: count(3, "maxConcurrency", d.max_concurrency)?,
+        lease_sec: num(4, d.lease_sec),
+        max_backoff_sec: num(5, d.max_backoff_sec),
+        max_retries: count(6, "maxRetries", d.max_retries)?,
+        default_retry_after_sec: num(7, d.default_retry_after_sec),
+        max_crawl_delay_sec: num(8, d.max_crawl_delay_sec),
+        max_hosts: count(9, "maxHosts", d.max_hosts)?,
         adaptive,
     };
     policy.validate().map_err(js_error)?;
@@ -288,24 +243,18 @@ impl Shared {
         let response = Response { status: status as u16, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
         let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
         let obs = self.registry.borrow_mut().observe(key, &Outcome::Response(response), now).map_err(js_error)?;
-        let o = Object::new();
-        set(&o, "host", key.as_str());
-        if let Some(t) = obs.cooldown_until {
-            set(&o, "cooldownUntilMs", t.as_millis_f64());
-        }
-        if let Some(r) = obs.retry_after_ms {
-            set(&o, "retryAfterMs", r);
-        }
-        if let Some(t) = obs.server_quota_until {
-            set(&o, "serverQuotaUntilMs", t.as_millis_f64());
-        }
-        if let Some(c) = obs.server_rate_cap {
-            set(&o, "serverRateCap", c);
-        }
-        set(&o, "ratePerSec", Array::of2(&obs.rate_per_sec.0.into(), &obs.rate_per_sec.1.into()));
-        set(&o, "burstCapacity", Array::of2(&obs.burst_capacity.0.into(), &obs.burst_capacity.1.into()));
-        set(&o, "ignored", obs.ignored.iter().map(|s| JsValue::from_str(s)).collect::<Array>());
-        Ok(o.into())
+        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let values = [
+            opt(obs.cooldown_until.map(Instant::as_millis_f64)),
+            opt(obs.retry_after_ms),
+            opt(obs.server_quota_until.map(Instant::as_millis_f64)),
+            opt(obs.server_rate_cap),
+            obs.rate_per_sec.0,
+            obs.rate_per_sec.1,
+            obs.burst_capacity.0,
+            obs.burst_capacity.1,
+        ];
+        Ok(glue::observation_object(key.as_str(), &values, &obs.ignored.join("\0")))
     }
 }
 
@@ -448,44 +397,33 @@ impl JsLimiter {
         let Some(stats) = self.shared.registry.borrow().stats(&key, now) else {
             return Ok(JsValue::UNDEFINED.unchecked_into());
         };
-        let o = Object::new();
-        set(&o, "host", key.as_str());
-        set(&o, "decisions", stats.decisions);
-        set(&o, "throttled", stats.throttled);
-        set(&o, "totalWaitMs", stats.total_wait_ms as f64);
-        let w = Object::new();
         let by = &stats.wait_ms_by_layer;
-        for (name, v) in [
-            ("interval", by.interval),
-            ("burst", by.burst),
-            ("quota", by.quota),
-            ("cooldown", by.cooldown),
-            ("concurrency", by.concurrency),
-            ("serverQuota", by.server_quota),
-        ] {
-            set(&w, name, v as f64);
-        }
-        set(&o, "waitMsByLayer", w);
-        set(&o, "tokens", stats.tokens);
-        set(&o, "capacity", stats.capacity);
-        set(&o, "intervalMs", stats.interval_ms);
-        set(&o, "nextSlotInMs", stats.next_slot_in_ms);
-        set(&o, "cooldownRemainingMs", stats.cooldown_remaining_ms);
-        set(&o, "serverQuotaRemainingMs", stats.server_quota_remaining_ms);
-        if let Some(u) = stats.quota_used {
-            set(&o, "quotaUsed", u as f64);
-        }
-        if let Some(l) = stats.quota_limit {
-            set(&o, "quotaLimit", l);
-        }
-        set(&o, "inFlight", stats.in_flight);
-        set(&o, "nextDepartureInMs", stats.next_departure_in_ms);
-        set(&o, "ratePerSec", stats.rate_per_sec);
-        set(&o, "crawlDelayMs", stats.crawl_delay_ms);
-        if let Some(c) = stats.server_rate_cap {
-            set(&o, "serverRateCap", c);
-        }
-        let value: JsValue = o.into();
+        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let values = [
+            f64::from(stats.decisions),
+            f64::from(stats.throttled),
+            stats.total_wait_ms as f64,
+            stats.tokens,
+            stats.capacity,
+            stats.interval_ms,
+            stats.next_slot_in_ms,
+            stats.cooldown_remaining_ms,
+            stats.server_quota_remaining_ms,
+            f64::from(stats.in_flight),
+            stats.next_departure_in_ms,
+            stats.rate_per_sec,
+            f64::from(stats.crawl_delay_ms),
+            by.interval as f64,
+            by.burst as f64,
+            by.quota as f64,
+            by.cooldown as f64,
+            by.concurrency as f64,
+            by.server_quota as f64,
+            opt(stats.quota_used.map(|u| u as f64)),
+            opt(stats.quota_limit.map(f64::from)),
+            opt(stats.server_rate_cap),
+        ];
+        let value = glue::stats_object(key.as_str(), &values);
         Ok(value.unchecked_into())
     }
 
