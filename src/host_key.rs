@@ -251,6 +251,67 @@ impl Interner {
     }
 }
 
+/// The literal `http://authority` or `https://authority` prefix of a URL, when it is spelled plainly (lowercase
+/// scheme, an authority without backslashes, spaces or control characters): two URLs with the same such prefix
+/// always have the same host key, so the key can be cached by it.
+fn plain_origin(url: &str) -> Option<&str> {
+    let start = if url.starts_with("http://") {
+        7
+    } else if url.starts_with("https://") {
+        8
+    } else {
+        return None;
+    };
+    let bytes = url.as_bytes();
+    let mut end = start;
+    while let Some(&b) = bytes.get(end) {
+        match b {
+            b'/' | b'?' | b'#' => break,
+            b'\\' | 0..=0x20 | 0x7f.. => return None,
+            _ => end += 1,
+        }
+    }
+    (end > start).then(|| &url[..end])
+}
+
+/// Host keys of URLs, cached by their literal origin prefix: a crawler asks about the same origins again and
+/// again, and parsing a URL (in wasm, a round trip to the platform's parser) costs far more than a lookup.
+/// Bounded: it starts over when it holds [`OriginCache::LIMIT`] origins. URLs with an unusual spelling are
+/// parsed every time.
+#[derive(Clone, Debug, Default)]
+pub struct OriginCache {
+    entries: Vec<(Box<str>, HostKey)>,
+    table: hashbrown::HashTable<u32>,
+    hasher: KeyHasher,
+}
+
+impl OriginCache {
+    /// Origins kept before the cache starts over.
+    pub const LIMIT: usize = 100_000;
+
+    /// The host key of `url`: what [`HostKey::from_url`] gives, errors included.
+    pub fn key_of(&mut self, url: &str) -> Result<HostKey, Error> {
+        use std::hash::BuildHasher;
+        let Some(origin) = plain_origin(url).filter(|_| url.len() <= MAX_URL_LEN) else {
+            return HostKey::from_url(url);
+        };
+        let hash = self.hasher.hash_one(origin);
+        if let Some(&i) = self.table.find(hash, |&i| &*self.entries[i as usize].0 == origin) {
+            return Ok(self.entries[i as usize].1.clone());
+        }
+        let key = HostKey::from_url(url)?;
+        if self.entries.len() >= Self::LIMIT {
+            self.entries.clear();
+            self.table.clear();
+        }
+        let OriginCache { entries, table, hasher } = self;
+        let at = entries.len() as u32;
+        entries.push((origin.into(), key.clone()));
+        table.insert_unique(hash, at, |&i| hasher.hash_one(&*entries[i as usize].0));
+        Ok(key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,6 +362,32 @@ mod tests {
         let ok = format!("http://{}.example/", "a".repeat(60));
         let key = HostKey::from_url(&ok).unwrap();
         assert_eq!(HostKey::parse(key.as_str()), Ok(key));
+    }
+
+    #[test]
+    fn the_origin_cache_gives_what_parsing_gives() {
+        let mut cache = OriginCache::default();
+        for url in [
+            "http://example.com/a",
+            "http://example.com/b?c",
+            "http://example.com",
+            "http://example.com?x",
+            "HTTP://EXAMPLE.com./x",
+            "https://example.com:443/",
+            "https://example.com:8443/",
+            "http://user@example.com/",
+            "http://exa mple.com/",
+            "http://b\u{fc}cher.de/",
+            "http://example.com\\evil.com/",
+            "http://[::1]:8080/x",
+            "ftp://example.com/",
+        ] {
+            for _ in 0..2 {
+                assert_eq!(cache.key_of(url), HostKey::from_url(url), "{url}");
+            }
+        }
+        let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
+        assert!(cache.key_of(&long).is_err());
     }
 
     #[test]

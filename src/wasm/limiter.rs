@@ -5,7 +5,7 @@ use super::{clock_ms, instant, js_error, ms};
 use crate::error::Num;
 use crate::frontier::{Frontier, Pop};
 use crate::host::Decision;
-use crate::host_key::{HostKey, Interner};
+use crate::host_key::{HostKey, Interner, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
 use crate::registry::{Registry, Snapshot};
@@ -199,6 +199,8 @@ pub(crate) struct Shared {
     registry: RefCell<Registry>,
     /// Interned hosts, for callers that pass hosts cheaply across the boundary.
     ids: RefCell<Interner>,
+    /// Host keys by URL origin, so a URL is parsed once per origin, not once per call.
+    origins: RefCell<OriginCache>,
     warnings: Vec<String>,
 }
 
@@ -270,13 +272,14 @@ impl JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
                 ids: RefCell::new(Interner::default()),
+                origins: RefCell::new(OriginCache::default()),
                 warnings,
             }),
         }
     }
 
-    fn key(url: &str) -> Result<HostKey, JsValue> {
-        HostKey::from_url(url).map_err(js_error)
+    fn key(&self, url: &str) -> Result<HostKey, JsValue> {
+        self.shared.origins.borrow_mut().key_of(url).map_err(js_error)
     }
 }
 
@@ -304,14 +307,14 @@ impl JsLimiter {
         url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> Result<DecisionJs, JsValue> {
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         let d = self.shared.acquire(&key, instant(now_ms)?)?;
         Ok(decision_js(&key, &d).unchecked_into())
     }
 
     /// When could a request to `url`'s host go, without reserving.
     pub fn peek(&self, url: &str, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<DecisionJs, JsValue> {
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         let d = self.shared.registry.borrow().peek(&key, instant(now_ms)?);
         Ok(decision_js(&key, &d).unchecked_into())
     }
@@ -319,7 +322,7 @@ impl JsLimiter {
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
     /// decision).
     pub fn intern(&self, url: &str) -> Result<u32, JsValue> {
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         Ok(self.shared.ids.borrow_mut().intern(&key))
     }
 
@@ -336,14 +339,14 @@ impl JsLimiter {
     /// milliseconds to wait before confirming again (a late departure before it must keep its interval).
     /// `schedule` and `fetch` do this; callers of `acquire` who send on their own should too.
     pub fn depart(&self, url: &str) -> Result<f64, JsValue> {
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
         Ok(ms(self.shared.registry.borrow_mut().depart(&key, now)))
     }
 
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.
     pub fn release(&self, url: &str, #[wasm_bindgen(js_name = permitId)] permit_id: u32) -> Result<(), JsValue> {
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         self.shared.release(&key, Some(u64::from(permit_id)));
         Ok(())
     }
@@ -358,7 +361,7 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> Result<ObservationJs, JsValue> {
         let now = now_ms.map(|m| instant(Some(m))).transpose()?;
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         if !glue::is_response_like(&response) {
             return Err(js_error("invalid response: expected a Response or an object { status, headers }"));
         }
@@ -450,7 +453,7 @@ impl JsLimiter {
     /// host. Used by `schedule`/`fetch`.
     #[wasm_bindgen(js_name = observeFailure)]
     pub fn observe_failure(&self, url: &str) -> Result<(), JsValue> {
-        let key = Self::key(url)?;
+        let key = self.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
         self.shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map(|_| ()).map_err(js_error)
     }
