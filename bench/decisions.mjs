@@ -19,9 +19,9 @@ import { RateLimiter } from 'limiter';
 import Bottleneck from 'bottleneck';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import pThrottle from 'p-throttle';
-import { mkdirSync, writeFileSync, readFileSync, statSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { environment } from './common.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const SCALE = QUICK ? 0.1 : 1;
@@ -527,22 +527,8 @@ lines.push(
 const table = lines.join('\n');
 console.log(table);
 
-const wasmPath = new URL('../pkg/hostpace_bg.wasm', import.meta.url);
 const out = {
-  benchmark: 'decisions',
-  date: new Date().toISOString(),
-  quick: QUICK,
-  node: process.version,
-  v8: process.versions.v8,
-  platform: `${os.platform()} ${os.arch()}`,
-  cpus: os.cpus().length,
-  cpuModel: os.cpus()[0]?.model,
-  loadavgAtEnd: os.loadavg(),
-  pkg: {
-    version: JSON.parse(readFileSync(new URL('../pkg/package.json', import.meta.url), 'utf8')).version,
-    wasmBytes: statSync(wasmPath).size,
-    wasmSha256: createHash('sha256').update(readFileSync(wasmPath)).digest('hex'),
-  },
+  ...environment('decisions', QUICK),
   workload: {
     decisions: DECISIONS,
     hosts: HOSTS,

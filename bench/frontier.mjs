@@ -11,9 +11,9 @@
 // pop and acquire. Output: a markdown table on stdout and bench/results/frontier.json.
 
 import { Limiter, Frontier, initSync } from '../pkg/node.js';
-import { mkdirSync, writeFileSync, readFileSync, statSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { environment } from './common.mjs';
 
 if (typeof globalThis.gc !== 'function') {
   console.error('run with: node --expose-gc bench/frontier.mjs');
@@ -204,21 +204,8 @@ lines.push('|---|---:|---:|');
 for (const d of diag) lines.push(`| ${d.variant} | ${fmt(d.nsPerPush)} | ${d.nsPerDrainedUrl === undefined ? '–' : fmt(d.nsPerDrainedUrl)} |`);
 console.log(lines.join('\n'));
 
-const wasmPath = new URL('../pkg/hostpace_bg.wasm', import.meta.url);
 const out = {
-  benchmark: 'frontier',
-  date: new Date().toISOString(),
-  quick: QUICK,
-  node: process.version,
-  platform: `${os.platform()} ${os.arch()}`,
-  cpus: os.cpus().length,
-  cpuModel: os.cpus()[0]?.model,
-  loadavgAtEnd: os.loadavg(),
-  pkg: {
-    version: JSON.parse(readFileSync(new URL('../pkg/package.json', import.meta.url), 'utf8')).version,
-    wasmBytes: statSync(wasmPath).size,
-    wasmSha256: createHash('sha256').update(readFileSync(wasmPath)).digest('hex'),
-  },
+  ...environment('frontier', QUICK),
   workload: {
     urls: URLS,
     hosts: HOSTS,
