@@ -107,11 +107,10 @@ impl Frontier {
         if h as usize == self.hosts.len() {
             self.hosts.push(HostQueue::default());
         }
-        let queue = &mut self.hosts[h as usize].urls;
-        if queue.is_empty() {
-            self.ready.push(Reverse((Instant::ZERO, order, h)));
+        if self.hosts[h as usize].urls.is_empty() {
+            self.schedule(h, Instant::ZERO);
         }
-        queue.push(queued);
+        self.hosts[h as usize].urls.push(queued);
         self.len += 1;
         Ok(())
     }
@@ -121,50 +120,48 @@ impl Frontier {
         self.order
     }
 
+    /// Put host `h` in the ready heap at `at`, behind every entry already there for the same instant.
+    fn schedule(&mut self, h: u32, at: Instant) {
+        let order = self.next_order();
+        self.ready.push(Reverse((at, order, h)));
+    }
+
+    /// The heap's head with its entry brought up to date: entries are lower bounds on their host's ready time,
+    /// so a head whose host got busier is moved back until the head is exact. `None` when nothing is queued.
+    fn head(&mut self, registry: &Registry, now: Instant) -> Option<(Instant, u32)> {
+        loop {
+            let &Reverse((known, _, h)) = self.ready.peek()?;
+            let actual = registry.peek(self.ids.key(h)?, now).departs;
+            if actual <= known {
+                return Some((actual, h));
+            }
+            self.ready.pop();
+            self.schedule(h, actual);
+        }
+    }
+
     /// The next URL whose host may depart at `now` under `registry`'s pacing, or how long until one may.
     pub fn pop(&mut self, registry: &Registry, now: Instant) -> Pop {
         loop {
-            let Some(&Reverse((known, _, h))) = self.ready.peek() else { return Pop::Empty };
-            let Some(key) = self.ids.key(h) else { return Pop::Empty };
-            let actual = registry.peek(key, now).departs;
-            if actual > known {
-                // the host got busier since this entry was made: refresh it and look again
-                self.ready.pop();
-                let order = self.next_order();
-                self.ready.push(Reverse((actual, order, h)));
-                continue;
-            }
-            if actual > now {
-                return Pop::Wait(actual.saturating_duration_since(now));
+            let Some((at, h)) = self.head(registry, now) else { return Pop::Empty };
+            if at > now {
+                return Pop::Wait(at.saturating_duration_since(now));
             }
             self.ready.pop();
-            let key = key.clone();
-            let host = &mut self.hosts[h as usize];
-            let Some(item) = host.urls.pop() else { continue };
-            let more = !host.urls.is_empty();
+            let Some(item) = self.hosts[h as usize].urls.pop() else { continue };
             self.len -= 1;
-            if more {
+            if !self.hosts[h as usize].urls.is_empty() {
                 // behind every other host that is ready now: round-robin
-                let order = self.next_order();
-                self.ready.push(Reverse((now, order, h)));
+                self.schedule(h, now);
             }
-            return Pop::Ready { url: item.url, host: key };
+            let Some(host) = self.ids.key(h) else { return Pop::Empty };
+            return Pop::Ready { url: item.url, host: host.clone() };
         }
     }
 
     /// How long until [`Frontier::pop`] could return a URL (zero if now; `None` if empty), without popping.
     pub fn next_wait(&mut self, registry: &Registry, now: Instant) -> Option<Duration> {
-        loop {
-            let &Reverse((known, _, h)) = self.ready.peek()?;
-            let actual = registry.peek(self.ids.key(h)?, now).departs;
-            if actual > known {
-                self.ready.pop();
-                let order = self.next_order();
-                self.ready.push(Reverse((actual, order, h)));
-                continue;
-            }
-            return Some(actual.saturating_duration_since(now));
-        }
+        self.head(registry, now).map(|(at, _)| at.saturating_duration_since(now))
     }
 }
 

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 use crate::observe::{Observation, Outcome, RobotsOutcome};
 use crate::policy::{bucket_nanos, Limits, Policy, MIN_RATE_PER_SEC};
-use crate::time::Instant;
+use crate::time::{nanos_to_ms as ms, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -171,10 +171,6 @@ pub struct HostState {
     pub(crate) departed: Instant,
 }
 
-fn ms(d: u64) -> f64 {
-    d as f64 / 1e6
-}
-
 impl HostState {
     /// A fresh host under `limits`: full bucket, no reservation, no cooldown.
     pub fn new(limits: &Limits) -> HostState {
@@ -311,9 +307,7 @@ impl HostState {
     /// right before sending: zero means go (the departure is recorded); otherwise wait that long and confirm
     /// again.
     pub fn depart(&mut self, now: Instant) -> Duration {
-        // the spacing reservations keep: the interval floor, and a burst-1 bucket's emission interval
-        let spacing = if self.bucket.capacity() <= 1.0 { self.bucket.emission_ns() } else { 0 };
-        let interval = self.meter.interval_ns().max(spacing);
+        let interval = self.departure_spacing_ns();
         if interval > 0 && self.departed != Instant::ZERO {
             let earliest = self.departed.add_nanos(interval);
             if now < earliest {
@@ -322,6 +316,18 @@ impl HostState {
         }
         self.departed = self.departed.max(now);
         Duration::ZERO
+    }
+
+    /// The spacing real departures keep (see [`HostState::depart`]): the interval floor, and a burst-1 bucket's
+    /// emission interval.
+    fn departure_spacing_ns(&self) -> u64 {
+        let bucket = if self.bucket.capacity() <= 1.0 { self.bucket.emission_ns() } else { 0 };
+        self.meter.interval_ns().max(bucket)
+    }
+
+    /// The interval floor a host is held to: the configured floor, raised by its (capped) Crawl-delay.
+    pub(crate) fn floor_ns(&self, limits: &Limits) -> u64 {
+        limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000)
     }
 
     /// Give a concurrency permit back. Returns false if it was unknown (already released, or reclaimed).
@@ -363,7 +369,7 @@ impl HostState {
             Some(a) => self.rate_level.clamp(a.min_rate as f32, limits.rate_per_sec as f32),
         };
         self.retune(limits);
-        self.meter.set_interval_ns(limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000));
+        self.meter.set_interval_ns(self.floor_ns(limits));
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,
             (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}

@@ -56,4 +56,4 @@ pub use policy::{
 pub use registry::{Registry, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;
-pub use time::{duration_nanos, Clock, FakeClock, Instant};
+pub use time::{duration_nanos, nanos_to_ms, Clock, FakeClock, Instant};

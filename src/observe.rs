@@ -6,7 +6,7 @@ use crate::host::HostState;
 use crate::policy::{Limits, MIN_RATE_PER_SEC};
 use crate::response::{parse_rate_limit, parse_retry_after, HeaderError};
 use crate::robots::crawl_delay;
-use crate::time::{duration_nanos, Instant};
+use crate::time::{duration_nanos, nanos_to_ms as ms, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -70,8 +70,11 @@ fn header<'a>(headers: &'a [(&str, &'a str)], name: &str) -> Option<&'a str> {
     headers.iter().find(|(n, _)| n.trim().eq_ignore_ascii_case(name)).map(|&(_, v)| v)
 }
 
-fn ms(nanos: u64) -> f64 {
-    nanos as f64 / 1e6
+/// The response's Retry-After as a wait, if the header is there: resolved against its own `Date` header, else the
+/// wall clock.
+fn retry_after_of(r: &Response<'_>) -> Option<Result<Duration, HeaderError>> {
+    let value = header(r.headers, "retry-after")?;
+    Some(parse_retry_after(value, header(r.headers, "date"), r.wall_now_ms))
 }
 
 impl HostState {
@@ -112,14 +115,12 @@ impl HostState {
             Outcome::Timeout => self.narrow(limits),
             Outcome::Response(r) => {
                 let throttled = r.status == 429 || r.status == 503;
-                let date = header(r.headers, "date");
                 let mut retry_after = None;
                 if throttled {
-                    if let Some(value) = header(r.headers, "retry-after") {
-                        match parse_retry_after(value, date, r.wall_now_ms) {
-                            Ok(wait) => retry_after = Some(wait),
-                            Err(e) => obs.ignored.push(e.to_string()),
-                        }
+                    match retry_after_of(r) {
+                        Some(Ok(wait)) => retry_after = Some(wait),
+                        Some(Err(e)) => obs.ignored.push(e.to_string()),
+                        None => {}
                     }
                     obs.retry_after_ms = retry_after.map(|d| ms(duration_nanos(d)));
                     obs.cooldown_until = Some(self.throttle(limits, retry_after, now));
@@ -174,7 +175,7 @@ impl HostState {
         let applied = requested.unwrap_or(0).min(limits.max_crawl_delay_ns);
         // whole milliseconds, rounded up, so the floor is never undercut
         self.crawl_delay_ms = u32::try_from(applied.div_ceil(1_000_000)).unwrap_or(u32::MAX);
-        let interval = limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000);
+        let interval = self.floor_ns(limits);
         self.set_interval_ns(interval);
         RobotsOutcome {
             requested_ms: requested.map(ms),
@@ -198,9 +199,7 @@ impl HostState {
         match response.status {
             200..=299 => self.set_crawl_delay(limits, crawl_delay(body, user_agent)),
             429 | 500..=599 => {
-                let date = header(response.headers, "date");
-                let retry = header(response.headers, "retry-after")
-                    .and_then(|v| parse_retry_after(v, date, response.wall_now_ms).ok());
+                let retry = retry_after_of(response).and_then(Result::ok);
                 let until = self.throttle(limits, retry, now);
                 RobotsOutcome {
                     requested_ms: None,
@@ -244,9 +243,14 @@ impl RetryBudget {
     /// Record an attempt's status and say what to do next.
     pub fn on_status(&mut self, status: u16) -> RetryVerdict {
         self.attempts = self.attempts.saturating_add(1);
+        RetryBudget::verdict(self.max_retries, self.attempts, status)
+    }
+
+    /// What to do when attempt number `attempt` (from 1) of a request under `max_retries` answered `status`.
+    pub fn verdict(max_retries: u32, attempt: u32, status: u16) -> RetryVerdict {
         if status != 429 && status != 503 {
             RetryVerdict::Done
-        } else if self.attempts > self.max_retries {
+        } else if attempt > max_retries {
             RetryVerdict::GiveUp
         } else {
             RetryVerdict::Retry

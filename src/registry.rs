@@ -162,6 +162,11 @@ impl Registry {
 
     /// A host's state, created fresh if new (evicting fresh-equivalent hosts at the bound).
     pub fn host_mut(&mut self, host: &HostKey, now: Instant) -> Result<&mut HostState, Error> {
+        self.host_at(host, now).map(|(state, _, _)| state)
+    }
+
+    /// [`Registry::host_mut`], with `now` clamped (the instant to decide at) and the limits to decide under.
+    fn host_at(&mut self, host: &HostKey, now: Instant) -> Result<(&mut HostState, Instant, Limits), Error> {
         let now = self.clamp(now);
         let at = match self.hosts.find(host) {
             Some(at) => at,
@@ -172,13 +177,13 @@ impl Registry {
                 self.hosts.insert_new(host.clone(), HostState::new(&self.limits))
             }
         };
-        Ok(&mut self.hosts.entries[at].1)
+        Ok((&mut self.hosts.entries[at].1, now, self.limits))
     }
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
     pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
-        let now = self.clamp(now);
-        Ok(self.host_mut(host, now)?.acquire(now))
+        let (state, now, _) = self.host_at(host, now)?;
+        Ok(state.acquire(now))
     }
 
     /// Parse `url`, then reserve the next departure to its host.
@@ -211,14 +216,14 @@ impl Registry {
 
     /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
     pub fn throttle(&mut self, host: &HostKey, retry_after: Option<Duration>, now: Instant) -> Result<Instant, Error> {
-        let (limits, now) = (self.limits, self.clamp(now));
-        Ok(self.host_mut(host, now)?.throttle(&limits, retry_after, now))
+        let (state, now, limits) = self.host_at(host, now)?;
+        Ok(state.throttle(&limits, retry_after, now))
     }
 
     /// Learn from what came back for a request to `host` (see [`HostState::observe`]).
     pub fn observe(&mut self, host: &HostKey, outcome: &Outcome<'_>, now: Instant) -> Result<Observation, Error> {
-        let (limits, now) = (self.limits, self.clamp(now));
-        Ok(self.host_mut(host, now)?.observe(&limits, outcome, now))
+        let (state, now, limits) = self.host_at(host, now)?;
+        Ok(state.observe(&limits, outcome, now))
     }
 
     /// Set `host`'s robots.txt Crawl-delay (`None`: no rule; see [`HostState::set_crawl_delay`]).
@@ -228,8 +233,8 @@ impl Registry {
         delay: Option<Duration>,
         now: Instant,
     ) -> Result<RobotsOutcome, Error> {
-        let limits = self.limits;
-        Ok(self.host_mut(host, now)?.set_crawl_delay(&limits, delay))
+        let (state, _, limits) = self.host_at(host, now)?;
+        Ok(state.set_crawl_delay(&limits, delay))
     }
 
     /// Parse `host`'s robots.txt for `user_agent` and apply its Crawl-delay.
@@ -252,8 +257,8 @@ impl Registry {
         user_agent: &str,
         now: Instant,
     ) -> Result<RobotsOutcome, Error> {
-        let (limits, now) = (self.limits, self.clamp(now));
-        Ok(self.host_mut(host, now)?.observe_robots(&limits, response, body, user_agent, now))
+        let (state, now, limits) = self.host_at(host, now)?;
+        Ok(state.observe_robots(&limits, response, body, user_agent, now))
     }
 
     /// A host's state and counters at `now`, if tracked.

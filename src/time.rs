@@ -92,6 +92,11 @@ pub fn duration_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// Nanoseconds as fractional milliseconds (the unit shells show).
+pub fn nanos_to_ms(nanos: u64) -> f64 {
+    nanos as f64 / 1e6
+}
+
 /// A source of [`Instant`]s. The core never calls it; shells and tests do, once per decision.
 pub trait Clock {
     /// The current instant.
