@@ -141,7 +141,7 @@ fn whole(value: f64, field: &str) -> Result<u32, JsValue> {
 }
 
 /// Read a `LimiterConfig` into a policy (missing fields take the defaults); an error names the field. The JS glue
-/// checks keys and types; the core validates values.
+/// checks keys and types; values are validated by whoever compiles the policy (`Policy::validate`/`limits`).
 pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
     let v = glue::config_numbers(config)?;
     let d = Policy::default();
@@ -180,8 +180,12 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
         max_hosts: count(9, "maxHosts", d.max_hosts)?,
         adaptive,
     };
-    policy.validate().map_err(js_error)?;
     Ok(policy)
+}
+
+/// A latency in milliseconds from JS, if it is one.
+fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
+    ms.filter(|l| l.is_finite() && *l >= 0.0).map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0))
 }
 
 fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
@@ -209,12 +213,6 @@ impl Shared {
         self.registry.borrow_mut().acquire(key, now).map_err(js_error)
     }
 
-    fn release(&self, key: &HostKey, permit: Option<u64>) {
-        if let Some(id) = permit {
-            self.registry.borrow_mut().release(key, id);
-        }
-    }
-
     fn observe_value(
         &self,
         key: &HostKey,
@@ -235,11 +233,7 @@ impl Shared {
         while let (Some(name), Some(v)) = (parts.next(), parts.next()) {
             headers.push((name, v));
         }
-        let latency = latency.or_else(|| {
-            glue::latency_of(value)
-                .filter(|l| l.is_finite() && *l >= 0.0)
-                .map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0))
-        });
+        let latency = latency.or_else(|| latency_from_ms(glue::latency_of(value)));
         // HTTP-dates without a Date header are measured from the wall clock; decisions use the caller's clock
         let wall = clock_ms();
         let response = Response { status: status as u16, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
@@ -347,7 +341,7 @@ impl JsLimiter {
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.
     pub fn release(&self, url: &str, #[wasm_bindgen(js_name = permitId)] permit_id: u32) -> Result<(), JsValue> {
         let key = self.key(url)?;
-        self.shared.release(&key, Some(u64::from(permit_id)));
+        self.shared.registry.borrow_mut().release(&key, u64::from(permit_id));
         Ok(())
     }
 
@@ -365,9 +359,7 @@ impl JsLimiter {
         if !glue::is_response_like(&response) {
             return Err(js_error("invalid response: expected a Response or an object { status, headers }"));
         }
-        let latency =
-            latency_ms.filter(|l| l.is_finite() && *l >= 0.0).map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0));
-        Ok(self.shared.observe_value(&key, &response, latency, now)?.unchecked_into())
+        Ok(self.shared.observe_value(&key, &response, latency_from_ms(latency_ms), now)?.unchecked_into())
     }
 
     /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it); `nowMs` for a
@@ -462,12 +454,9 @@ impl JsLimiter {
     /// 429/503 with retries left), or `"giveUp"` (a 429/503 after `maxRetries` retries). Used by `fetch`.
     #[wasm_bindgen(js_name = retryVerdict)]
     pub fn retry_verdict(&self, status: f64, attempts: u32) -> String {
-        let mut budget = RetryBudget::new(self.shared.registry.borrow().policy().max_retries);
-        let mut verdict = RetryVerdict::Done;
-        for _ in 0..attempts.max(1) {
-            verdict = budget.on_status(if (0.0..=999.0).contains(&status) { status as u16 } else { 0 });
-        }
-        match verdict {
+        let max_retries = self.shared.registry.borrow().policy().max_retries;
+        let status = if (0.0..=999.0).contains(&status) { status as u16 } else { 0 };
+        match RetryBudget::verdict(max_retries, attempts.max(1), status) {
             RetryVerdict::Done => "done",
             RetryVerdict::Retry => "retry",
             RetryVerdict::GiveUp => "giveUp",

@@ -96,23 +96,18 @@ Limiter.prototype.release = function release(url, permitId) {
   wake(this);
 };
 
-Limiter.prototype.schedule = function schedule(url, task, options) {
-  if (typeof task !== 'function') {
-    return Promise.reject(new Error('invalid task: expected a function returning a value or promise'));
-  }
+// Both are async functions: they run synchronously up to their first `await`, so the departure is reserved
+// before they return, and anything thrown before that (a bad URL, an aborted signal) becomes a rejected promise,
+// as with fetch.
+Limiter.prototype.schedule = async function schedule(url, task, options) {
+  if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
   const signal = options ? options.signal : undefined;
-  if (signal && signal.aborted) return Promise.reject(abortReason(signal));
-  let first;
-  try {
-    first = this.acquire(url); // reserved synchronously, before this returns
-  } catch (error) {
-    return Promise.reject(error); // like fetch: a bad URL is a rejected promise
-  }
-  return runReserved(this, url, first, signal, task);
+  if (signal && signal.aborted) throw abortReason(signal);
+  return runReserved(this, url, this.acquire(url), signal, task);
 };
 
-Limiter.prototype.fetch = function politeFetch(input, init) {
-  if (typeof globalThis.fetch !== 'function') return Promise.reject(new Error('no global fetch in this environment'));
+Limiter.prototype.fetch = async function politeFetch(input, init) {
+  if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
   // like fetch in a page: a relative URL is resolved against the document (elsewhere it stays invalid)
   let url = String(input);
   if (globalThis.location && typeof globalThis.location.href === 'string') {
@@ -123,27 +118,20 @@ Limiter.prototype.fetch = function politeFetch(input, init) {
     }
   }
   const signal = init ? init.signal : undefined;
-  if (signal && signal.aborted) return Promise.reject(abortReason(signal));
-  let decision;
-  try {
-    decision = this.acquire(url); // reserved synchronously, before this returns
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return (async () => {
-    for (let attempt = 1; ; attempt++) {
-      const response = await runReserved(this, url, decision, signal, () => globalThis.fetch(url, init));
-      if (this.retryVerdict(response.status, attempt) !== 'retry') {
-        response.hostpaceAttempts = attempt;
-        return response;
-      }
-      try {
-        if (response.body) await response.body.cancel();
-      } catch (_) {
-        // a body already consumed cannot be cancelled; nothing to free
-      }
-      if (signal && signal.aborted) throw abortReason(signal);
-      decision = this.acquire(url);
+  if (signal && signal.aborted) throw abortReason(signal);
+  let decision = this.acquire(url);
+  for (let attempt = 1; ; attempt++) {
+    const response = await runReserved(this, url, decision, signal, () => globalThis.fetch(url, init));
+    if (this.retryVerdict(response.status, attempt) !== 'retry') {
+      response.hostpaceAttempts = attempt;
+      return response;
     }
-  })();
+    try {
+      if (response.body) await response.body.cancel();
+    } catch (_) {
+      // a body already consumed cannot be cancelled; nothing to free
+    }
+    if (signal && signal.aborted) throw abortReason(signal);
+    decision = this.acquire(url);
+  }
 };
