@@ -4,7 +4,7 @@
 //! a JSON library is the largest part of a wasm module that must stay small. Floats are written as their IEEE
 //! bits, so a round trip is exact. The format is versioned by its first token.
 
-use crate::error::Error;
+use crate::error::{Error, Quoted};
 use std::fmt::Write;
 
 /// The first token of an encoded snapshot.
@@ -59,7 +59,7 @@ pub(crate) struct Reader<'a> {
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str) -> Result<Reader<'a>, Error> {
         let rest = text.trim_start().strip_prefix(MAGIC).ok_or_else(|| Error::InvalidSnapshot {
-            reason: format!("not a hostpace snapshot (expected it to start with {MAGIC:?})"),
+            reason: format!("not a hostpace snapshot (expected it to start with {})", Quoted(MAGIC)),
         })?;
         Ok(Reader { rest, error: None })
     }

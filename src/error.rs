@@ -1,6 +1,6 @@
 //! The one error type of the core: a flat enum whose messages name what was wrong.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// Everything the core can refuse. Waiting is never an error: a wait is a [`crate::Decision`].
 #[derive(Clone, Debug, PartialEq)]
@@ -71,7 +71,7 @@ impl fmt::Display for Error {
             Error::InvalidCount { field, value, expected } => {
                 write!(f, "invalid {field}: {value} (expected {expected})")
             }
-            Error::InvalidUrl { input, reason } => write!(f, "invalid URL {input:?}: {reason}"),
+            Error::InvalidUrl { input, reason } => write!(f, "invalid URL {}: {reason}", Quoted(input)),
             Error::RegistryFull { max_hosts } => write!(
                 f,
                 "host registry is full ({max_hosts} hosts) and every host holds state that eviction would lose"
@@ -82,6 +82,30 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A string for messages, in double quotes with quotes, backslashes and control characters escaped (as `{:?}`
+/// writes them). Written by hand: the npm package's size build turns `Debug` formatting off, and `escape_debug`
+/// brings Unicode tables worth 3.5 KB gzipped, yet its messages must still show what was wrong.
+pub(crate) struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                '\0' => f.write_str("\\0")?,
+                c if c.is_control() => write!(f, "\\u{{{:x}}}", u32::from(c))?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_str("\"")
+    }
+}
 
 /// A float for messages, written with integer arithmetic (up to 6 decimals, trailing zeros trimmed): the
 /// standard float formatter is a large part of a wasm module, and messages need no more.
@@ -135,6 +159,23 @@ pub(crate) fn clip(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_strings_read_like_debug_output() {
+        for s in [
+            "",
+            "http://a b/",
+            "tab\there",
+            "quote\"back\\slash",
+            "caf\u{e9}",
+            "\u{1F600}",
+            "nul\0",
+            "bel\u{7}",
+            "\r\n",
+        ] {
+            assert_eq!(Quoted(s).to_string(), format!("{s:?}"));
+        }
+    }
 
     #[test]
     fn numbers_in_messages_read_like_javascript_numbers() {

@@ -3,7 +3,7 @@
 //! URL parsing is done by a real WHATWG URL parser: the `url` crate natively, the platform's own `URL` in
 //! WebAssembly (browsers, Node, workerd all ship one), which keeps the IDNA tables out of the wasm module.
 
-use crate::error::{clip, Error};
+use crate::error::{clip, Error, Quoted};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -90,7 +90,7 @@ pub fn parse_http_url(input: &str) -> Result<HttpUrl, Error> {
     }
     let url = whatwg_parse(input).map_err(bad)?;
     if !matches!(url.scheme.as_str(), "http" | "https") {
-        return Err(bad(format!("scheme {:?} is not http or https", url.scheme)));
+        return Err(bad(format!("scheme {} is not http or https", Quoted(&url.scheme))));
     }
     Ok(url)
 }
@@ -124,7 +124,7 @@ impl HostKey {
         if !ok {
             return Err(Error::InvalidUrl {
                 input: clip(input),
-                reason: format!("invalid host {host:?} (expected a domain name or an IP address)"),
+                reason: format!("invalid host {} (expected a domain name or an IP address)", Quoted(host)),
             });
         }
         Ok(HostKey(match url.port {

@@ -15,6 +15,7 @@ mod sf;
 pub use ratelimit::{parse_rate_limit, ServerLimits, ServerPolicy};
 pub use retry_after::parse_retry_after;
 
+use crate::error::Quoted;
 use std::fmt;
 use std::time::Duration;
 
@@ -73,12 +74,13 @@ impl fmt::Display for HeaderError {
         match self {
             HeaderError::Empty { header } => write!(f, "{header}: empty value"),
             HeaderError::Invalid { header, value, expected } => {
-                write!(f, "{header}: invalid value {value:?} (expected {expected})")
+                write!(f, "{header}: invalid value {} (expected {expected})", Quoted(value))
             }
             HeaderError::Unresolvable { header, value } => write!(
                 f,
-                "{header}: {value:?} is an absolute time and cannot be turned into a wait without a Date header \
-                 or a wall clock"
+                "{header}: {} is an absolute time and cannot be turned into a wait without a Date header \
+                 or a wall clock",
+                Quoted(value)
             ),
         }
     }

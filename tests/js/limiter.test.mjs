@@ -318,6 +318,8 @@ describe('bad inputs are Errors naming the problem, and lose no state', () => {
       await throwsOrRejects(() => limiter.schedule(bad, () => 1), namesField('URL'));
       assert.throws(() => new Frontier(limiter).push(bad), Error, bad);
     }
+    // the message quotes what was refused (the size build turns Debug formatting off; this must not go blank)
+    assert.throws(() => limiter.acquire('ftp://x/'), { message: 'invalid URL "ftp://x/": scheme "ftp" is not http or https' });
     for (const notResponse of [null, undefined, 5, 'OK', {}, { status: '200', headers: {} }, { headers: {} }]) {
       assert.throws(() => limiter.observe(url, notResponse), namesField('response'), String(notResponse));
     }
