@@ -19,7 +19,7 @@ proptest! {
 #[test]
 fn fuzz_regressions_replay() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/sequence");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for entry in entries.flatten() {
         let data = std::fs::read(entry.path()).unwrap_or_default();
         driver::run(&data);

@@ -623,7 +623,7 @@ describe('Frontier', () => {
 // Regressions: each of these failed against an earlier package (found while writing this suite) and is fixed.
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('binding bugs (expected to fail until fixed)', () => {
+describe('regressions (each failed against an earlier package)', () => {
   // Was a binding bug: a task can start up to ~1.5 ms *before* its reserved departure. The bindings sleep with
   // setTimeout(waitMs) and run the task when the timer fires; Node's timers have 1 ms granularity and start from
   // the event loop's cached time, so they can fire early by up to a millisecond or two. Departures to a host with
