@@ -82,3 +82,8 @@ cat > "$OUT/package.json" <<JSON
 JSON
 rm -f "$OUT/.gitignore"
 gzip -9 -c "$OUT/hostpace_bg.wasm" | wc -c | awk '{printf "pkg/hostpace_bg.wasm: %d bytes gzipped\n", $1}'
+
+# The playground (www/) loads the same module from www/pkg (ignored by git); the gateway serves www/ at /.
+rm -rf www/pkg
+mkdir -p www/pkg
+cp -r "$OUT"/. www/pkg/
