@@ -30,6 +30,7 @@ cat > "$OUT/node.js" <<'JS'
 import { readFileSync } from 'node:fs';
 import { initSync } from './hostpace.js';
 import './polite.js';
+export { audit } from './polite.js';
 initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
 export * from './hostpace.js';
 JS
@@ -38,6 +39,7 @@ cat > "$OUT/workerd.js" <<'JS'
 import wasmModule from './hostpace_bg.wasm';
 import { initSync } from './hostpace.js';
 import './polite.js';
+export { audit } from './polite.js';
 initSync({ module: wasmModule });
 export * from './hostpace.js';
 JS
@@ -45,6 +47,7 @@ cat > "$OUT/browser.js" <<'JS'
 // Browsers and bundlers: fetched next to this file, initialised by top-level await.
 import init from './hostpace.js';
 import './polite.js';
+export { audit } from './polite.js';
 await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
 export * from './hostpace.js';
 JS

@@ -125,7 +125,12 @@ impl fmt::Display for Num {
         let a = v.abs();
         if a >= 1e18 {
             // beyond what any knob accepts: the order of magnitude says enough
-            let exp = a.log10().floor() as i32;
+            // floor(log10(a)) without pulling a log10 routine into the wasm
+            let (mut exp, mut x) = (18, a / 1e18);
+            while x >= 10.0 {
+                x /= 10.0;
+                exp += 1;
+            }
             return write!(f, "{sign}1e{exp}");
         }
         let micros = (a * 1e6).round() as u64;

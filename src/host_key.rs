@@ -205,6 +205,12 @@ impl std::hash::BuildHasher for KeyHasher {
     }
 }
 
+/// Insert `id` under `hash` into an index of ids; `hash_of` gives an id's hash when the table grows. Every index
+/// table goes through here with the same closure type, so the wasm module carries one copy of the resize code.
+pub(crate) fn insert_id(table: &mut hashbrown::HashTable<u32>, hash: u64, id: u32, hash_of: &dyn Fn(u32) -> u64) {
+    table.insert_unique(hash, id, |&i| hash_of(i));
+}
+
 /// Host keys interned as dense ids (0, 1, 2…), found through a hash table of ids: the cheap handle a frontier or
 /// a JS caller passes around instead of a string.
 #[derive(Clone, Debug, Default)]
@@ -231,7 +237,7 @@ impl Interner {
         let Interner { keys, table, hasher } = self;
         let id = keys.len() as u32;
         keys.push(key.clone());
-        table.insert_unique(hasher.hash_one(key), id, |&i| hasher.hash_one(&keys[i as usize]));
+        insert_id(table, hasher.hash_one(key), id, &|i| hasher.hash_one(&keys[i as usize]));
         id
     }
 
@@ -307,7 +313,7 @@ impl OriginCache {
         let OriginCache { entries, table, hasher } = self;
         let at = entries.len() as u32;
         entries.push((origin.into(), key.clone()));
-        table.insert_unique(hash, at, |&i| hasher.hash_one(&*entries[i as usize].0));
+        insert_id(table, hash, at, &|i| hasher.hash_one(&*entries[i as usize].0));
         Ok(key)
     }
 }

@@ -3,7 +3,7 @@
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::host::{Decision, HostState, HostStats, Layer};
-use crate::host_key::HostKey;
+use crate::host_key::{insert_id, HostKey};
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
@@ -43,7 +43,7 @@ impl Hosts {
         let at = entries.len();
         let hash = hasher.hash_one(&key);
         entries.push((key, state));
-        index.insert_unique(hash, at as u32, |&i| hasher.hash_one(&entries[i as usize].0));
+        insert_id(index, hash, at as u32, &|i| hasher.hash_one(&entries[i as usize].0));
         at
     }
 
@@ -54,7 +54,7 @@ impl Hosts {
             let Hosts { entries, index, hasher } = self;
             index.clear();
             for (i, (k, _)) in entries.iter().enumerate() {
-                index.insert_unique(hasher.hash_one(k), i as u32, |&j| hasher.hash_one(&entries[j as usize].0));
+                insert_id(index, hasher.hash_one(k), i as u32, &|j| hasher.hash_one(&entries[j as usize].0));
             }
         }
     }

@@ -203,7 +203,8 @@ fn date_secs(year: u32, month: u32, day: u32) -> Option<u64> {
 
 /// `Sun, 06 Nov 1994 08:49:37 GMT`
 fn imf_fixdate(s: &str) -> Option<u64> {
-    let (wd, rest) = s.split_once(", ")?;
+    let (wd, rest) = s.split_once(',')?;
+    let rest = rest.strip_prefix(' ')?;
     if !DAYS.contains(&wd) {
         return None;
     }
@@ -217,7 +218,8 @@ fn imf_fixdate(s: &str) -> Option<u64> {
 
 /// `Sunday, 06-Nov-94 08:49:37 GMT`
 fn rfc850_date(s: &str) -> Option<u64> {
-    let (wd, rest) = s.split_once(", ")?;
+    let (wd, rest) = s.split_once(',')?;
+    let rest = rest.strip_prefix(' ')?;
     if !DAY_NAMES.contains(&wd) {
         return None;
     }

@@ -467,7 +467,8 @@ impl JsLimiter {
 
 /// A host name (`example.com`, `EXAMPLE.com.:80`) or any URL on the host.
 fn host_arg(host: &str) -> Result<HostKey, JsValue> {
-    if host.contains("://") { HostKey::from_url(host) } else { HostKey::parse(host) }.map_err(js_error)
+    if host.as_bytes().windows(3).any(|w| w == b"://") { HostKey::from_url(host) } else { HostKey::parse(host) }
+        .map_err(js_error)
 }
 
 /// A host-aware ready queue over a `Limiter`'s pacing: push URLs, pop one whose host may go now.

@@ -5,10 +5,12 @@
 //! `Error`s with the core's message, and drives the asynchronous parts (`schedule`, `fetch`): sleep for the wait
 //! the core gave, run the task, report the response back.
 
+mod audit;
 mod glue;
 mod limiter;
 mod primitives;
 
+pub use audit::audit_flat;
 pub use limiter::{JsFrontier, JsLimiter};
 pub use primitives::{JsHostLimiter, JsLeakyBucket, JsSlidingWindow, JsTokenBucket};
 

@@ -1,7 +1,7 @@
 // The asynchronous half of Limiter: sleep for the waits the core computed, run the task, report back.
 // Every decision (waits, layers, retry verdicts) comes from the wasm core; this file only waits and calls.
 // Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
-import { Limiter, nowMs } from './hostpace.js';
+import { Limiter, auditFlat, nowMs } from './hostpace.js';
 
 /** Calls waiting for a concurrency permit of a limiter, woken on every release. */
 const waiting = new WeakMap();
@@ -135,3 +135,21 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
     decision = this.acquire(url);
   }
 };
+
+const AUDIT_KINDS = ['interval', 'burst', 'quota', 'cooldown'];
+
+/** `audit(config, departuresMs, cooldownsMs?, toleranceMs?)`: the core's verdict on one host's access log. */
+export function audit(config, departuresMs, cooldownsMs, toleranceMs) {
+  const flat = auditFlat(config, Float64Array.from(departuresMs).sort(), Float64Array.from(cooldownsMs ?? []), toleranceMs ?? 0);
+  const out = [];
+  for (let i = 0; i < flat.length; i += 4) {
+    const kind = AUDIT_KINDS[flat[i]];
+    const v = { kind, atMs: flat[i + 1] };
+    if (kind === 'interval') Object.assign(v, { gapMs: flat[i + 2], requiredMs: flat[i + 3] });
+    else if (kind === 'burst') v.earlyMs = flat[i + 2];
+    else if (kind === 'quota') Object.assign(v, { count: flat[i + 2], limit: flat[i + 3] });
+    else v.untilMs = flat[i + 2];
+    out.push(v);
+  }
+  return out;
+}

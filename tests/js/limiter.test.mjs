@@ -7,7 +7,16 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Frontier, HostLimiter, LeakyBucket, Limiter, SlidingWindow, TokenBucket, nowMs } from '../../pkg/node.js';
+import {
+  Frontier,
+  HostLimiter,
+  LeakyBucket,
+  Limiter,
+  SlidingWindow,
+  TokenBucket,
+  audit,
+  nowMs,
+} from '../../pkg/node.js';
 import {
   Origin,
   TOL,
@@ -216,7 +225,8 @@ describe('pacing seen from the origin', () => {
   test('three hosts crawled concurrently through schedule: each paced, none slowing the others', async () => {
     const interval = 200;
     const perHost = 6;
-    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, minIntervalSec: interval / 1000 });
+    const config = { ratePerSec: 10, burstCapacity: 1, minIntervalSec: interval / 1000 };
+    const limiter = new Limiter(config);
     const t0 = clockMs();
     const jobs = [];
     for (let i = 0; i < perHost; i++) {
@@ -232,6 +242,7 @@ describe('pacing seen from the origin', () => {
       const times = o.arrivals();
       assert.equal(times.length, perHost);
       assertSpacing(assert, times, interval, TOL, o.host);
+      assert.deepEqual(audit(config, times, [], TOL), [], `${o.host}: the origin's log passes audit`);
       assert.ok(new Set(o.log.map((e) => e.host)).size === 1 && o.log[0].host === o.host);
     }
     const firsts = origins.map((o) => o.log[0].t);
@@ -264,6 +275,33 @@ describe('pacing seen from the origin', () => {
     assert.ok(maxInWindow(times, 200) <= 3, `at most 3 within 200 ms, saw ${maxInWindow(times, 200)}`);
     // a token bucket of 3 at 4/s: any window of W ms holds at most 3 + floor(W / 250)
     assert.ok(maxInWindow(times, 1000 - TOL) <= 6, `at most 6 within 1 s, saw ${maxInWindow(times, 1000 - TOL)}`);
+    assert.deepEqual(audit({ ratePerSec: 4, burstCapacity: 3 }, times, [], TOL), [], "the origin's log passes audit");
+  });
+});
+
+describe("audit: the core's verdict on an access log", () => {
+  const config = { ratePerSec: 10, burstCapacity: 1, minIntervalSec: 1 };
+  test('a polite log has no violation, in any order', () => {
+    assert.deepEqual(audit(config, [3000, 0, 1000, 2000]), []);
+    assert.deepEqual(audit(config, []), []);
+  });
+  test('each rule reports the departure that broke it, with exact figures', () => {
+    assert.deepEqual(audit(config, [0, 1000, 1400]), [{ kind: 'interval', atMs: 1400, gapMs: 400, requiredMs: 1000 }]);
+    assert.deepEqual(audit(config, [0, 990], [], 10), [], 'within the tolerance');
+    const burst = audit({ ratePerSec: 1, burstCapacity: 2 }, [0, 0, 0]);
+    assert.deepEqual(burst, [{ kind: 'burst', atMs: 0, earlyMs: 1000 }]);
+    const quota = audit({ ratePerSec: 100, burstCapacity: 100, quota: { limit: 2, windowSec: 10 } }, [0, 100, 200]);
+    assert.deepEqual(quota, [{ kind: 'quota', atMs: 200, count: 3, limit: 2 }]);
+    const cooled = audit(config, [0, 5000, 9000], [4000, 8000]);
+    assert.deepEqual(cooled, [{ kind: 'cooldown', atMs: 5000, untilMs: 8000 }]);
+  });
+  test('bad input → Error naming the problem', () => {
+    assert.throws(() => audit({ ratePerSec: 0 }, [0]), namesField('ratePerSec'));
+    assert.throws(() => audit(config, [0, NaN]), /invalid time: NaN/);
+    assert.throws(() => audit(config, [0, -1]), /invalid time: -1/);
+    assert.throws(() => audit(config, [0], [1]), /cooldownsMs/);
+    assert.throws(() => audit(config, [0], [], -5), /invalid time: -5/);
+    assert.throws(() => audit({ nope: 1 }, [0]), /unknown config field nope/);
   });
 });
 

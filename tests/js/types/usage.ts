@@ -9,6 +9,7 @@ import {
   Limiter,
   SlidingWindow,
   TokenBucket,
+  audit,
   nowMs,
   type Decision,
   type HostStats,
@@ -18,6 +19,7 @@ import {
   type ResponseLike,
   type RobotsOutcome,
   type ScheduleOptions,
+  type Violation,
 } from 'hostpace';
 
 // --- configuration ---------------------------------------------------------------------------------------------
@@ -165,7 +167,15 @@ new TokenBucket(1);
 }
 bucket.free();
 
+// audit: the core's verdict on one host's access log
+const violations: Violation[] = audit({ ratePerSec: 1 }, [0, 500], [], 5);
+const firstKind: 'interval' | 'burst' | 'quota' | 'cooldown' | undefined = violations[0]?.kind;
+const gapOf = (v: Violation): number | undefined => (v.kind === 'interval' ? v.gapMs : undefined);
+// @ts-expect-error: departures are numbers
+audit(undefined, ['0']);
+
 void [
+  violations, firstKind, gapOf,
   defaults, warnings, hosts, wait, host, layer, departs, reserved, atTime, peeked, waitText, notALayer, describeLayer,
   politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
   bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2,
