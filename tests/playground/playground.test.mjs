@@ -1,0 +1,384 @@
+// The playground (www/) in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core), served by a
+// static server over www/ on 127.0.0.1. Needs www/pkg: `npm run build:pkg` builds it.
+//
+// Tests read the page's state (`window.playground`: lanes, each lane's access log with the layer of every
+// departure, audit violations, levels, settings), not pixels; the virtual clock is paused and advanced by the
+// test, so every check is exact. Screenshots of each scenario go to target/playground-screenshots/ (ignored);
+// the "discover 40 links" one is also copied to docs/playground.png for the README.
+//
+// Run: node --test tests/playground/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, copyFile, access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { serveStatic } from './server.mjs';
+
+const root = new URL('../../', import.meta.url).pathname;
+const SHOTS = join(root, 'target', 'playground-screenshots');
+const README_SHOT = join(root, 'docs', 'playground.png');
+const LAUNCH = {
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ],
+};
+const EPS = 1e-6;
+
+let server;
+let browser;
+
+before(async () => {
+  await access(join(root, 'www', 'pkg', 'browser.js')).catch(() => {
+    throw new Error('www/pkg is missing: run `npm run build:pkg` first');
+  });
+  await mkdir(SHOTS, { recursive: true });
+  server = await serveStatic(join(root, 'www'));
+  browser = await chromium.launch(LAUNCH);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A fresh page on the playground (optionally with a hash); collects console errors and page errors. */
+async function open(hash = '', viewport = { width: 1280, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${server.base}/${hash}`);
+  await page.waitForFunction(() => window.playground?.ready === true, null, { timeout: 20_000 });
+  return { page, errors };
+}
+
+/** Click a scenario button as a person would, pause the clock, and let `ms` of virtual time pass. */
+async function runScenario(page, title, ms) {
+  await page.getByRole('button', { name: title }).click();
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Restart' }).click(); // t=0 exactly, paused
+  assert.equal(await page.evaluate(() => window.playground.nowMs), 0);
+  return page.evaluate((ms) => window.playground.advance(ms), ms);
+}
+
+/** Set a labelled control as a person would (type, then leave the field). */
+async function setControl(page, label, value) {
+  const input = page.getByLabel(label, { exact: true });
+  await input.fill(String(value));
+  await input.press('Tab');
+}
+
+const lanes = (page) => page.evaluate(() => window.playground.lanes);
+const gaps = (ds) => ds.slice(1).map((d, i) => d.atMs - ds[i].atMs);
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+test('loads with no console errors, the wasm module initialised, audit available', async () => {
+  const { page, errors } = await open();
+  try {
+    const state = await page.evaluate(() => ({
+      scenario: window.playground.scenario,
+      audit: window.playground.auditAvailable,
+      lanes: window.playground.lanes.map((l) => ({ kind: l.kind, levels: l.levels })),
+      configError: window.playground.configError,
+      ready: document.documentElement.dataset.ready,
+    }));
+    assert.equal(state.ready, 'true');
+    assert.equal(state.configError, '');
+    assert.equal(state.audit, true, 'the package exports audit');
+    assert.deepEqual(state.lanes.map((l) => l.kind), ['token', 'leaky', 'layered']);
+    // levels come from the module: the token bucket and the layered limiter report a full bucket of 40
+    assert.equal(state.lanes[0].levels.capacity, 40);
+    assert.equal(state.lanes[2].levels.capacity, 40);
+    await page.waitForTimeout(300); // some frames of the loop run
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('discover 40 links, capacity 40: token sends 40 at t=0, leaky one per interval, layered keeps the interval', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Discover 40 links', 0);
+    await setControl(page, 'Burst capacity', 40);
+    await page.evaluate(() => window.playground.advance(20_000)); // the whole log fits the 24 s timeline
+    const state = await page.evaluate(() => ({ settings: window.playground.settings, lanes: window.playground.lanes }));
+    assert.equal(state.settings.burstCapacity, 40);
+    const interval = state.settings.minIntervalSec * 1000;
+    assert.equal(interval, 500);
+    const [token, leaky, layered] = state.lanes;
+    assert.deepEqual([token.kind, leaky.kind, layered.kind], ['token', 'leaky', 'layered']);
+
+    assert.equal(token.departures.length, 40);
+    assert.ok(token.departures.every((d) => d.atMs === 0), 'the token bucket sends all 40 at t=0');
+
+    assert.equal(leaky.departures.length, 40);
+    leaky.departures.forEach((d, i) => assert.ok(Math.abs(d.atMs - i * interval) < EPS, `leaky #${i} at ${d.atMs}`));
+
+    assert.equal(layered.departures.length, 40);
+    assert.ok(gaps(layered.departures).every((g) => g >= interval - EPS), 'layered honours the interval');
+    assert.deepEqual(layered.departures.slice(1).map((d) => d.layer), Array(39).fill('interval'));
+
+    // the module's audit judges each access log against the configured limits
+    assert.ok(token.violations.length > 0 && token.violations.every((v) => v.kind === 'interval' && v.atMs === 0));
+    assert.deepEqual(leaky.violations, []);
+    assert.deepEqual(layered.violations, []);
+    assert.ok((await page.evaluate(() => window.playground.warnings)).some((w) => /burstCapacity 40/.test(w)));
+    await shot(page, 'discover');
+    await mkdir(join(root, 'docs'), { recursive: true });
+    await copyFile(join(SHOTS, 'discover.png'), README_SHOT);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('429 with Retry-After N: nothing departs to that host until the cooldown ends; other hosts keep going', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Server answers 429 with Retry-After N', 30_000);
+    const all = await lanes(page);
+    const [busy, ...others] = all;
+    assert.equal(busy.host, 'busy.example');
+    assert.equal(busy.cooldowns.length, 1);
+    const [start, end] = busy.cooldowns[0];
+    assert.ok(start >= 3000 && end - start === 10_000, `cooldown ${start}..${end} (Retry-After: 10)`);
+    assert.deepEqual(busy.departures.filter((d) => d.atMs > start && d.atMs < end), [], 'no departure in the cooldown');
+    const resumed = busy.departures.find((d) => d.atMs >= end);
+    assert.ok(resumed, 'the host resumes');
+    assert.equal(resumed.atMs, end);
+    assert.equal(resumed.layer, 'cooldown');
+    for (const lane of others) {
+      const during = lane.departures.filter((d) => d.atMs > start && d.atMs < end);
+      assert.ok(during.length >= 15, `${lane.host} keeps going during the cooldown (${during.length} departures)`);
+    }
+    for (const lane of all) assert.deepEqual(lane.violations, [], `${lane.host} is polite`);
+    await shot(page, 'retry429');
+
+    // max backoff caps the cooldown (a control changes the decisions)
+    await setControl(page, 'Max backoff (s)', 4);
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(30_000); });
+    const capped = (await lanes(page))[0];
+    const [s2, e2] = capped.cooldowns[0];
+    assert.equal(e2 - s2, 4000);
+    assert.deepEqual(capped.departures.filter((d) => d.atMs > s2 && d.atMs < e2), []);
+    assert.ok(capped.departures.some((d) => d.atMs === e2));
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('changing a control changes the next decisions', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Discover 40 links', 10_000);
+    let layered = (await lanes(page))[2];
+    assert.ok(gaps(layered.departures).every((g) => Math.abs(g - 500) < EPS));
+
+    await setControl(page, 'Interval floor (s)', 1.25);
+    await page.evaluate(() => window.playground.advance(10_000));
+    const after = await lanes(page);
+    layered = after[2];
+    assert.equal(layered.departures.length, 9); // 0, 1.25, ..., 10 s
+    assert.ok(gaps(layered.departures).every((g) => Math.abs(g - 1250) < EPS), 'the layered lane now keeps 1.25 s');
+    assert.ok(gaps(after[1].departures).every((g) => Math.abs(g - 1250) < EPS), 'the leaky lane too');
+    assert.match(await page.evaluate(() => location.hash), /minIntervalSec=1\.25/);
+    const exported = await page.evaluate(() => window.playground.exports);
+    assert.match(exported.js, /new Limiter\(\{[\s\S]*minIntervalSec: 1\.25,[\s\S]*\}\)/);
+    assert.match(exported.vars, /CRAWL_MIN_INTERVAL_SEC = "1\.25"/);
+    assert.equal(await page.locator('#export-js').inputValue(), exported.js);
+    // the snippet runs against the package and builds the limiter the page uses
+    const { Limiter } = await import(join(root, 'pkg', 'node.js'));
+    const body = exported.js.replace(/^import .*$/m, '');
+    const limiter = new Function('Limiter', `${body}\nreturn limiter;`)(Limiter);
+    assert.equal(limiter.acquire('https://a.example/', 0).waitMs, 0);
+    assert.equal(limiter.acquire('https://a.example/', 0).waitMs, 1250);
+
+    // the rate: host2's steady pace under a backlog follows it
+    await runScenario(page, 'Server answers 429 with Retry-After N', 0);
+    await setControl(page, 'Rate (requests/s)', 4);
+    await page.evaluate(() => window.playground.advance(10_000));
+    const host2 = (await lanes(page))[1];
+    assert.equal(host2.host, 'host2.example');
+    const steady = gaps(host2.departures.filter((d) => d.atMs >= 2000));
+    assert.ok(steady.length > 10 && steady.every((g) => Math.abs(g - 250) < EPS), `4/s: ${steady.slice(0, 5)}`);
+
+    // concurrency: one permit, a slow server: departures wait for the response (layer concurrency)
+    await setControl(page, 'Concurrency (permits, 0 = unlimited)', 1);
+    await setControl(page, 'Server latency (ms)', 1000);
+    await page.evaluate(() => window.playground.advance(10_000));
+    const c = (await lanes(page))[1];
+    assert.ok(gaps(c.departures).every((g) => g >= 1000 - EPS), 'one permit, 1 s latency: one departure per second');
+    assert.ok(c.departures.slice(1).every((d) => d.layer === 'concurrency'));
+
+    // quota: 5 per 10 s window
+    await setControl(page, 'Concurrency (permits, 0 = unlimited)', 0);
+    await setControl(page, 'Quota (requests, 0 = off)', 5);
+    await setControl(page, 'Quota window (s)', 10);
+    await page.evaluate(() => window.playground.advance(30_000));
+    const q = await lanes(page);
+    const h2 = q[1];
+    for (const d of h2.departures) {
+      const inWindow = h2.departures.filter((e) => e.atMs > d.atMs - 10_000 && e.atMs <= d.atMs).length;
+      assert.ok(inWindow <= 5, `at most 5 in any 10 s window (${inWindow} up to ${d.atMs})`);
+    }
+    assert.ok(h2.departures.some((d) => d.layer === 'quota'));
+    assert.equal(h2.levels.quotaLimit, 5);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('robots.txt Crawl-delay N raises that host floor only', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'robots.txt says Crawl-delay N', 0);
+    await setControl(page, 'N (seconds)', 3);
+    await page.evaluate(() => window.playground.advance(30_000));
+    const [slow, other] = await lanes(page);
+    assert.equal(slow.robots.intervalMs, 3000);
+    assert.ok(slow.departures.length >= 9);
+    assert.ok(gaps(slow.departures).every((g) => g >= 3000 - EPS), 'Crawl-delay 3 s kept');
+    assert.ok(slow.departures.slice(1).every((d) => d.layer === 'interval'));
+    assert.ok(other.departures.length > 3 * slow.departures.length, 'the other host keeps its pace');
+    assert.deepEqual(slow.violations, []);
+    await shot(page, 'crawl-delay');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('RateLimit remaining 0 holds the host until the reset', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'RateLimit remaining 0', 40_000);
+    const [api, other] = await lanes(page);
+    assert.ok(api.serverQuota.length >= 2, 'the server said remaining=0 more than once');
+    for (const [s, e] of api.serverQuota) {
+      assert.deepEqual(api.departures.filter((d) => d.atMs > s && d.atMs < e), [], `nothing in ${s}..${e}`);
+    }
+    assert.ok(api.departures.some((d) => d.layer === 'serverQuota'));
+    assert.deepEqual(api.cooldowns, [], 'the server never had to answer 429');
+    assert.ok(other.departures.length > api.departures.length);
+    await shot(page, 'ratelimit-remaining-0');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('a new host warms up: fast answers widen it, slow answers keep it narrow', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'New host warms up', 60_000);
+    const s = await page.evaluate(() => window.playground.settings);
+    assert.equal(s.adaptive, true);
+    const [fast, slow] = await lanes(page);
+    assert.equal(fast.levels.ratePerSec, s.ratePerSec, 'the fast host reached the configured rate');
+    assert.equal(slow.levels.ratePerSec, s.minRatePerSec, 'the slow host stayed at the start rate');
+    // the first departures of a new host are paced at the start rate, not the configured one
+    assert.ok(gaps(fast.departures.slice(0, 3)).every((g) => g >= 1000 / s.minRatePerSec / 2));
+    assert.ok(fast.departures.length > 2 * slow.departures.length);
+    for (const l of [fast, slow]) assert.deepEqual(l.violations, []);
+    await shot(page, 'warmup');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('settings travel in the URL hash; exports name the wrangler vars', async () => {
+  const { page, errors } = await open('#scenario=crawlDelay&n=5&ratePerSec=3&hosts=4');
+  try {
+    const state = await page.evaluate(() => ({ s: window.playground.settings, scenario: window.playground.scenario }));
+    assert.equal(state.scenario, 'crawlDelay');
+    assert.equal(state.s.n, 5);
+    assert.equal(state.s.ratePerSec, 3);
+    assert.equal(await page.getByLabel('Rate (requests/s)', { exact: true }).inputValue(), '3');
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(20_000); });
+    const all = await lanes(page);
+    assert.equal(all.length, 4);
+    assert.equal(all[0].robots.intervalMs, 5000);
+    const { vars, js } = await page.evaluate(() => window.playground.exports);
+    // the names the gateway reads (worker/src/config.rs), as strings
+    for (const line of ['CRAWL_RATE_PER_SEC = "3.0"', 'CRAWL_BURST_CAPACITY = "4.0"', 'CRAWL_MIN_INTERVAL_SEC = "0.0"',
+      'CRAWL_MAX_CONCURRENCY = "0"', 'CRAWL_QUOTA_LIMIT = "0"', 'CRAWL_QUOTA_WINDOW_SEC = "60.0"',
+      'CRAWL_MAX_BACKOFF_SEC = "120.0"', 'CRAWL_MAX_RETRIES = "3"']) {
+      assert.ok(vars.split('\n').includes(line), `${line} in ${vars}`);
+    }
+    assert.match(js, /ratePerSec: 3,/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('keyboard reachable, every control labelled, readable at a phone width', async () => {
+  const { page, errors } = await open('', { width: 390, height: 844 });
+  try {
+    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, textarea, select')]
+      .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label')).map((el) => el.name || el.id));
+    assert.deepEqual(unlabelled, []);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no horizontal scrolling at 390 px (${overflow} px too wide)`);
+    // Tab reaches the scenario buttons; Enter presses one
+    let reached = false;
+    for (let i = 0; i < 10 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement?.dataset?.scenario === 'retry429');
+    }
+    assert.ok(reached, 'Tab reaches the 429 scenario');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => window.playground.scenario), 'retry429');
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(15_000); });
+    await shot(page, 'phone-retry429');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('an invalid setting is reported, not thrown', async () => {
+  const { page, errors } = await open();
+  try {
+    await setControl(page, 'Burst capacity', 0);
+    const state = await page.evaluate(() => ({ e: window.playground.configError, n: window.playground.lanes.length }));
+    assert.match(state.e, /burstCapacity/);
+    assert.equal(state.n, 0);
+    assert.match(await page.locator('#config-error').textContent(), /burstCapacity/);
+    await setControl(page, 'Burst capacity', 4);
+    assert.equal(await page.evaluate(() => window.playground.lanes.length), 3);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('rendering: 20 hosts at 10x keep the frame budget (performance.now in the page)', async () => {
+  const { page, errors } = await open('#scenario=retry429&hosts=20');
+  try {
+    await page.getByRole('button', { name: '10×' }).click();
+    await page.waitForTimeout(500); // warm up
+    await page.evaluate(() => window.playground.resetFrameStats());
+    await page.waitForTimeout(5000);
+    const stats = await page.evaluate(() => ({ ...window.playground.frameStats(), lanes: window.playground.lanes.length, t: window.playground.nowMs }));
+    const fmt = (p) => `median ${p.median.toFixed(2)} ms, p95 ${p.p95.toFixed(2)} ms, max ${p.max.toFixed(2)} ms`;
+    const line = `playground 20 hosts 10x: ${stats.frames} frames; page work per frame ${fmt(stats.workMs)}; ` +
+      `frame interval ${fmt(stats.frameIntervalMs)}`;
+    console.log(line);
+    test.diagnostic?.(line);
+    assert.equal(stats.lanes, 20);
+    assert.ok(stats.t > 40_000, `the virtual clock ran at 10x (${stats.t} ms)`);
+    assert.ok(stats.frames >= 200, `at least 200 frames in 5 s (${stats.frames})`);
+    assert.ok(stats.workMs.p95 < 16.7, `p95 page work per frame ${stats.workMs.p95.toFixed(2)} ms < 16.7 ms`);
+    assert.ok(stats.frameIntervalMs.median < 16.7 + 2, `median frame interval ${stats.frameIntervalMs.median.toFixed(2)} ms`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});

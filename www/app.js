@@ -1,0 +1,740 @@
+// hostpace playground: lanes of target hosts, each driven by the hostpace wasm module under a virtual clock.
+//
+// Nothing here computes a wait. Every departure time, the layer that set it, every level shown (tokens, next
+// leaky slot, quota used, cooldown, permits, adaptive rate) and every audit violation is an answer of the module
+// (`Limiter.peek/acquire/observe/setRobots/stats/retryVerdict`, the primitives' `peek/acquire/tokens/nextSlotMs`,
+// `audit`). This file only keeps the clock, plays the crawler (one queue of links per host, fetched when the
+// module says the host may be visited) and the servers (their scripted answers), and draws what happened.
+//
+// The crawler waits in the scheduler (seed 002): a host's next link is reserved with `acquire` only once `peek`
+// says it may go now, so a 429 that arrives while links are queued stops every later departure.
+
+import * as hostpace from './pkg/browser.js';
+
+const { Limiter, TokenBucket, LeakyBucket } = hostpace;
+
+// ---- constants -------------------------------------------------------------------------------------------------
+const VIEW_MS = 24_000; // virtual milliseconds shown by a timeline
+const MAX_FRAME_MS = 100; // a late frame (background tab) advances at most this much real time
+const TEXT_EVERY_MS = 100; // text readouts refresh at 10 Hz, timelines every frame
+const AUDITS_PER_FRAME = 2; // lanes re-audited per frame (round robin); state reads audit everything first
+const MAX_EVENTS = 200_000; // per advance: a guard against a scenario that never lets time move
+const FRAME_SAMPLES = 600; // frame-time ring buffer
+const USER_AGENT = 'hostpace-playground';
+const LAYER_COLORS = {
+  none: '#7b8390',
+  interval: '#2f6fdb',
+  burst: '#e08a00',
+  quota: '#8e44ad',
+  cooldown: '#d62828',
+  concurrency: '#138a72',
+  serverQuota: '#8c5a2b',
+};
+const VIOLATION_COLOR = '#b3001b';
+const TIMELINE_PX = 72; // CSS height of a timeline
+const MARK_PX = 12; // a departure's mark (CSS px); departures in the same pixel column stack up STACK_PX apart
+const STACK_PX = 4;
+const DEFAULTS = {
+  ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, quotaWindowSec: 60, maxConcurrency: 0,
+  maxBackoffSec: 120, maxRetries: 3, adaptive: false, minRatePerSec: 0.25, targetLatencyMs: 1000, steps: 20,
+  n: 10, hosts: 3, latencyMs: 200, compare: false,
+};
+const BOOLEAN_KEYS = ['adaptive', 'compare'];
+const INTEGER_KEYS = ['quotaLimit', 'maxConcurrency', 'maxRetries', 'steps', 'hosts'];
+const SPEEDS = [0, 1, 10];
+
+// Scenarios: settings they start from, the hosts they crawl (links queued at t=0, Infinity = always more), what
+// each host's server answers, and what happens before the first request.
+const ok = () => ({ status: 200, headers: {} });
+const SCENARIOS = {
+  discover: {
+    title: 'Discover 40 links',
+    note: (s) => `A page links to 40 URLs on one host, all discovered at t=0. The token bucket (capacity ${s.burstCapacity}) ` +
+      `sends them together; the leaky bucket sends one per interval; hostpace's layered limiter keeps the interval floor ` +
+      `(${s.minIntervalSec} s) whatever the burst capacity. Same average rate, very different access log.`,
+    settings: { ratePerSec: 2, burstCapacity: 40, minIntervalSec: 0.5, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 1, n: 0, latencyMs: 200, compare: true },
+    hosts: () => [{ host: 'shop.example', links: 40 }],
+    fill: { links: 40 },
+  },
+  retry429: {
+    title: 'Server answers 429 with Retry-After N',
+    note: (s) => `busy.example answers its first request after t=3 s with 429 and Retry-After: ${s.n}. Nothing departs to it until ` +
+      `the cooldown (capped by max backoff, ${s.maxBackoffSec} s) ends; the other hosts keep going.`,
+    settings: { ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 3, n: 10, latencyMs: 200, compare: false },
+    hosts: (s) => [{
+      host: 'busy.example',
+      links: Infinity,
+      respond: (req, state) => {
+        if (!state.sent429 && req.departMs >= 3000) {
+          state.sent429 = true;
+          return { status: 429, headers: { 'retry-after': String(s.n) }, retryAfterMs: s.n * 1000 };
+        }
+        return ok();
+      },
+    }],
+    fill: { links: Infinity },
+  },
+  crawlDelay: {
+    title: 'robots.txt says Crawl-delay N',
+    note: (s) => `slowpoke.example's robots.txt says Crawl-delay: ${s.n}. It raises that host's interval floor (never lowers ` +
+      `it; capped by the module); the other hosts keep the configured pace.`,
+    settings: { ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 2, n: 3, latencyMs: 200, compare: false },
+    hosts: (s) => [{ host: 'slowpoke.example', links: Infinity, robots: `User-agent: *\nCrawl-delay: ${s.n}\n` }],
+    fill: { links: Infinity },
+  },
+  rateLimit0: {
+    title: 'RateLimit remaining 0',
+    note: (s) => `api.example allows 6 requests per ${s.n} s window and says so in a RateLimit header on every answer ` +
+      `(remaining, reset). When remaining reaches 0 the host waits for the reset (layer "server quota").`,
+    settings: { ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 2, n: 10, latencyMs: 200, compare: false },
+    hosts: (s) => [{
+      host: 'api.example',
+      links: Infinity,
+      respond: (req, state) => {
+        // the server's own fixed window (this is the target's behaviour, not a limiter)
+        const windowMs = Math.max(1, s.n) * 1000;
+        const w = Math.floor(req.arriveMs / windowMs);
+        if (state.window !== w) { state.window = w; state.count = 0; }
+        state.count += 1;
+        const reset = Math.max(1, Math.ceil(((w + 1) * windowMs - req.doneMs) / 1000));
+        if (state.count > 6) return { status: 429, headers: { 'retry-after': String(reset) }, retryAfterMs: reset * 1000 };
+        return { status: 200, headers: { ratelimit: `limit=6, remaining=${6 - state.count}, reset=${reset}` } };
+      },
+    }],
+    fill: { links: Infinity },
+  },
+  warmup: {
+    title: 'New host warms up',
+    note: (s) => `Adaptive pacing: every host starts at ${s.minRatePerSec}/s with a burst of 1 and widens toward ` +
+      `${s.ratePerSec}/s after each success faster than ${s.targetLatencyMs} ms. fast.example answers in ${s.latencyMs} ms ` +
+      `and widens; slow.example answers in ${2 * s.targetLatencyMs} ms and stays narrow.`,
+    settings: { ratePerSec: 4, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: true, minRatePerSec: 0.5, targetLatencyMs: 300, steps: 10, hosts: 2, n: 0, latencyMs: 100, compare: false },
+    hosts: (s) => [
+      { host: 'fast.example', links: Infinity },
+      { host: 'slow.example', links: Infinity, latencyMs: 2 * s.targetLatencyMs },
+    ],
+    fill: { links: Infinity },
+  },
+};
+
+// ---- state -----------------------------------------------------------------------------------------------------
+let scenario = 'discover';
+let settings = { ...DEFAULTS, ...SCENARIOS.discover.settings };
+let speed = 1;
+let clockMs = 0; // the virtual clock (ms since the scenario started)
+let limiter = null; // one Limiter for every layered lane (one registry, many hosts), as a crawler would hold
+let lanes = [];
+let configError = '';
+let auditCursor = 0;
+let textDue = 0;
+let lastFrame = null;
+let drawDirty = true;
+const frameWork = new Float64Array(FRAME_SAMPLES);
+const frameGap = new Float64Array(FRAME_SAMPLES);
+let frameCount = 0;
+
+// ---- configuration ---------------------------------------------------------------------------------------------
+function limiterConfig(s = settings) {
+  const config = {
+    ratePerSec: s.ratePerSec,
+    burstCapacity: s.burstCapacity,
+    minIntervalSec: s.minIntervalSec,
+    maxConcurrency: s.maxConcurrency,
+    maxBackoffSec: s.maxBackoffSec,
+    maxRetries: s.maxRetries,
+  };
+  if (s.quotaLimit > 0) config.quota = { limit: s.quotaLimit, windowSec: s.quotaWindowSec };
+  if (s.adaptive) config.adaptive = { minRatePerSec: s.minRatePerSec, targetLatencyMs: s.targetLatencyMs, steps: s.steps };
+  return config;
+}
+
+function snippet(s = settings) {
+  const c = limiterConfig(s);
+  const lines = Object.entries(c).map(([k, v]) => `  ${k}: ${typeof v === 'object' ? JSON.stringify(v).replace(/"(\w+)":/g, '$1: ').replace(/,/g, ', ') : v},`);
+  const warn = limiter ? limiter.warnings.map((w) => `// warning: ${w}\n`).join('') : '';
+  return `import { Limiter } from 'hostpace';\n${warn}const limiter = new Limiter({\n${lines.join('\n')}\n});\n`;
+}
+
+// The gateway's [vars] (names as worker/src/config.rs reads them; values are strings in wrangler.toml).
+function wranglerVars(s = settings) {
+  const num = (v) => (Number.isInteger(v) ? v.toFixed(1) : String(v));
+  const lines = [
+    '[vars]',
+    `CRAWL_RATE_PER_SEC = "${num(s.ratePerSec)}"`,
+    `CRAWL_BURST_CAPACITY = "${num(s.burstCapacity)}"`,
+    `CRAWL_MIN_INTERVAL_SEC = "${num(s.minIntervalSec)}"`,
+    `CRAWL_MAX_CONCURRENCY = "${s.maxConcurrency}"`,
+    `CRAWL_QUOTA_LIMIT = "${s.quotaLimit}"`,
+    `CRAWL_QUOTA_WINDOW_SEC = "${num(s.quotaWindowSec)}"`,
+    `CRAWL_MAX_BACKOFF_SEC = "${num(s.maxBackoffSec)}"`,
+    `CRAWL_MAX_RETRIES = "${s.maxRetries}"`,
+  ];
+  if (s.adaptive) lines.push('# adaptive pacing has no gateway variable: every host runs at the configured rate');
+  return `${lines.join('\n')}\n`;
+}
+
+// ---- the simulation --------------------------------------------------------------------------------------------
+function hostSpecs() {
+  const def = SCENARIOS[scenario];
+  const specs = def.hosts(settings).slice(0, settings.hosts);
+  for (let i = specs.length; i < settings.hosts; i++) specs.push({ host: `host${i + 1}.example`, ...def.fill });
+  return specs;
+}
+
+function makeLane(spec, kind) {
+  const lane = {
+    kind, host: spec.host, url: `https://${spec.host}/`, spec,
+    latencyMs: spec.latencyMs ?? settings.latencyMs,
+    queued: spec.links, // links waiting (Infinity: the crawler always has more)
+    retries: [], // attempt numbers of requests queued again after a 429/503
+    made: 0, gaveUp: 0,
+    times: [], layers: [], // the access log: departure times and the layer that set each wait
+    inflight: [], // { doneMs, departMs, n, attempt, permitId }
+    nextTryMs: 0, waitLayer: null,
+    cooldowns: [], serverQuota: [], // [startMs, endMs] spans learnt from responses (drawn, and audited)
+    violations: [], audited: 0, auditDirty: true, serverState: {},
+    bucket: null, els: null,
+  };
+  if (kind === 'token') lane.bucket = new TokenBucket(settings.ratePerSec, settings.burstCapacity);
+  if (kind === 'leaky') lane.bucket = new LeakyBucket(Math.max(settings.minIntervalSec * 1000, 1000 / settings.ratePerSec));
+  return lane;
+}
+
+function restart() {
+  for (const lane of lanes) lane.bucket?.free();
+  limiter?.free();
+  limiter = null;
+  lanes = [];
+  clockMs = 0;
+  configError = '';
+  try {
+    limiter = new Limiter(limiterConfig());
+    const specs = hostSpecs();
+    if (settings.compare) {
+      lanes = ['token', 'leaky', 'layered'].map((kind) => makeLane(specs[0], kind));
+    } else {
+      lanes = specs.map((spec) => makeLane(spec, 'layered'));
+    }
+    for (const lane of lanes) {
+      if (lane.kind === 'layered' && lane.spec.robots) {
+        lane.robots = limiter.setRobots(lane.host, lane.spec.robots, USER_AGENT, 0);
+      }
+    }
+  } catch (e) {
+    configError = e.message;
+    for (const lane of lanes) lane.bucket?.free();
+    lanes = [];
+  }
+  buildLanes();
+  render(true);
+}
+
+// When the lane's next link may go: ask the module; depart now if it says so, else come back when it says.
+function tryDepart(lane, t) {
+  if (lane.queued <= 0) {
+    lane.nextTryMs = Infinity;
+    return;
+  }
+  let wait;
+  let layer;
+  if (lane.kind === 'layered') {
+    const peek = limiter.peek(lane.url, t);
+    wait = peek.waitMs;
+    layer = peek.layer;
+  } else {
+    wait = lane.bucket.peek(t);
+    layer = lane.kind === 'token' ? 'burst' : 'interval';
+  }
+  if (wait > 0) {
+    lane.waitLayer = layer;
+    lane.nextTryMs = t + wait;
+    return;
+  }
+  let departMs;
+  let permitId;
+  if (lane.kind === 'layered') {
+    const d = limiter.acquire(lane.url, t);
+    if (!d.reserved) {
+      lane.waitLayer = d.layer;
+      lane.nextTryMs = t + Math.max(d.waitMs, 1);
+      return;
+    }
+    departMs = d.departsMs;
+    permitId = d.permitId;
+    if (d.waitMs > 0) lane.waitLayer = d.layer;
+  } else {
+    departMs = t + lane.bucket.acquire(t);
+  }
+  lane.times.push(departMs);
+  lane.layers.push(lane.waitLayer ?? 'none');
+  lane.waitLayer = null;
+  lane.queued -= 1;
+  lane.made += 1;
+  const attempt = lane.retries.length ? lane.retries.shift() : 1;
+  const r = { departMs, arriveMs: departMs, doneMs: departMs + lane.latencyMs, n: lane.made, attempt, permitId };
+  let i = lane.inflight.length;
+  while (i > 0 && lane.inflight[i - 1].doneMs > r.doneMs) i--;
+  lane.inflight.splice(i, 0, r);
+  lane.nextTryMs = departMs;
+  lane.auditDirty = true;
+}
+
+// The server's answer arrives: the layered lane's limiter learns from it; a 429/503 is retried if the module says so.
+function respond(lane, t) {
+  const r = lane.inflight.shift();
+  const answer = (lane.spec.respond ?? ok)(r, lane.serverState);
+  const retryable = answer.status === 429 || answer.status === 503;
+  if (lane.kind === 'layered') {
+    const obs = limiter.observe(lane.url, { status: answer.status, headers: answer.headers }, lane.latencyMs, t);
+    if (obs.cooldownUntilMs !== undefined) lane.cooldowns.push([t, obs.cooldownUntilMs]);
+    if (obs.serverQuotaUntilMs !== undefined) lane.serverQuota.push([t, obs.serverQuotaUntilMs]);
+    if (r.permitId !== undefined) limiter.release(lane.url, r.permitId);
+  } else if (retryable) {
+    // a bare bucket learns nothing; what the server asked for is still drawn and audited
+    lane.cooldowns.push([t, t + (answer.retryAfterMs ?? 0)]);
+  }
+  if (retryable) {
+    if (limiter.retryVerdict(answer.status, r.attempt) === 'retry') {
+      lane.queued += 1;
+      lane.retries.push(r.attempt + 1);
+    } else {
+      lane.gaveUp += 1;
+    }
+  }
+  lane.nextTryMs = Math.min(lane.nextTryMs, t);
+  lane.auditDirty = true;
+}
+
+function nextEvent() {
+  // the earliest thing that happens; at equal times a response comes before a departure (it may stop it)
+  let best = Infinity;
+  let lane = null;
+  let isResponse = false;
+  for (const l of lanes) {
+    const done = l.inflight.length ? l.inflight[0].doneMs : Infinity;
+    if (done < best || (done === best && lane !== null && !isResponse)) {
+      best = done;
+      lane = l;
+      isResponse = true;
+    }
+    if (l.nextTryMs < best) {
+      best = l.nextTryMs;
+      lane = l;
+      isResponse = false;
+    }
+  }
+  return { t: best, lane, isResponse };
+}
+
+function advanceTo(toMs) {
+  for (let n = 0; n < MAX_EVENTS; n++) {
+    const e = nextEvent();
+    if (!e.lane || e.t > toMs) break;
+    clockMs = Math.max(clockMs, e.t);
+    if (e.isResponse) respond(e.lane, clockMs);
+    else tryDepart(e.lane, clockMs);
+  }
+  clockMs = Math.max(clockMs, toMs);
+  drawDirty = true;
+}
+
+function step() {
+  const e = nextEvent();
+  advanceTo(e.lane && Number.isFinite(e.t) && e.t > clockMs ? e.t : clockMs + 1000);
+}
+
+// ---- audit (the module's) --------------------------------------------------------------------------------------
+function auditLane(lane) {
+  lane.auditDirty = false;
+  if (typeof hostpace.audit !== 'function' || !limiter) return;
+  const config = limiterConfig();
+  if (lane.kind === 'layered') {
+    // the host's own floor, as the module holds it (the configured floor raised by Crawl-delay)
+    const stats = limiter.stats(lane.host, clockMs);
+    if (stats) config.minIntervalSec = stats.intervalMs / 1000;
+  }
+  lane.violations = hostpace.audit(config, lane.times, lane.cooldowns.flat(), 0);
+  lane.audited = lane.times.length;
+}
+
+function auditAll() {
+  for (const lane of lanes) if (lane.auditDirty) auditLane(lane);
+}
+
+// ---- levels (the module's) -------------------------------------------------------------------------------------
+function levels(lane) {
+  const t = clockMs;
+  if (lane.kind === 'token') {
+    return { tokens: lane.bucket.tokens(t), capacity: lane.bucket.capacity };
+  }
+  if (lane.kind === 'leaky') {
+    return { nextSlotInMs: Math.max(0, lane.bucket.nextSlotMs() - t) };
+  }
+  const s = limiter.stats(lane.host, t);
+  if (!s) return { tokens: settings.burstCapacity, capacity: settings.burstCapacity };
+  return {
+    tokens: s.tokens, capacity: s.capacity, nextSlotInMs: s.nextSlotInMs, intervalMs: s.intervalMs,
+    quotaUsed: s.quotaUsed, quotaLimit: s.quotaLimit, cooldownRemainingMs: s.cooldownRemainingMs,
+    serverQuotaRemainingMs: s.serverQuotaRemainingMs, inFlight: s.inFlight, ratePerSec: s.ratePerSec,
+    crawlDelayMs: s.crawlDelayMs, decisions: s.decisions,
+  };
+}
+
+// ---- DOM -------------------------------------------------------------------------------------------------------
+const $ = (sel) => document.querySelector(sel);
+const form = $('#controls');
+const lanesEl = $('#lanes');
+const template = $('#lane-template');
+
+function buildLanes() {
+  lanesEl.replaceChildren();
+  for (const lane of lanes) {
+    const node = template.content.firstElementChild.cloneNode(true);
+    node.dataset.kind = lane.kind;
+    node.querySelector('.host').textContent = lane.host;
+    node.querySelector('.kind').textContent = { token: 'token bucket only', leaky: 'leaky bucket only', layered: 'hostpace (layered)' }[lane.kind];
+    node.setAttribute('aria-label', `${lane.host}, ${lane.kind}`);
+    lane.els = {
+      node,
+      summary: node.querySelector('.summary'),
+      fill: node.querySelector('.fill'),
+      tokens: node.querySelector('.tokens'),
+      slot: node.querySelector('.slot'),
+      quota: node.querySelector('.quota'),
+      cooldown: node.querySelector('.cooldown'),
+      inflight: node.querySelector('.inflight'),
+      rate: node.querySelector('.rate'),
+      canvas: node.querySelector('canvas'),
+      text: {},
+    };
+    lanesEl.append(node);
+  }
+  if (configError) {
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.textContent = `No lanes: ${configError}`;
+    lanesEl.append(p);
+  }
+  sizeCanvases();
+}
+
+function sizeCanvases() {
+  const dpr = window.devicePixelRatio || 1;
+  for (const lane of lanes) {
+    const c = lane.els.canvas;
+    const w = Math.max(100, Math.round(c.clientWidth * dpr));
+    const h = Math.round(TIMELINE_PX * dpr);
+    if (c.width !== w || c.height !== h) { c.width = w; c.height = h; }
+  }
+  drawDirty = true;
+}
+
+const sec = (ms) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`);
+function setText(lane, key, value) {
+  if (lane.els.text[key] !== value) {
+    lane.els.text[key] = value;
+    lane.els[key].textContent = value;
+  }
+}
+
+function renderText() {
+  $('#clock').value = `${(clockMs / 1000).toFixed(1)} s`;
+  for (const lane of lanes) {
+    const lv = levels(lane);
+    const queued = lane.queued === Infinity ? '∞' : String(lane.queued);
+    const v = lane.violations.length;
+    setText(lane, 'summary', `${lane.times.length} sent · ${queued} queued · ${v} audit violation${v === 1 ? '' : 's'}` +
+      (lane.gaveUp ? ` · ${lane.gaveUp} given up` : ''));
+    if (lv.tokens !== undefined) {
+      const frac = Math.max(0, Math.min(1, lv.tokens / lv.capacity));
+      const width = `${(frac * 100).toFixed(1)}%`;
+      if (lane.els.fill.style.width !== width) lane.els.fill.style.width = width;
+      setText(lane, 'tokens', `${lv.tokens.toFixed(1)} / ${lv.capacity}`);
+    } else {
+      setText(lane, 'tokens', '—');
+    }
+    setText(lane, 'slot', lv.nextSlotInMs === undefined ? '—' : `in ${sec(lv.nextSlotInMs)}` +
+      (lv.intervalMs ? ` (floor ${sec(lv.intervalMs)}${lv.crawlDelayMs ? ', Crawl-delay' : ''})` : ''));
+    setText(lane, 'quota', lv.quotaLimit ? `${lv.quotaUsed} / ${lv.quotaLimit}` : lane.kind === 'layered' ? 'off' : '—');
+    setText(lane, 'cooldown', lv.cooldownRemainingMs === undefined ? '—'
+      : lv.cooldownRemainingMs > 0 ? sec(lv.cooldownRemainingMs)
+        : lv.serverQuotaRemainingMs > 0 ? `server quota ${sec(lv.serverQuotaRemainingMs)}` : 'none');
+    setText(lane, 'inflight', lv.inFlight === undefined ? '—'
+      : settings.maxConcurrency > 0 ? `${lv.inFlight} / ${settings.maxConcurrency}` : `${lv.inFlight} (unlimited)`);
+    setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${lv.ratePerSec.toFixed(2)}/s`);
+    lane.els.canvas.setAttribute('aria-label',
+      `Access log of ${lane.host} (${lane.kind}): ${lane.times.length} departures, ${v} audit violations`);
+  }
+}
+
+// One lane's access log over the last VIEW_MS of virtual time.
+function drawLane(lane) {
+  const c = lane.els.canvas;
+  const ctx = c.getContext('2d');
+  const W = c.width;
+  const H = c.height;
+  const dpr = H / TIMELINE_PX;
+  const start = Math.max(0, clockMs - VIEW_MS);
+  const pad = 6 * dpr; // t=0 sits a little inside the left edge
+  const pxPerMs = (W - 2 * pad) / VIEW_MS;
+  const x = (t) => pad + (t - start) * pxPerMs;
+  ctx.clearRect(0, 0, W, H);
+  // seconds grid
+  ctx.fillStyle = '#e6e8ec';
+  for (let s = Math.ceil(start / 1000) * 1000; s <= start + VIEW_MS; s += 1000) {
+    ctx.fillRect(Math.round(x(s)), 0, 1, H);
+  }
+  ctx.fillStyle = '#5c6370';
+  ctx.font = `${10 * dpr}px system-ui, sans-serif`;
+  for (let s = Math.ceil(start / 5000) * 5000; s <= start + VIEW_MS; s += 5000) {
+    ctx.fillText(`${s / 1000}s`, x(s) + 2 * dpr, H - 2 * dpr);
+  }
+  // spans the server imposed
+  const span = (spans, color) => {
+    ctx.fillStyle = color;
+    for (const [a, b] of spans) {
+      if (b < start || a > start + VIEW_MS) continue;
+      ctx.fillRect(x(a), 0, Math.max(1, x(b) - x(a)), H);
+    }
+  };
+  span(lane.cooldowns, 'rgba(214, 40, 40, 0.14)');
+  span(lane.serverQuota, 'rgba(140, 90, 43, 0.16)');
+  // departures, stacked when they share a pixel column; a full column says how many it holds
+  const base = H - 14 * dpr;
+  const mark = MARK_PX * dpr;
+  const step = STACK_PX * dpr;
+  const maxStack = Math.floor((base - mark - 10 * dpr) / step);
+  const markW = Math.max(3, 3 * dpr);
+  const label = (px, count) => {
+    ctx.fillStyle = '#111';
+    ctx.fillText(`×${count}`, px + markW + 2 * dpr, base - mark - maxStack * step + 10 * dpr);
+  };
+  let col = -1;
+  let stack = 0;
+  for (let i = lowerBound(lane.times, start); i < lane.times.length; i++) {
+    const px = Math.floor(x(lane.times[i]));
+    if (px === col) {
+      stack++;
+    } else {
+      if (stack >= maxStack) label(col, stack + 1);
+      col = px;
+      stack = 0;
+    }
+    if (stack < maxStack) {
+      ctx.fillStyle = LAYER_COLORS[lane.layers[i]] ?? '#000';
+      ctx.fillRect(px, base - mark - stack * step, markW, mark);
+    }
+  }
+  if (stack >= maxStack) label(col, stack + 1);
+  // audit violations: a triangle over the departure that broke a rule
+  ctx.fillStyle = VIOLATION_COLOR;
+  for (const v of lane.violations) {
+    if (v.atMs < start) continue;
+    const px = x(v.atMs);
+    ctx.beginPath();
+    ctx.moveTo(px - 4 * dpr, 0);
+    ctx.lineTo(px + 4 * dpr, 0);
+    ctx.lineTo(px, 7 * dpr);
+    ctx.fill();
+  }
+  // the waiting link: where the module says it may go
+  if (Number.isFinite(lane.nextTryMs) && lane.nextTryMs > clockMs && lane.queued > 0) {
+    ctx.strokeStyle = LAYER_COLORS[lane.waitLayer] ?? '#000';
+    ctx.lineWidth = dpr;
+    const px = x(Math.min(lane.nextTryMs, start + VIEW_MS));
+    ctx.strokeRect(px, base - mark, markW, mark);
+  }
+  // now
+  ctx.fillStyle = '#111';
+  ctx.fillRect(Math.round(x(clockMs)), 0, Math.max(1, dpr), H - 12 * dpr);
+}
+
+function lowerBound(arr, v) {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function render(force = false) {
+  const now = performance.now();
+  if (force || now >= textDue) {
+    textDue = now + TEXT_EVERY_MS;
+    renderText();
+  }
+  if (force || drawDirty) {
+    for (const lane of lanes) drawLane(lane);
+    drawDirty = false;
+  }
+}
+
+function renderControls() {
+  for (const el of form.elements) {
+    if (!el.name || !(el.name in settings)) continue;
+    if (el.type === 'checkbox') el.checked = Boolean(settings[el.name]);
+    else if (document.activeElement !== el || Number(el.value) !== settings[el.name]) el.value = String(settings[el.name]);
+  }
+  for (const b of form.querySelectorAll('[data-scenario]')) b.setAttribute('aria-pressed', String(b.dataset.scenario === scenario));
+  for (const b of form.querySelectorAll('[data-speed]')) b.setAttribute('aria-pressed', String(Number(b.dataset.speed) === speed));
+  $('#scenario-note').textContent = `${SCENARIOS[scenario].title}: ${SCENARIOS[scenario].note(settings)}`;
+  $('#config-error').textContent = configError;
+  $('#warnings').replaceChildren(...(limiter ? limiter.warnings : []).map((w) => {
+    const li = document.createElement('li');
+    li.textContent = w;
+    return li;
+  }));
+  $('#export-js').value = snippet();
+  $('#export-vars').value = wranglerVars();
+}
+
+// ---- URL hash (shareable state) --------------------------------------------------------------------------------
+function writeHash() {
+  const p = new URLSearchParams({ scenario });
+  for (const k of Object.keys(DEFAULTS)) p.set(k, BOOLEAN_KEYS.includes(k) ? (settings[k] ? '1' : '0') : String(settings[k]));
+  const hash = `#${p}`;
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+function readHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const name = p.get('scenario');
+  if (!name || !(name in SCENARIOS)) return false;
+  scenario = name;
+  settings = { ...DEFAULTS, ...SCENARIOS[name].settings };
+  for (const k of Object.keys(DEFAULTS)) {
+    if (!p.has(k)) continue;
+    const v = p.get(k);
+    if (BOOLEAN_KEYS.includes(k)) settings[k] = v === '1' || v === 'true';
+    else if (v !== '' && Number.isFinite(Number(v))) settings[k] = Number(v);
+  }
+  settings.hosts = clampHosts(settings.hosts);
+  return true;
+}
+
+const clampHosts = (n) => Math.max(1, Math.min(20, Math.round(n) || 1));
+
+// ---- actions ---------------------------------------------------------------------------------------------------
+function apply() {
+  restart();
+  renderControls();
+  writeHash();
+}
+
+function loadScenario(name) {
+  if (!(name in SCENARIOS)) throw new Error(`unknown scenario: ${name}`);
+  scenario = name;
+  settings = { ...settings, ...SCENARIOS[name].settings };
+  apply();
+}
+
+function set(partial) {
+  for (const [k, v] of Object.entries(partial)) {
+    if (!(k in DEFAULTS)) throw new Error(`unknown setting: ${k}`);
+    settings[k] = BOOLEAN_KEYS.includes(k) ? Boolean(v) : Number(v);
+  }
+  settings.hosts = clampHosts(settings.hosts);
+  apply();
+}
+
+function setSpeed(x) {
+  speed = x;
+  lastFrame = null;
+  renderControls();
+}
+
+form.addEventListener('change', (e) => {
+  const el = e.target;
+  if (!el.name || !(el.name in DEFAULTS)) return;
+  if (el.type === 'checkbox') { set({ [el.name]: el.checked }); return; }
+  if (el.value === '' || !Number.isFinite(Number(el.value))) return;
+  let v = Number(el.value);
+  if (INTEGER_KEYS.includes(el.name)) v = Math.round(v);
+  set({ [el.name]: v });
+});
+form.addEventListener('submit', (e) => e.preventDefault());
+form.addEventListener('click', (e) => {
+  const b = e.target.closest('button');
+  if (!b) return;
+  if (b.dataset.scenario) loadScenario(b.dataset.scenario);
+  else if (b.dataset.speed !== undefined) setSpeed(Number(b.dataset.speed));
+  else if (b.id === 'step') { setSpeed(0); step(); render(true); }
+  else if (b.id === 'restart') { restart(); }
+  else if (b.id === 'copy-link') {
+    writeHash();
+    navigator.clipboard?.writeText(location.href).then(() => { b.textContent = 'Link copied'; }, () => {});
+  }
+});
+window.addEventListener('hashchange', () => { if (readHash()) { restart(); renderControls(); } });
+new ResizeObserver(() => { sizeCanvases(); render(true); }).observe(lanesEl);
+
+// ---- the loop --------------------------------------------------------------------------------------------------
+function frame(ts) {
+  const t0 = performance.now();
+  if (speed > 0 && lastFrame !== null) {
+    advanceTo(clockMs + Math.min(ts - lastFrame, MAX_FRAME_MS) * speed);
+  }
+  for (let k = 0; k < AUDITS_PER_FRAME && lanes.length; k++) {
+    const lane = lanes[auditCursor++ % lanes.length];
+    if (lane.auditDirty) auditLane(lane);
+  }
+  render();
+  const i = frameCount++ % FRAME_SAMPLES;
+  frameWork[i] = performance.now() - t0;
+  frameGap[i] = lastFrame === null ? NaN : ts - lastFrame;
+  lastFrame = ts;
+  requestAnimationFrame(frame);
+}
+
+function percentiles(buf) {
+  const n = Math.min(frameCount, FRAME_SAMPLES);
+  const xs = Array.from(buf.subarray(0, n)).filter(Number.isFinite).sort((a, b) => a - b);
+  const at = (q) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] : NaN);
+  return { samples: xs.length, median: at(0.5), p95: at(0.95), max: xs.length ? xs[xs.length - 1] : NaN };
+}
+
+// ---- state for tests and the curious (read state, not pixels) --------------------------------------------------
+window.playground = {
+  ready: true,
+  get nowMs() { return clockMs; },
+  get speed() { return speed; },
+  get scenario() { return scenario; },
+  get settings() { return { ...settings }; },
+  get config() { return limiterConfig(); },
+  get configError() { return configError; },
+  get warnings() { return limiter ? limiter.warnings : []; },
+  get auditAvailable() { return typeof hostpace.audit === 'function'; },
+  get exports() { return { js: snippet(), vars: wranglerVars() }; },
+  get lanes() {
+    auditAll();
+    return lanes.map((lane) => ({
+      host: lane.host, kind: lane.kind,
+      departures: lane.times.map((atMs, i) => ({ atMs, layer: lane.layers[i] })),
+      violations: lane.violations.map((v) => ({ ...v })),
+      cooldowns: lane.cooldowns.map((s) => [...s]),
+      serverQuota: lane.serverQuota.map((s) => [...s]),
+      robots: lane.robots ? { ...lane.robots } : undefined,
+      queued: lane.queued === Infinity ? null : lane.queued,
+      waitingFor: lane.queued > 0 && lane.nextTryMs > clockMs ? { atMs: lane.nextTryMs, layer: lane.waitLayer } : null,
+      gaveUp: lane.gaveUp,
+      levels: levels(lane),
+    }));
+  },
+  loadScenario, set, setSpeed, restart: apply,
+  pause() { setSpeed(0); },
+  advance(ms) { advanceTo(clockMs + ms); render(true); return clockMs; },
+  step() { step(); render(true); return clockMs; },
+  frameStats() { return { frames: Math.min(frameCount, FRAME_SAMPLES), workMs: percentiles(frameWork), frameIntervalMs: percentiles(frameGap) }; },
+  resetFrameStats() { frameCount = 0; frameWork.fill(0); frameGap.fill(NaN); },
+};
+
+// ---- start -----------------------------------------------------------------------------------------------------
+if (!readHash()) settings = { ...DEFAULTS, ...SCENARIOS[scenario].settings };
+restart();
+renderControls();
+writeHash();
+document.documentElement.dataset.ready = 'true';
+requestAnimationFrame(frame);
