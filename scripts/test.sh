@@ -29,3 +29,5 @@ step "npm package tests in Node (real HTTP origin on 127.0.0.1)"
 # one test file at a time: the files measure arrival times at real origins, and on a 2-core machine files
 # running side by side (Chromium, workerd) delay each other's origins by tens of milliseconds
 node --test --test-concurrency=1 tests/js/
+step "playground in headless Chromium (www/ with www/pkg from the package build; screenshots in target/playground-screenshots)"
+node --test tests/playground/
