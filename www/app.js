@@ -20,6 +20,8 @@ const TEXT_EVERY_MS = 100; // text readouts refresh at 10 Hz, timelines every fr
 const AUDITS_PER_FRAME = 2; // lanes re-audited per frame (round robin); state reads audit everything first
 const MAX_EVENTS = 200_000; // per advance: a guard against a scenario that never lets time move
 const FRAME_SAMPLES = 600; // frame-time ring buffer
+const LOG_KEEP = 10_000; // departures kept per lane (the oldest 2,000 go when it is full; timelines show 24 s)
+const LOG_TRIM = 2_000;
 const USER_AGENT = 'hostpace-playground';
 const LAYER_COLORS = {
   none: '#7b8390',
@@ -187,7 +189,7 @@ function makeLane(spec, kind) {
     latencyMs: spec.latencyMs ?? settings.latencyMs,
     queued: spec.links, // links waiting (Infinity: the crawler always has more)
     retries: [], // attempt numbers of requests queued again after a 429/503
-    made: 0, gaveUp: 0,
+    made: 0, gaveUp: 0, dropped: 0,
     times: [], layers: [], // the access log: departure times and the layer that set each wait
     inflight: [], // { doneMs, departMs, n, attempt, permitId }
     nextTryMs: 0, waitLayer: null,
@@ -264,6 +266,13 @@ function tryDepart(lane, t) {
     if (d.waitMs > 0) lane.waitLayer = d.layer;
   } else {
     departMs = t + lane.bucket.acquire(t);
+  }
+  if (lane.times.length >= LOG_KEEP) {
+    // a suffix of a polite log is polite (audit starts it with a full bucket), so the audit stays exact about
+    // what is kept
+    lane.times.splice(0, LOG_TRIM);
+    lane.layers.splice(0, LOG_TRIM);
+    lane.dropped += LOG_TRIM;
   }
   lane.times.push(departMs);
   lane.layers.push(lane.waitLayer ?? 'none');
@@ -443,7 +452,7 @@ function renderText() {
     const lv = levels(lane);
     const queued = lane.queued === Infinity ? '∞' : String(lane.queued);
     const v = lane.violations.length;
-    setText(lane, 'summary', `${lane.times.length} sent · ${queued} queued · ${v} audit violation${v === 1 ? '' : 's'}` +
+    setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} queued · ${v} audit violation${v === 1 ? '' : 's'}` +
       (lane.gaveUp ? ` · ${lane.gaveUp} given up` : ''));
     if (lv.tokens !== undefined) {
       const frac = Math.max(0, Math.min(1, lv.tokens / lv.capacity));
@@ -463,7 +472,7 @@ function renderText() {
       : settings.maxConcurrency > 0 ? `${lv.inFlight} / ${settings.maxConcurrency}` : `${lv.inFlight} (unlimited)`);
     setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${lv.ratePerSec.toFixed(2)}/s`);
     lane.els.canvas.setAttribute('aria-label',
-      `Access log of ${lane.host} (${lane.kind}): ${lane.times.length} departures, ${v} audit violations`);
+      `Access log of ${lane.host} (${lane.kind}): ${lane.times.length + lane.dropped} departures, ${v} audit violations`);
   }
 }
 
@@ -720,6 +729,7 @@ window.playground = {
       queued: lane.queued === Infinity ? null : lane.queued,
       waitingFor: lane.queued > 0 && lane.nextTryMs > clockMs ? { atMs: lane.nextTryMs, layer: lane.waitLayer } : null,
       gaveUp: lane.gaveUp,
+      dropped: lane.dropped, // departures older than the kept log
       levels: levels(lane),
     }));
   },

@@ -171,6 +171,29 @@ test('429 with Retry-After N: nothing departs to that host until the cooldown en
   }
 });
 
+test('compare on the 429 input: the bare buckets ignore Retry-After and audit marks it; hostpace does not', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Server answers 429 with Retry-After N', 0);
+    await page.getByRole('checkbox', { name: /Compare token vs leaky vs layered/ }).check();
+    await page.evaluate(() => window.playground.advance(20_000));
+    const [token, leaky, layered] = await lanes(page);
+    assert.deepEqual([token.kind, leaky.kind, layered.kind], ['token', 'leaky', 'layered']);
+    for (const lane of [token, leaky]) {
+      const [start, end] = lane.cooldowns[0];
+      const inside = lane.departures.filter((d) => d.atMs > start && d.atMs < end);
+      assert.ok(inside.length > 0, `${lane.kind} departs inside the server's Retry-After`);
+      const marked = lane.violations.filter((v) => v.kind === 'cooldown').map((v) => v.atMs);
+      assert.deepEqual(marked, inside.map((d) => d.atMs), `${lane.kind}: audit marks exactly those departures`);
+    }
+    assert.deepEqual(layered.violations, []);
+    await shot(page, 'compare-retry429');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('changing a control changes the next decisions', async () => {
   const { page, errors } = await open();
   try {
@@ -353,6 +376,24 @@ test('an invalid setting is reported, not thrown', async () => {
     assert.match(await page.locator('#config-error').textContent(), /burstCapacity/);
     await setControl(page, 'Burst capacity', 4);
     assert.equal(await page.evaluate(() => window.playground.lanes.length), 3);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('a long run keeps a bounded access log per lane and stays polite', async () => {
+  const { page, errors } = await open('#scenario=retry429&ratePerSec=10&burstCapacity=10');
+  try {
+    await page.evaluate(() => { window.playground.pause(); window.playground.restart(); window.playground.advance(1_300_000); });
+    const all = await lanes(page);
+    for (const lane of all) {
+      assert.ok(lane.dropped > 0, `${lane.host} dropped its oldest departures (${lane.dropped})`);
+      assert.ok(lane.departures.length <= 10_000);
+      assert.deepEqual(lane.violations, []);
+    }
+    // host2 ran at 10/s all along: 13,000 departures in 1,300 s, of which the newest are kept
+    assert.ok(Math.abs(all[1].dropped + all[1].departures.length - 13_000) <= 10);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
