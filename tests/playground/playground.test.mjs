@@ -315,6 +315,41 @@ test('a new host warms up: fast answers widen it, slow answers keep it narrow', 
   }
 });
 
+test('speed: pause holds the virtual clock, 1x follows real time, 10x runs ten times faster, step goes to the next event', async () => {
+  const { page, errors } = await open('#scenario=crawlDelay&n=3');
+  try {
+    const now = () => page.evaluate(() => window.playground.nowMs);
+    const realMs = () => page.evaluate(() => performance.now());
+    const rate = async (label) => {
+      await page.getByRole('button', { name: label }).click();
+      const [v0, r0] = [await now(), await realMs()];
+      await page.waitForTimeout(1000);
+      const [v1, r1] = [await now(), await realMs()];
+      return (v1 - v0) / (r1 - r0);
+    };
+    const one = await rate('1×');
+    assert.ok(one > 0.8 && one < 1.2, `1x: ${one.toFixed(2)} virtual ms per real ms`);
+    const ten = await rate('10×');
+    assert.ok(ten > 8 && ten < 12, `10x: ${ten.toFixed(2)} virtual ms per real ms`);
+    assert.ok((await rate('Pause')) === 0);
+    // step: paused on the crawl-delayed host, the next event is a response or the next departure the module allows
+    await page.getByRole('button', { name: 'Restart' }).click();
+    const times = [];
+    for (let i = 0; i < 6; i++) {
+      await page.getByRole('button', { name: 'Step' }).click();
+      times.push(await now());
+    }
+    assert.ok(times.every((t, i) => i === 0 || t > times[i - 1]), `each step moves the clock: ${times}`);
+    const slow = (await lanes(page))[0];
+    assert.ok(slow.departures.every((d) => d.atMs <= times.at(-1)));
+    assert.ok(slow.departures.length >= 1);
+    assert.equal(await page.getByRole('button', { name: 'Pause' }).getAttribute('aria-pressed'), 'true');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('settings travel in the URL hash; exports name the wrangler vars', async () => {
   const { page, errors } = await open('#scenario=crawlDelay&n=5&ratePerSec=3&hosts=4');
   try {
