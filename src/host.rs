@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 use crate::observe::{Observation, Outcome, RobotsOutcome};
 use crate::policy::{bucket_nanos, Limits, Policy, MIN_RATE_PER_SEC};
-use crate::time::{nanos_to_ms as ms, Instant};
+use crate::time::{duration_nanos, nanos_to_ms as ms, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -296,7 +296,7 @@ impl HostState {
 
     fn add_wait(&mut self, layer: Layer, wait: Duration) {
         if let Some(i) = layer.wait_index() {
-            let add = u32::try_from(wait.as_millis()).unwrap_or(u32::MAX);
+            let add = u32::try_from(duration_nanos(wait) / 1_000_000).unwrap_or(u32::MAX);
             self.counters.wait_ms[i] = self.counters.wait_ms[i].saturating_add(add);
         }
     }

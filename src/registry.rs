@@ -168,22 +168,40 @@ impl Registry {
     /// [`Registry::host_mut`], with `now` clamped (the instant to decide at) and the limits to decide under.
     fn host_at(&mut self, host: &HostKey, now: Instant) -> Result<(&mut HostState, Instant, Limits), Error> {
         let now = self.clamp(now);
-        let at = match self.hosts.find(host) {
-            Some(at) => at,
+        let at = self.slot_of(host, now)?;
+        Ok((&mut self.hosts.entries[at].1, now, self.limits))
+    }
+
+    /// Where `host` lives, tracking it if new (evicting fresh-equivalent hosts at the bound).
+    fn slot_of(&mut self, host: &HostKey, now: Instant) -> Result<usize, Error> {
+        match self.hosts.find(host) {
+            Some(at) => Ok(at),
             None => {
                 if self.hosts.len() >= self.limits.max_hosts as usize && self.evict_fresh(now) == 0 {
                     return Err(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize });
                 }
-                self.hosts.insert_new(host.clone(), HostState::new(&self.limits))
+                Ok(self.hosts.insert_new(host.clone(), HostState::new(&self.limits)))
             }
-        };
-        Ok((&mut self.hosts.entries[at].1, now, self.limits))
+        }
     }
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
     pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
         let (state, now, _) = self.host_at(host, now)?;
         Ok(state.acquire(now))
+    }
+
+    /// [`Registry::acquire`] for a caller that remembers where `host` lives: `slot` is what an earlier call for
+    /// the same host returned (any value the first time). Returns the decision and the host's slot now, for the
+    /// next call. A stale slot (hosts were evicted since) costs one key comparison, then the usual lookup; the
+    /// decision is the same either way.
+    pub fn acquire_at(&mut self, host: &HostKey, slot: u32, now: Instant) -> Result<(Decision, u32), Error> {
+        let now = self.clamp(now);
+        let at = match self.hosts.entries.get(slot as usize) {
+            Some((key, _)) if key == host => slot as usize,
+            _ => self.slot_of(host, now)?,
+        };
+        Ok((self.hosts.entries[at].1.acquire(now), at as u32))
     }
 
     /// Parse `url`, then reserve the next departure to its host.
@@ -384,6 +402,33 @@ mod tests {
         assert!(a.wait.is_zero() && b.wait.is_zero());
         assert_eq!(r.acquire(&key("A.example."), Instant::ZERO).unwrap().wait, Duration::from_millis(500));
         assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn acquire_at_decides_as_acquire_does_even_with_stale_slots() {
+        // four hosts under a bound of three: every new host evicts the fresh ones, moving the others' slots
+        let policy = Policy { max_hosts: 3, rate_per_sec: 4.0, burst_capacity: 2.0, ..Policy::default() };
+        let (mut plain, mut hinted) = (Registry::new(policy.clone()).unwrap(), Registry::new(policy).unwrap());
+        let hosts: Vec<HostKey> = ["a.example", "b.example", "c.example", "d.example"].map(key).into();
+        let mut slots = [u32::MAX; 4];
+        let mut stale = 0;
+        for step in 0..400u64 {
+            let h = ((step * 7) % 11 % 4) as usize;
+            let now = Instant::from_millis(step * 130);
+            let expected = plain.acquire(&hosts[h], now);
+            let got = hinted.acquire_at(&hosts[h], slots[h], now);
+            match (expected, got) {
+                (Ok(d), Ok((g, slot))) => {
+                    assert_eq!(d, g, "step {step}");
+                    stale += usize::from(slots[h] != u32::MAX && slots[h] != slot);
+                    slots[h] = slot;
+                }
+                (Err(e), Err(g)) => assert_eq!(e, g),
+                (e, g) => panic!("step {step}: {e:?} vs {g:?}"),
+            }
+        }
+        assert!(stale > 0, "the test must exercise slots that moved");
+        assert_eq!(plain.snapshot(Instant::ZERO), hinted.snapshot(Instant::ZERO));
     }
 
     #[test]

@@ -89,7 +89,8 @@ impl Instant {
 
 /// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
 pub fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    // in u64 arithmetic: `as_nanos` is a u128, a library call per operation in wasm
+    d.as_secs().saturating_mul(1_000_000_000).saturating_add(u64::from(d.subsec_nanos()))
 }
 
 /// Nanoseconds as fractional milliseconds (the unit shells show).

@@ -105,6 +105,16 @@ export function header_pairs(value) {
   // one string, NUL-separated: cheaper to pass than an array of strings (NUL cannot occur in a header)
   return out.map((s) => s.replaceAll('\0', '')).join('\0');
 }
+export function error(message) {
+  return new Error(message);
+}
+export function robots_object(host, requestedMs, intervalMs, capped) {
+  const o = { host };
+  if (requestedMs !== undefined) o.requestedMs = requestedMs;
+  o.intervalMs = intervalMs;
+  o.capped = capped;
+  return o;
+}
 "#)]
 extern "C" {
     /// `performance.timeOrigin + performance.now()` (or `Date.now()` where there is no `performance`).
@@ -129,4 +139,8 @@ extern "C" {
     pub fn latency_of(value: &JsValue) -> Option<f64>;
     /// Headers of a `Headers`, a `[name, value][]` or a plain object: `name\0value\0name\0value…`.
     pub fn header_pairs(value: &JsValue) -> String;
+    /// `new Error(message)`.
+    pub fn error(message: &str) -> JsValue;
+    /// A `RobotsOutcome` object.
+    pub fn robots_object(host: &str, requested_ms: Option<f64>, interval_ms: f64, capped: bool) -> JsValue;
 }

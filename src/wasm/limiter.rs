@@ -10,7 +10,6 @@ use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
 use crate::registry::{Registry, Snapshot};
 use crate::time::Instant;
-use js_sys::{Array, Object, Reflect};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -188,11 +187,6 @@ fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
     ms.filter(|l| l.is_finite() && *l >= 0.0).map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0))
 }
 
-fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
-    // Setting a property on a plain object cannot fail.
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value.into());
-}
-
 fn decision_js(host: &HostKey, d: &Decision) -> JsValue {
     let permit = d.permit.map_or(-1.0, |p| p.id as f64);
     glue::decision(host.as_str(), ms(d.wait), d.layer as u8, d.departs.as_millis_f64(), d.reserved, permit)
@@ -203,6 +197,8 @@ pub(crate) struct Shared {
     registry: RefCell<Registry>,
     /// Interned hosts, for callers that pass hosts cheaply across the boundary.
     ids: RefCell<Interner>,
+    /// Where each interned host last lived in the registry (`acquireId` skips the hash lookup while it holds).
+    slots: RefCell<Vec<u32>>,
     /// Host keys by URL origin, so a URL is parsed once per origin, not once per call.
     origins: RefCell<OriginCache>,
     warnings: Vec<String>,
@@ -250,7 +246,15 @@ impl Shared {
             obs.burst_capacity.0,
             obs.burst_capacity.1,
         ];
-        Ok(glue::observation_object(key.as_str(), &values, &obs.ignored.join("\0")))
+        // NUL-joined for the glue (a loop: `join` brings its own copy routine into the wasm)
+        let mut ignored = String::new();
+        for (i, what) in obs.ignored.iter().enumerate() {
+            if i > 0 {
+                ignored.push('\0');
+            }
+            ignored.push_str(what);
+        }
+        Ok(glue::observation_object(key.as_str(), &values, &ignored))
     }
 }
 
@@ -266,6 +270,7 @@ impl JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
                 ids: RefCell::new(Interner::default()),
+                slots: RefCell::new(Vec::new()),
                 origins: RefCell::new(OriginCache::default()),
                 warnings,
             }),
@@ -290,8 +295,8 @@ impl JsLimiter {
 
     /// Warnings about the config (a burst above about one second of traffic without a justification).
     #[wasm_bindgen(getter, unchecked_return_type = "string[]")]
-    pub fn warnings(&self) -> Array {
-        self.shared.warnings.iter().map(|w| JsValue::from_str(w)).collect()
+    pub fn warnings(&self) -> Vec<String> {
+        self.shared.warnings.clone()
     }
 
     /// Reserve a departure to `url`'s host: `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
@@ -326,7 +331,14 @@ impl JsLimiter {
         let now = instant(now_ms)?;
         let ids = self.shared.ids.borrow();
         let key = ids.key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
-        Ok(ms(self.shared.acquire(key, now)?.wait))
+        let mut slots = self.shared.slots.borrow_mut();
+        if slots.len() <= id as usize {
+            slots.resize(id as usize + 1, u32::MAX);
+        }
+        let slot = &mut slots[id as usize];
+        let (decision, at) = self.shared.registry.borrow_mut().acquire_at(key, *slot, now).map_err(js_error)?;
+        *slot = at;
+        Ok(ms(decision.wait))
     }
 
     /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the
@@ -375,14 +387,7 @@ impl JsLimiter {
         let key = host_arg(host)?;
         let now = instant(now_ms)?;
         let out = self.shared.registry.borrow_mut().set_robots(&key, robots_txt, user_agent, now).map_err(js_error)?;
-        let o = Object::new();
-        set(&o, "host", key.as_str());
-        if let Some(r) = out.requested_ms {
-            set(&o, "requestedMs", r);
-        }
-        set(&o, "intervalMs", out.interval_ms);
-        set(&o, "capped", out.capped);
-        Ok(JsValue::from(o).unchecked_into())
+        Ok(glue::robots_object(key.as_str(), out.requested_ms, out.interval_ms, out.capped).unchecked_into())
     }
 
     /// A host's state and counters (`undefined` if the host was never seen).

@@ -21,7 +21,7 @@ use wasm_bindgen::prelude::*;
 
 /// A JS `Error` carrying `message`.
 pub(crate) fn js_error(message: impl std::fmt::Display) -> JsValue {
-    js_sys::Error::new(&message.to_string()).into()
+    glue::error(&message.to_string())
 }
 
 thread_local! {
@@ -52,7 +52,7 @@ pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
 
 /// Milliseconds of a duration, as JS numbers carry them.
 pub(crate) fn ms(d: std::time::Duration) -> f64 {
-    d.as_nanos() as f64 / 1e6
+    crate::time::duration_nanos(d) as f64 / 1e6
 }
 
 /// The clock adapter's current reading in milliseconds, exported for tests and shells.

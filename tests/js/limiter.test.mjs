@@ -674,10 +674,11 @@ describe('regressions (each failed against an earlier package)', () => {
     const late = []; // task start minus reserved departure, ms (negative: early)
     for (let i = 0; i < 20; i++) {
       const { departsMs, waitMs } = limiter.peek(url);
-      assert.ok(waitMs > 0);
       const ranAt = await limiter.schedule(url, () => nowMs());
-      late.push(ranAt - departsMs);
+      // (on a loaded machine the loop may come back after the interval has passed: then nothing waited)
+      if (waitMs > 0) late.push(ranAt - departsMs);
     }
+    assert.ok(late.length >= 10, `only ${late.length} of 20 schedules had to wait: the check did not run`);
     const worst = Math.min(...late);
     assert.ok(
       worst >= -0.001,
