@@ -1,6 +1,34 @@
 #!/usr/bin/env bash
-# The README's run command. Until the gateway exists it runs the core's demo crawl.
+# The README's run command: builds everything (the npm package the playground loads, the gateway Worker) and
+# starts the gateway with wrangler dev on http://127.0.0.1:8787, Durable Object state on local disk
+# (.wrangler/state), printing the dev token and the playground's URL. Ctrl-C stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo run --quiet --example demo
+
+npm run --silent build:pkg        # pkg/ and www/pkg (the playground's wasm module)
+scripts/build-worker.sh           # worker/build (wrangler's [build] runs it again on changes)
+
+# A local token in the ignored .dev.vars (wrangler dev reads it as the GATEWAY_TOKEN secret).
+if ! grep -q '^GATEWAY_TOKEN=' .dev.vars 2>/dev/null; then
+  token=$(node -e "process.stdout.write(require('node:crypto').randomBytes(24).toString('hex'))")
+  umask 077
+  printf 'GATEWAY_TOKEN=%s\n' "$token" > .dev.vars
+fi
+TOKEN=$(sed -n 's/^GATEWAY_TOKEN=//p' .dev.vars | head -1)
+
+# wrangler quiet and offline; its config and logs inside the ignored .wrangler/
+export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+export XDG_CONFIG_HOME="$PWD/.wrangler/config" WRANGLER_LOG_PATH="$PWD/.wrangler/logs"
+export HOSTPACE_WORKER_PREBUILT=1
+
+cat <<MSG
+
+  hostpace gateway  http://127.0.0.1:8787
+  playground        http://127.0.0.1:8787/
+  dev token         $TOKEN      (in .dev.vars)
+
+  curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8787/v1/fetch?url=https%3A%2F%2Fexample.com%2F'
+
+MSG
+exec node_modules/.bin/wrangler dev --ip 127.0.0.1 --port 8787 --persist-to .wrangler/state

@@ -1,0 +1,366 @@
+//! The state of one host inside its Durable Object: the core's registry holding that one host, plus when its
+//! robots.txt is due. Pure and synchronous: the object passes `now` (epoch-based, from the runtime's clock), and
+//! persists [`HostDesk::save`] after every change. Every wait is the core's; this type only sequences "robots.txt
+//! first" and "do not reserve what the caller will not wait for".
+
+use crate::protocol::{ms, HostReport};
+use hostpace::{
+    Decision, Error, HostKey, Instant, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
+};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When a robots.txt fetch failed (no answer, 429, 5xx), it is due again after at most this long.
+pub const ROBOTS_RETRY_AFTER_FAILURE: Duration = Duration::from_secs(60);
+
+/// How robots.txt is handled: fetched again `ttl` after a success (zero: never fetched), and a fetch in flight is
+/// given `lease` beyond its departure to report back before someone else fetches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RobotsRule {
+    /// How long a robots.txt is trusted (zero: robots.txt is never fetched).
+    pub ttl: Duration,
+    /// How long after its departure a robots.txt fetch may take to report.
+    pub lease: Duration,
+}
+
+/// The answer to "may one request leave for this host".
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ask {
+    /// A departure for the caller's request (when not `reserved`, ask again after its wait).
+    Go(Decision),
+    /// A departure reserved for fetching robots.txt first: fetch it, report it, then ask again.
+    Robots(Decision),
+    /// Another caller is fetching robots.txt: wait for its report (at most until `until`), then ask again.
+    Hold {
+        /// When that fetch's lease ends.
+        until: Instant,
+    },
+    /// Nothing reserved: the wait is longer than the caller will wait.
+    Later {
+        /// How long until one could go.
+        wait: Duration,
+        /// What sets that wait: a core layer name, or `robots`.
+        layer: &'static str,
+    },
+}
+
+/// One host's state in its Durable Object.
+#[derive(Clone, Debug)]
+pub struct HostDesk {
+    registry: Registry,
+    key: HostKey,
+    /// When robots.txt is next due (`ZERO`: at first contact).
+    robots_due: Instant,
+    /// When robots.txt was last fetched successfully.
+    robots_fetched: Option<Instant>,
+    /// A robots.txt fetch is in flight until this instant (not persisted: a restarted object refetches).
+    robots_busy_until: Instant,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Saved {
+    version: u32,
+    host: String,
+    snapshot: String,
+    robots_due_ns: u64,
+    robots_fetched_ns: Option<u64>,
+}
+
+const SAVED_VERSION: u32 = 1;
+
+impl HostDesk {
+    /// A fresh host under `policy`.
+    pub fn new(policy: Policy, key: HostKey) -> Result<HostDesk, Error> {
+        Ok(HostDesk {
+            registry: Registry::new(policy)?,
+            key,
+            robots_due: Instant::ZERO,
+            robots_fetched: None,
+            robots_busy_until: Instant::ZERO,
+        })
+    }
+
+    /// A host restored from [`HostDesk::save`]'s text, under the current `policy` (a changed configuration
+    /// applies, keeping everything owed: reserved slots, cooldowns, spent tokens). Every instant is kept, so a
+    /// restart grants no burst.
+    pub fn restore(saved: &str, policy: Policy, key: HostKey) -> Result<HostDesk, String> {
+        let saved: Saved = serde_json::from_str(saved).map_err(|e| format!("saved host state is unreadable: {e}"))?;
+        if saved.version != SAVED_VERSION {
+            return Err(format!("saved host state has version {} (this build reads {SAVED_VERSION})", saved.version));
+        }
+        if saved.host != key.as_str() {
+            return Err(format!("saved host state is for {}, not {key}", saved.host));
+        }
+        let snapshot = Snapshot::decode(&saved.snapshot).map_err(|e| e.to_string())?;
+        let mut registry = Registry::restore(snapshot).map_err(|e| e.to_string())?;
+        registry.set_policy(policy).map_err(|e| e.to_string())?;
+        Ok(HostDesk {
+            registry,
+            key,
+            robots_due: Instant::from_nanos(saved.robots_due_ns),
+            robots_fetched: saved.robots_fetched_ns.map(Instant::from_nanos),
+            robots_busy_until: Instant::ZERO,
+        })
+    }
+
+    /// All persistent state as text (the core's compact snapshot, exact to the nanosecond, plus robots.txt
+    /// bookkeeping).
+    pub fn save(&self, now: Instant) -> String {
+        let saved = Saved {
+            version: SAVED_VERSION,
+            host: self.key.to_string(),
+            snapshot: self.registry.snapshot(now).encode(),
+            robots_due_ns: self.robots_due.as_nanos(),
+            robots_fetched_ns: self.robots_fetched.map(Instant::as_nanos),
+        };
+        // strings and integers always serialize
+        serde_json::to_string(&saved).unwrap_or_default()
+    }
+
+    /// The host.
+    pub fn key(&self) -> &HostKey {
+        &self.key
+    }
+
+    /// The latest instant this host has seen.
+    pub fn last_seen(&self) -> Instant {
+        self.registry.last_seen()
+    }
+
+    /// May one request leave at `now`? With `max_wait`, a departure further away than that is not reserved
+    /// ([`Ask::Later`], nothing charged). With `robots`, a host whose robots.txt is due gets that fetch first.
+    pub fn ask(&mut self, max_wait: Option<Duration>, robots: Option<RobotsRule>, now: Instant) -> Result<Ask, Error> {
+        let now = now.max(self.registry.last_seen());
+        let robots = robots.filter(|r| !r.ttl.is_zero() && now >= self.robots_due);
+        if robots.is_some() && self.robots_busy_until > now {
+            let wait = self.robots_busy_until.saturating_duration_since(now);
+            if max_wait.is_some_and(|m| wait > m) {
+                return Ok(Ask::Later { wait, layer: "robots" });
+            }
+            return Ok(Ask::Hold { until: self.robots_busy_until });
+        }
+        if let Some(m) = max_wait {
+            let peek = self.registry.peek(&self.key, now);
+            if peek.wait > m {
+                return Ok(Ask::Later { wait: peek.wait, layer: peek.layer.as_str() });
+            }
+        }
+        let decision = self.registry.acquire(&self.key, now)?;
+        match robots {
+            Some(rule) if decision.reserved => {
+                self.robots_busy_until = decision.departs.saturating_add(rule.lease);
+                Ok(Ask::Robots(decision))
+            }
+            _ => Ok(Ask::Go(decision)),
+        }
+    }
+
+    /// Confirm a reserved departure at `now` (the core's `depart`): zero means go.
+    pub fn depart(&mut self, now: Instant) -> Duration {
+        self.registry.depart(&self.key, now)
+    }
+
+    /// Learn from what came back (the core's `observe`), and give back `permit` if given.
+    pub fn observe(
+        &mut self,
+        outcome: &Outcome<'_>,
+        permit: Option<u64>,
+        now: Instant,
+    ) -> Result<(Observation, bool), Error> {
+        let observation = self.registry.observe(&self.key, outcome, now)?;
+        let released = permit.is_some_and(|p| self.registry.release(&self.key, p));
+        Ok((observation, released))
+    }
+
+    /// Give back a concurrency permit.
+    pub fn release(&mut self, permit: u64) -> bool {
+        self.registry.release(&self.key, permit)
+    }
+
+    /// Learn from a robots.txt fetch (`None`: it failed without an answer): the core applies its Crawl-delay
+    /// (2xx), its absence (4xx) or backs off (429/5xx). Ends the fetch's lease; the next one is due after the
+    /// TTL, or after [`ROBOTS_RETRY_AFTER_FAILURE`] (at most the TTL) when it failed.
+    pub fn robots(
+        &mut self,
+        response: Option<&Response<'_>>,
+        body: &str,
+        user_agent: &str,
+        rule: RobotsRule,
+        permit: Option<u64>,
+        now: Instant,
+    ) -> Result<Option<RobotsOutcome>, Error> {
+        let now = now.max(self.registry.last_seen());
+        let outcome = match response {
+            Some(r) => Some(self.registry.observe_robots(&self.key, r, body, user_agent, now)?),
+            None => {
+                self.registry.observe(&self.key, &Outcome::Timeout, now)?;
+                None
+            }
+        };
+        if let Some(p) = permit {
+            self.registry.release(&self.key, p);
+        }
+        let ok = response.is_some_and(|r| r.status < 500 && r.status != 429);
+        if ok {
+            self.robots_fetched = Some(now);
+            self.robots_due = now.saturating_add(rule.ttl);
+        } else {
+            self.robots_due = now.saturating_add(rule.ttl.min(ROBOTS_RETRY_AFTER_FAILURE));
+        }
+        self.robots_busy_until = Instant::ZERO;
+        Ok(outcome)
+    }
+
+    /// When robots.txt is next due.
+    pub fn robots_due(&self) -> Instant {
+        self.robots_due
+    }
+
+    /// Policy, state and counters at `now`; `None` if the host never made a decision or observation.
+    pub fn report(&self, now: Instant) -> Option<HostReport> {
+        let stats = self.registry.stats(&self.key, now)?;
+        Some(HostReport {
+            host: self.key.to_string(),
+            policy: self.registry.policy().clone(),
+            stats,
+            robots_fetched_ms: self.robots_fetched.map(ms),
+            robots_due_ms: ms(self.robots_due),
+            last_seen_ms: ms(self.registry.last_seen()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostpace::Layer;
+
+    fn key() -> HostKey {
+        HostKey::parse("example.com").unwrap()
+    }
+
+    fn t(ms: u64) -> Instant {
+        // epoch-based instants, as the Durable Object passes them
+        Instant::from_millis(1_764_000_000_000 + ms)
+    }
+
+    const RULE: RobotsRule = RobotsRule { ttl: Duration::from_secs(3600), lease: Duration::from_secs(30) };
+
+    fn policy(rate: f64, capacity: f64) -> Policy {
+        Policy { rate_per_sec: rate, burst_capacity: capacity, ..Policy::default() }
+    }
+
+    fn go(a: Ask) -> Decision {
+        match a {
+            Ask::Go(d) => d,
+            other => panic!("expected go, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn robots_go_first_others_hold_until_the_report_and_the_crawl_delay_applies() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let Ask::Robots(first) = desk.ask(None, Some(RULE), t(0)).unwrap() else { panic!("robots first") };
+        assert_eq!(first.wait, Duration::ZERO);
+        assert_eq!(desk.ask(None, Some(RULE), t(10)).unwrap(), Ask::Hold { until: t(30_000) });
+        let nowait = desk.ask(Some(Duration::ZERO), Some(RULE), t(10)).unwrap();
+        assert!(matches!(nowait, Ask::Later { layer: "robots", .. }), "{nowait:?}");
+        let ok = Response { status: 200, headers: &[], latency: None, wall_now_ms: None };
+        let robots = "User-agent: *\nCrawl-delay: 2\n";
+        let out = desk.robots(Some(&ok), robots, "hostpace-gateway/0.1", RULE, None, t(50)).unwrap().unwrap();
+        assert_eq!(out.interval_ms, 2000.0);
+        // the next departure is a Crawl-delay after the robots.txt fetch, and robots.txt is not due for an hour
+        let d = go(desk.ask(None, Some(RULE), t(60)).unwrap());
+        assert_eq!((d.departs, d.layer), (t(2000), Layer::Interval));
+        assert_eq!(desk.robots_due(), t(50 + 3_600_000));
+        let d = go(desk.ask(None, Some(RULE), t(70)).unwrap());
+        assert_eq!(d.departs, t(4000));
+    }
+
+    #[test]
+    fn a_robots_fetch_that_never_reports_is_taken_over_after_its_lease() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        assert!(matches!(desk.ask(None, Some(RULE), t(0)).unwrap(), Ask::Robots(_)));
+        assert!(matches!(desk.ask(None, Some(RULE), t(29_999)).unwrap(), Ask::Hold { .. }));
+        assert!(matches!(desk.ask(None, Some(RULE), t(30_000)).unwrap(), Ask::Robots(_)));
+    }
+
+    #[test]
+    fn a_failed_robots_fetch_is_retried_sooner_and_a_throttled_one_backs_off() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        desk.ask(None, Some(RULE), t(0)).unwrap();
+        desk.robots(None, "", "ua", RULE, None, t(100)).unwrap();
+        assert_eq!(desk.robots_due(), t(60_100));
+        let Ask::Robots(_) = desk.ask(None, Some(RULE), t(60_100)).unwrap() else { panic!("due again") };
+        let throttled = Response { status: 503, headers: &[("retry-after", "10")], latency: None, wall_now_ms: None };
+        let out = desk.robots(Some(&throttled), "", "ua", RULE, None, t(60_200)).unwrap().unwrap();
+        assert_eq!(out.cooldown_until, Some(t(70_200)));
+        let d = go(desk.ask(None, Some(RULE), t(60_300)).unwrap());
+        assert_eq!((d.departs, d.layer), (t(70_200), Layer::Cooldown));
+    }
+
+    #[test]
+    fn nowait_reserves_nothing_it_will_not_use() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        go(desk.ask(Some(Duration::ZERO), None, t(0)).unwrap());
+        for _ in 0..3 {
+            let later = desk.ask(Some(Duration::ZERO), None, t(0)).unwrap();
+            assert_eq!(later, Ask::Later { wait: Duration::from_millis(200), layer: "burst" });
+        }
+        let within = go(desk.ask(Some(Duration::from_millis(200)), None, t(0)).unwrap());
+        assert_eq!(within.departs, t(200), "refusals reserved nothing");
+        assert_eq!(desk.report(t(0)).unwrap().stats.decisions, 2);
+    }
+
+    #[test]
+    fn a_restored_host_owes_what_it_owed_no_burst_and_its_robots_state() {
+        let mut desk = HostDesk::new(policy(2.0, 4.0), key()).unwrap();
+        let ok = Response { status: 404, headers: &[], latency: None, wall_now_ms: None };
+        desk.ask(None, Some(RULE), t(0)).unwrap();
+        desk.robots(Some(&ok), "", "ua", RULE, None, t(1)).unwrap();
+        for _ in 0..6 {
+            go(desk.ask(None, Some(RULE), t(1)).unwrap());
+        }
+        let throttled = Response { status: 429, headers: &[("retry-after", "5")], latency: None, wall_now_ms: None };
+        desk.observe(&Outcome::Response(throttled), None, t(2)).unwrap();
+        let saved = desk.save(t(3));
+        let mut back = HostDesk::restore(&saved, policy(2.0, 4.0), key()).unwrap();
+        assert_eq!(back.robots_due(), desk.robots_due());
+        let d = go(back.ask(None, Some(RULE), t(4)).unwrap());
+        assert_eq!((d.departs, d.layer), (t(5002), Layer::Cooldown));
+        // and the bucket restarts empty at the cooldown's end: the next one waits an emission, not a burst
+        let d = go(back.ask(None, Some(RULE), t(4)).unwrap());
+        assert_eq!(d.departs, t(5502));
+        // a clock that stepped back is treated as standing still
+        assert!(back.last_seen() >= t(3));
+    }
+
+    #[test]
+    fn restore_refuses_garbage_and_another_hosts_state() {
+        let desk = HostDesk::new(Policy::default(), key()).unwrap();
+        let saved = desk.save(t(0));
+        let other = HostKey::parse("other.example").unwrap();
+        assert!(HostDesk::restore(&saved, Policy::default(), other).unwrap_err().contains("example.com"));
+        assert!(HostDesk::restore("{", Policy::default(), key()).is_err());
+        assert!(HostDesk::restore(&saved.replace("\"version\":1", "\"version\":9"), Policy::default(), key()).is_err());
+    }
+
+    #[test]
+    fn a_changed_configuration_applies_to_a_restored_host_keeping_its_debts() {
+        let mut desk = HostDesk::new(policy(1.0, 1.0), key()).unwrap();
+        go(desk.ask(None, None, t(0)).unwrap());
+        let d = go(desk.ask(None, None, t(0)).unwrap());
+        assert_eq!(d.departs, t(1000));
+        let mut back =
+            HostDesk::restore(&desk.save(t(0)), Policy { min_interval_sec: 3.0, ..policy(1.0, 1.0) }, key()).unwrap();
+        let d = go(back.ask(None, None, t(0)).unwrap());
+        assert_eq!(d.departs, t(4000), "the new floor counts from the last reserved slot");
+    }
+
+    #[test]
+    fn an_untouched_host_has_no_report() {
+        let desk = HostDesk::new(Policy::default(), key()).unwrap();
+        assert!(desk.report(t(0)).is_none());
+    }
+}

@@ -1,0 +1,261 @@
+//! The Durable Object of one host: the single source of time and truth for it, shared by every crawler and every
+//! Worker instance. Each operation reads the clock once, decides and reserves synchronously on its [`HostDesk`],
+//! persists the result synchronously (SQLite-backed storage: the write is committed before the answer leaves,
+//! by the runtime's output gate) and only then answers. No `RefCell` borrow lives across an `.await`. No alarms
+//! are used (so none is exported).
+
+use crate::api::ApiError;
+use crate::config::GatewayConfig;
+use crate::desk::{Ask, HostDesk, RobotsRule};
+use crate::js;
+use crate::protocol::{
+    AskReply, AskRequest, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, ReleaseRequest,
+    RobotsReply, RobotsRequest,
+};
+use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::cell::RefCell;
+use std::time::Duration;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::{durable_object, DurableObject, Env, Request, Response, State};
+
+/// How long a waiter for another caller's robots.txt fetch sleeps before looking again, at most (it is woken as
+/// soon as the report arrives; this only bounds a lost wake-up).
+const HOLD_POLL: Duration = Duration::from_millis(250);
+
+/// The host's object.
+#[durable_object(fetch)]
+pub struct HostObject {
+    state: State,
+    env: Env,
+    desk: RefCell<Option<HostDesk>>,
+    waiters: RefCell<Vec<js_sys::Function>>,
+}
+
+/// The object's clock: epoch-based, so persisted instants survive a restart.
+fn now() -> Instant {
+    Instant::from_millis_f64(js::now_ms())
+}
+
+fn json<T: Serialize>(value: &T) -> worker::Result<Response> {
+    Response::from_json(value)
+}
+
+fn error(e: &ApiError) -> worker::Result<Response> {
+    Response::error(e.body(), e.status)
+}
+
+fn parse<T: DeserializeOwned>(body: &str) -> Result<T, ApiError> {
+    serde_json::from_str(body).map_err(|e| ApiError::internal(format!("bad request to the host object: {e}")))
+}
+
+#[derive(Deserialize)]
+struct Row {
+    v: String,
+}
+
+impl HostObject {
+    fn config(&self) -> Result<GatewayConfig, ApiError> {
+        crate::gateway::config(&self.env)
+    }
+
+    fn robots_rule(config: &GatewayConfig) -> RobotsRule {
+        RobotsRule { ttl: config.robots_ttl, lease: config.fetch_timeout + Duration::from_secs(5) }
+    }
+
+    /// Run `f` on the host's desk (loaded from storage, or fresh, on first use) at `now`; when `save`, persist the
+    /// desk before returning. Synchronous: the borrow ends before any await.
+    fn with_desk<R>(
+        &self,
+        host: &str,
+        save: bool,
+        f: impl FnOnce(&mut HostDesk, Instant) -> Result<R, ApiError>,
+    ) -> Result<R, ApiError> {
+        let config = self.config()?;
+        let mut slot = self.desk.borrow_mut();
+        let desk = match &mut *slot {
+            Some(desk) if desk.key().as_str() == host => desk,
+            Some(desk) => {
+                return Err(ApiError::internal(format!("object of {} asked about {host}", desk.key())));
+            }
+            empty => empty.insert(self.load(host, &config)?),
+        };
+        let now = now();
+        let out = f(desk, now)?;
+        if save {
+            let text = desk.save(now);
+            self.sql("CREATE TABLE IF NOT EXISTS hostpace (k TEXT PRIMARY KEY, v TEXT NOT NULL)", vec![])?;
+            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.into()])?;
+        }
+        Ok(out)
+    }
+
+    fn sql(&self, query: &str, bindings: Vec<worker::SqlStorageValue>) -> Result<worker::SqlCursor, ApiError> {
+        self.state
+            .storage()
+            .sql()
+            .exec(query, bindings)
+            .map_err(|e| ApiError::internal(format!("host object storage: {e}")))
+    }
+
+    fn load(&self, host: &str, config: &GatewayConfig) -> Result<HostDesk, ApiError> {
+        let key = HostKey::parse(host).map_err(|e| ApiError::internal(e.to_string()))?;
+        // looking creates nothing: a host only gets storage when it first decides or learns something
+        let tables: Vec<Row> = self
+            .sql("SELECT name AS v FROM sqlite_master WHERE type = 'table' AND name = 'hostpace'", vec![])?
+            .to_array()
+            .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?;
+        if tables.is_empty() {
+            return HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string()));
+        }
+        let rows: Vec<Row> = self
+            .sql("SELECT v FROM hostpace WHERE k = 'host'", vec![])?
+            .to_array()
+            .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?;
+        match rows.first() {
+            // a state that cannot be read is an error, never a fresh start (that would grant a burst)
+            Some(row) => HostDesk::restore(&row.v, config.policy.clone(), key)
+                .map_err(|e| ApiError::new(500, "state_unreadable", e)),
+            None => HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string())),
+        }
+    }
+
+    async fn handle_ask(&self, body: &str) -> Result<AskReply, ApiError> {
+        let req: AskRequest = parse(body)?;
+        let config = self.config()?;
+        let max_wait = req.max_wait_ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        let robots = req.robots.then(|| Self::robots_rule(&config));
+        loop {
+            let ask = self.with_desk(&req.host, true, |desk, now| {
+                desk.ask(max_wait, robots, now).map(|a| (a, now)).map_err(|e| ApiError::internal(e.to_string()))
+            })?;
+            match ask {
+                (Ask::Go(d), _) => return Ok(AskReply::Go(Departure::from(&d))),
+                (Ask::Robots(d), _) => return Ok(AskReply::Robots(Departure::from(&d))),
+                (Ask::Later { wait, layer }, _) => {
+                    return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: layer.to_owned() })
+                }
+                (Ask::Hold { until }, now) => {
+                    // another caller is fetching robots.txt: wait for its report (woken by it), then ask again
+                    let wait = until.saturating_duration_since(now).min(HOLD_POLL);
+                    self.hold(wait).await;
+                }
+            }
+        }
+    }
+
+    async fn hold(&self, wait: Duration) {
+        let waiter = js::new_waiter();
+        let promise: js_sys::Promise = js::get(&waiter, "promise").unchecked_into();
+        if let Ok(resolve) = js::get(&waiter, "resolve").dyn_into::<js_sys::Function>() {
+            self.waiters.borrow_mut().push(resolve);
+        }
+        let woken = wasm_bindgen_futures::JsFuture::from(promise);
+        let timer = worker::Delay::from(wait);
+        futures_util::pin_mut!(woken, timer);
+        futures_util::future::select(woken, timer).await;
+    }
+
+    fn wake_all(&self) {
+        let waiters: Vec<js_sys::Function> = self.waiters.borrow_mut().drain(..).collect();
+        for resolve in waiters {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+    }
+
+    fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
+        let req: DepartRequest = parse(body)?;
+        let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now)))?;
+        Ok(DepartReply { wait_ms: wait.as_secs_f64() * 1000.0 })
+    }
+
+    fn handle_observe(&self, body: &str) -> Result<ObserveReply, ApiError> {
+        let req: ObserveRequest = parse(body)?;
+        let config = self.config()?;
+        let headers: Vec<(&str, &str)> = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        self.with_desk(&req.host, true, |desk, now| {
+            let internal = |e: hostpace::Error| ApiError::internal(e.to_string());
+            let status = match (req.status, req.timeout) {
+                (_, true) => None,
+                (Some(s), false) => Some(s),
+                (None, false) => {
+                    let released = req.permit_id.is_some_and(|p| desk.release(p));
+                    return Ok(ObserveReply { host: req.host.clone(), released, ..ObserveReply::default() });
+                }
+            };
+            let outcome = match status {
+                None => Outcome::Timeout,
+                Some(status) => Outcome::Response(CoreResponse {
+                    status,
+                    headers: &headers,
+                    latency: req.latency_ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()),
+                    wall_now_ms: Some(js::now_ms() as u64),
+                }),
+            };
+            let (observation, released) = desk.observe(&outcome, req.permit_id, now).map_err(internal)?;
+            let verdict = match (req.attempt, status) {
+                (Some(attempt), Some(status)) => Some(RetryBudget::verdict(config.policy.max_retries, attempt, status)),
+                _ => None,
+            };
+            Ok(ObserveReply::of(&req.host, &observation, verdict, released))
+        })
+    }
+
+    fn handle_robots(&self, body: &str) -> Result<RobotsReply, ApiError> {
+        let req: RobotsRequest = parse(body)?;
+        let config = self.config()?;
+        let rule = Self::robots_rule(&config);
+        let headers: Vec<(&str, &str)> = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let reply = self.with_desk(&req.host, true, |desk, now| {
+            let response = req.status.map(|status| CoreResponse {
+                status,
+                headers: &headers,
+                latency: None,
+                wall_now_ms: Some(js::now_ms() as u64),
+            });
+            let outcome = desk
+                .robots(response.as_ref(), &req.body, &req.user_agent, rule, req.permit_id, now)
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            Ok(RobotsReply { outcome, next_due_ms: desk.robots_due().as_millis_f64() })
+        });
+        self.wake_all();
+        reply
+    }
+
+    fn handle_release(&self, body: &str) -> Result<bool, ApiError> {
+        let req: ReleaseRequest = parse(body)?;
+        self.with_desk(&req.host, true, |desk, _| Ok(desk.release(req.permit_id)))
+    }
+
+    fn handle_stats(&self, host: &str) -> Result<Option<crate::protocol::HostReport>, ApiError> {
+        self.with_desk(host, false, |desk, now| Ok(desk.report(now)))
+    }
+}
+
+impl DurableObject for HostObject {
+    fn new(state: State, env: Env) -> Self {
+        HostObject { state, env, desk: RefCell::new(None), waiters: RefCell::new(Vec::new()) }
+    }
+
+    async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
+        let path = req.path();
+        let body = req.text().await?;
+        let answer = match path.as_str() {
+            "/ask" => self.handle_ask(&body).await.map(|r| json(&r)),
+            "/depart" => self.handle_depart(&body).map(|r| json(&r)),
+            "/observe" => self.handle_observe(&body).map(|r| json(&r)),
+            "/robots" => self.handle_robots(&body).map(|r| json(&r)),
+            "/release" => self.handle_release(&body).map(|r| json(&serde_json::json!({ "released": r }))),
+            "/stats" => match self.handle_stats(&body) {
+                Ok(Some(report)) => Ok(json(&report)),
+                Ok(None) => Err(ApiError::new(404, "unknown_host", format!("no state for host {body}"))),
+                Err(e) => Err(e),
+            },
+            other => Err(ApiError::internal(format!("unknown host object operation {other}"))),
+        };
+        match answer {
+            Ok(response) => response,
+            Err(e) => error(&e),
+        }
+    }
+}

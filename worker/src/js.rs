@@ -1,0 +1,120 @@
+//! Stream plumbing the Web platform does best, in a few lines of JavaScript bundled with the Worker: the upstream
+//! fetch (manual redirects, a timeout), a pass-through body that counts bytes and says when it finished, and a
+//! bounded text read. No pacing here: these only move bytes.
+
+use wasm_bindgen::prelude::*;
+use worker::web_sys;
+
+#[wasm_bindgen(inline_js = r#"
+export function upstream_fetch(url, pairs, timeoutMs) {
+  const headers = new Headers();
+  for (const [name, value] of pairs) headers.append(name, value);
+  return fetch(url, { method: 'GET', headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+}
+
+// The body passed through unchanged up to maxBytes (then the stream errors); `done` resolves with the byte count
+// when the upstream body ended, failed, or the caller went away.
+export function pass_body(body, maxBytes) {
+  let seen = 0;
+  let finish;
+  const done = new Promise((resolve) => { finish = resolve; });
+  const limiter = new TransformStream({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > maxBytes) {
+        controller.error(new Error('response body larger than ' + maxBytes + ' bytes'));
+        return;
+      }
+      controller.enqueue(chunk);
+    },
+  });
+  body.pipeTo(limiter.writable).catch(() => {}).finally(() => finish(seen));
+  return { readable: limiter.readable, done };
+}
+
+// At most maxBytes of a body as text (UTF-8, lossy); `truncated` says whether more was there.
+export async function read_limited(body, maxBytes) {
+  if (!body) return { text: '', truncated: false };
+  const reader = body.getReader();
+  const chunks = [];
+  let size = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > maxBytes) {
+      chunks.push(value.subarray(0, maxBytes - size));
+      size = maxBytes;
+      truncated = true;
+      await reader.cancel().catch(() => {});
+      break;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) { all.set(c, at); at += c.byteLength; }
+  return { text: new TextDecoder().decode(all), truncated };
+}
+
+export function header_pairs(headers) {
+  return [...headers];
+}
+
+export function cancel_body(response) {
+  if (response.body) response.body.cancel().catch(() => {});
+}
+
+export function new_waiter() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}
+"#)]
+extern "C" {
+    /// `fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(ms) })`.
+    pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
+    /// `{ readable, done }`: the body passed through, bounded, and a promise of its end.
+    pub fn pass_body(body: &web_sys::ReadableStream, max_bytes: f64) -> js_sys::Object;
+    /// A promise of `{ text, truncated }`.
+    pub fn read_limited(body: Option<web_sys::ReadableStream>, max_bytes: f64) -> js_sys::Promise;
+    /// `[[name, value], …]` of a `Headers`.
+    pub fn header_pairs(headers: &web_sys::Headers) -> js_sys::Array;
+    /// Cancel a response's body (frees the connection), ignoring failures.
+    pub fn cancel_body(response: &web_sys::Response);
+    /// `{ promise, resolve }`.
+    pub fn new_waiter() -> js_sys::Object;
+}
+
+/// A property of a JS object.
+pub fn get(obj: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Headers as (name, value) pairs.
+pub fn pairs(headers: &web_sys::Headers) -> Vec<(String, String)> {
+    header_pairs(headers)
+        .iter()
+        .filter_map(|pair| {
+            let pair = js_sys::Array::from(&pair);
+            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
+        })
+        .collect()
+}
+
+/// Pairs as a JS array of `[name, value]`.
+pub fn to_array(pairs: &[(String, String)]) -> js_sys::Array {
+    pairs.iter().map(|(n, v)| js_sys::Array::of2(&JsValue::from_str(n), &JsValue::from_str(v))).collect()
+}
+
+/// Epoch milliseconds (in Workers, frozen while code runs; it advances across I/O).
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// Read at most `max` bytes of a body as text; `(text, truncated)`.
+pub async fn read_text(body: Option<web_sys::ReadableStream>, max: usize) -> Result<(String, bool), JsValue> {
+    let out = wasm_bindgen_futures::JsFuture::from(read_limited(body, max as f64)).await?;
+    Ok((get(&out, "text").as_string().unwrap_or_default(), get(&out, "truncated").is_truthy()))
+}

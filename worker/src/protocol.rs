@@ -1,0 +1,313 @@
+//! JSON bodies: the public API's requests and answers, and the Worker ↔ Durable Object protocol. Instants cross
+//! as epoch milliseconds (JSON numbers hold them exactly enough; the objects keep nanoseconds inside).
+
+use hostpace::{Decision, HostStats, Instant, Observation, Policy, RetryVerdict, RobotsOutcome};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Milliseconds, fractional, for JSON.
+pub fn ms(i: Instant) -> f64 {
+    i.as_millis_f64()
+}
+
+/// A departure as the API shows it (`POST /v1/acquire` answers this, with the host).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Departure {
+    /// How long to wait before departing, in milliseconds.
+    pub wait_ms: f64,
+    /// The layer that set the wait (`none`, `interval`, `burst`, `quota`, `cooldown`, `concurrency`,
+    /// `serverQuota`).
+    pub layer: String,
+    /// The reserved departure, epoch milliseconds (by the host object's clock).
+    pub departs_ms: f64,
+    /// False when every concurrency permit is held: nothing was reserved; ask again after `waitMs`.
+    pub reserved: bool,
+    /// The concurrency permit taken (when the policy limits concurrency): give it back with `/v1/observe`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permit_id: Option<u64>,
+}
+
+impl From<&Decision> for Departure {
+    fn from(d: &Decision) -> Departure {
+        Departure {
+            wait_ms: d.wait.as_secs_f64() * 1000.0,
+            layer: d.layer.as_str().to_owned(),
+            departs_ms: ms(d.departs),
+            reserved: d.reserved,
+            permit_id: d.permit.map(|p| p.id),
+        }
+    }
+}
+
+/// Worker → host object: may one request leave?
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskRequest {
+    /// The host key (the object's name).
+    pub host: String,
+    /// When set, a departure further away than this is not reserved: the answer is `later`.
+    #[serde(default)]
+    pub max_wait_ms: Option<f64>,
+    /// Whether robots.txt should be fetched first when due (the Worker will fetch it).
+    #[serde(default)]
+    pub robots: bool,
+}
+
+/// Host object → Worker: the answer to an [`AskRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum AskReply {
+    /// A departure reserved for the caller's request (or, when `reserved` is false, when to ask again).
+    Go(Departure),
+    /// A departure reserved for fetching the host's robots.txt first; report it, then ask again.
+    Robots(Departure),
+    /// Not reserved: the caller's bound on waiting is shorter than the wait.
+    #[serde(rename_all = "camelCase")]
+    Later {
+        /// How long until one could go, in milliseconds.
+        wait_ms: f64,
+        /// What sets that wait (a core layer, or `robots` while the host's robots.txt is being fetched).
+        layer: String,
+    },
+}
+
+/// Worker → host object: confirm a departure now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartRequest {
+    /// The host key.
+    pub host: String,
+}
+
+/// Host object → Worker: zero means go; otherwise wait this long and confirm again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DepartReply {
+    /// Milliseconds still to wait.
+    pub wait_ms: f64,
+}
+
+/// Worker → host object: what came back for a request (or that nothing did), and the permit to give back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObserveRequest {
+    /// The host key.
+    pub host: String,
+    /// The status; `None` with `timeout` false: only release the permit.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// The response headers.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// Time from departure to the response headers.
+    #[serde(default)]
+    pub latency_ms: Option<f64>,
+    /// No response came (a timeout or a failed connection).
+    #[serde(default)]
+    pub timeout: bool,
+    /// The permit to give back, if one was taken.
+    #[serde(default)]
+    pub permit_id: Option<u64>,
+    /// Which attempt of a request this was (from 1): the answer then carries the retry verdict.
+    #[serde(default)]
+    pub attempt: Option<u32>,
+}
+
+/// What an observation changed (the public `POST /v1/observe` answer, with the host).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObserveReply {
+    /// The host key.
+    pub host: String,
+    /// `done`, `retry` or `giveUp` when an attempt number was given (the core's bounded retry verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<RetryVerdict>,
+    /// The host cools down until this instant (epoch ms) after a 429/503.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown_until_ms: Option<f64>,
+    /// The Retry-After the response asked for, in milliseconds (before the cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<f64>,
+    /// The server's published quota blocks the host until this instant (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_quota_until_ms: Option<f64>,
+    /// The server's published policy caps the host's rate at this many requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_rate_cap: Option<f64>,
+    /// Rate per second before and after.
+    pub rate_per_sec: (f64, f64),
+    /// Burst capacity before and after.
+    pub burst_capacity: (f64, f64),
+    /// Header values present but unusable.
+    pub ignored: Vec<String>,
+    /// Whether a permit was given back.
+    pub released: bool,
+}
+
+impl ObserveReply {
+    /// The reply for `host` from the core's observation.
+    pub fn of(host: &str, o: &Observation, verdict: Option<RetryVerdict>, released: bool) -> ObserveReply {
+        ObserveReply {
+            host: host.to_owned(),
+            verdict,
+            cooldown_until_ms: o.cooldown_until.map(ms),
+            retry_after_ms: o.retry_after_ms,
+            server_quota_until_ms: o.server_quota_until.map(ms),
+            server_rate_cap: o.server_rate_cap,
+            rate_per_sec: o.rate_per_sec,
+            burst_capacity: o.burst_capacity,
+            ignored: o.ignored.clone(),
+            released,
+        }
+    }
+}
+
+/// Worker → host object: the robots.txt fetch's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RobotsRequest {
+    /// The host key.
+    pub host: String,
+    /// The status, or `None` when the fetch failed.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// The response headers.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// The body (at most the core's `MAX_ROBOTS_BYTES`).
+    #[serde(default)]
+    pub body: String,
+    /// The user agent whose group applies.
+    pub user_agent: String,
+    /// The permit taken for the fetch.
+    #[serde(default)]
+    pub permit_id: Option<u64>,
+}
+
+/// Host object → Worker: what the robots.txt changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RobotsReply {
+    /// The core's robots outcome (`None` when the fetch failed).
+    pub outcome: Option<RobotsOutcome>,
+    /// When robots.txt is due again (epoch ms).
+    pub next_due_ms: f64,
+}
+
+/// Worker → host object: give a permit back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseRequest {
+    /// The host key.
+    pub host: String,
+    /// The permit.
+    pub permit_id: u64,
+}
+
+/// `GET /v1/hosts/{host}`: policy, state and counters of one host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostReport {
+    /// The host key.
+    pub host: String,
+    /// The policy in force.
+    pub policy: Policy,
+    /// State and counters now.
+    pub stats: HostStats,
+    /// When robots.txt was last fetched successfully (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robots_fetched_ms: Option<f64>,
+    /// When robots.txt is due again (epoch ms; 0 before first contact).
+    pub robots_due_ms: f64,
+    /// The latest instant the host's object has seen (epoch ms).
+    pub last_seen_ms: f64,
+}
+
+/// Response headers as a caller may send them to `/v1/observe`: an object or a list of pairs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HeaderInput {
+    /// `{ "retry-after": "3" }`
+    Map(BTreeMap<String, String>),
+    /// `[["retry-after", "3"]]`
+    List(Vec<(String, String)>),
+}
+
+impl HeaderInput {
+    /// The headers as pairs.
+    pub fn into_pairs(self) -> Vec<(String, String)> {
+        match self {
+            HeaderInput::Map(m) => m.into_iter().collect(),
+            HeaderInput::List(l) => l,
+        }
+    }
+}
+
+/// `POST /v1/acquire` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AcquireBody {
+    /// The URL about to be fetched.
+    pub url: String,
+}
+
+/// `POST /v1/observe` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObserveBody {
+    /// The URL that was fetched.
+    pub url: String,
+    /// Its status (omit to only give back a permit).
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Its response headers.
+    #[serde(default)]
+    pub headers: Option<HeaderInput>,
+    /// Time from departure to the response headers.
+    #[serde(default)]
+    pub latency_ms: Option<f64>,
+    /// True when no response came (timeout, failed connection).
+    #[serde(default)]
+    pub timeout: bool,
+    /// The permit `/v1/acquire` gave, to give back.
+    #[serde(default)]
+    pub permit_id: Option<u64>,
+    /// Which attempt this was (from 1): the answer then says whether to retry.
+    #[serde(default)]
+    pub attempt: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ask_replies_are_tagged() {
+        let later = AskReply::Later { wait_ms: 200.0, layer: "burst".into() };
+        let json = serde_json::to_string(&later).unwrap();
+        assert_eq!(json, r#"{"kind":"later","waitMs":200.0,"layer":"burst"}"#);
+        let go = AskReply::Go(Departure {
+            wait_ms: 0.0,
+            layer: "none".into(),
+            departs_ms: 1.0,
+            reserved: true,
+            permit_id: None,
+        });
+        let json = serde_json::to_string(&go).unwrap();
+        assert!(json.starts_with(r#"{"kind":"go","waitMs":0.0"#), "{json}");
+        assert_eq!(serde_json::from_str::<AskReply>(&json).unwrap(), go);
+    }
+
+    #[test]
+    fn observe_bodies_take_headers_as_an_object_or_pairs_and_refuse_unknown_fields() {
+        let a: ObserveBody =
+            serde_json::from_str(r#"{"url":"http://a.example/","status":429,"headers":{"Retry-After":"3"}}"#).unwrap();
+        let b: ObserveBody =
+            serde_json::from_str(r#"{"url":"http://a.example/","status":429,"headers":[["Retry-After","3"]]}"#)
+                .unwrap();
+        assert_eq!(a.headers.unwrap().into_pairs(), b.headers.unwrap().into_pairs());
+        assert!(serde_json::from_str::<ObserveBody>(r#"{"url":"x","stauts":200}"#).is_err());
+        assert!(serde_json::from_str::<AcquireBody>(r#"{"url":1}"#).is_err());
+    }
+}
