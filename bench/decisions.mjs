@@ -99,6 +99,34 @@ const rows = [
     teardown: ({ limiter }) => limiter.free(),
   },
   {
+    id: 'hostpace.acquireIds.virtual',
+    library: 'hostpace',
+    kind: 'hostpace',
+    call: `limiter.acquireIds(ids, nowsMs) (${BATCH} decisions per call, same hosts and instants as acquireId.virtual)`,
+    setup() {
+      const state = hostpaceIds();
+      state.batchIds = new Uint32Array(BATCH);
+      state.batchNows = new Float64Array(BATCH);
+      return state;
+    },
+    run({ limiter, ids, batchIds, batchNows }, n) {
+      let go = 0;
+      let now = T0_MS;
+      for (let k = 0; k < n; k += BATCH) {
+        const m = Math.min(BATCH, n - k);
+        for (let j = 0; j < m; j++) {
+          now += DT_MS;
+          batchIds[j] = ids[seq[k + j]];
+          batchNows[j] = now;
+        }
+        const waits = limiter.acquireIds(batchIds.subarray(0, m), batchNows.subarray(0, m));
+        for (let j = 0; j < m; j++) if (waits[j] === 0) go++;
+      }
+      return go;
+    },
+    teardown: ({ limiter }) => limiter.free(),
+  },
+  {
     id: 'hostpace.acquireId.clock',
     library: 'hostpace',
     kind: 'hostpace',
@@ -474,6 +502,7 @@ const ratios = {
   fastestPeer: fastestPeer.id,
   fastPathVirtual: ratio('hostpace.acquireId.virtual', fastestPeer),
   fastPathClock: ratio('hostpace.acquireId.clock', fastestPeer),
+  batchedVirtual: ratio('hostpace.acquireIds.virtual', fastestPeer),
   stringPathVirtual: ratio('hostpace.acquire.virtual', fastestPeer),
   stringPathClock: ratio('hostpace.acquire.clock', fastestPeer),
   stringPathVirtualVsPeerWithUrlParse: ratio('hostpace.acquire.virtual', byId['limiter.tryRemoveTokens+URL']),
@@ -500,6 +529,7 @@ lines.push('');
 lines.push(`Fastest peer: \`${fastestPeer.id}\` (${fmt(fastestPeer.perSecMedian)}/s).`);
 lines.push(
   `hostpace / fastest peer: fast path ${ratios.fastPathVirtual}× (virtual clock), ${ratios.fastPathClock}× (default clock); ` +
+    `batched fast path ${ratios.batchedVirtual}× (virtual clock); ` +
     `string path ${ratios.stringPathVirtual}× (virtual), ${ratios.stringPathClock}× (default clock); ` +
     `string path vs limiter + new URL(): ${ratios.stringPathVirtualVsPeerWithUrlParse}×.`,
 );

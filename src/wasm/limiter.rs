@@ -1,7 +1,7 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
 use super::glue;
-use super::{clock_ms, instant, js_error, ms};
+use super::{clock_ms, duration_ms, instant, js_error, ms};
 use crate::error::Num;
 use crate::frontier::{Frontier, Pop};
 use crate::host::Decision;
@@ -184,7 +184,7 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
 
 /// A latency in milliseconds from JS, if it is one.
 fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
-    ms.filter(|l| l.is_finite() && *l >= 0.0).map(|l| Duration::from_secs_f64(l.min(1e12) / 1000.0))
+    ms.filter(|l| l.is_finite() && *l >= 0.0).map(duration_ms)
 }
 
 fn decision_js(host: &HostKey, d: &Decision) -> JsValue {
@@ -207,6 +207,29 @@ pub(crate) struct Shared {
 impl Shared {
     fn acquire(&self, key: &HostKey, now: Instant) -> Result<Decision, JsValue> {
         self.registry.borrow_mut().acquire(key, now).map_err(js_error)
+    }
+
+    /// Decide for interned hosts in order, through each id's remembered registry slot: decision `i` at
+    /// `nows_ms[i]` (validated by the caller), or at `clock` when `nows_ms` is empty. Every id is checked before
+    /// anything is reserved.
+    fn acquire_ids(&self, ids: &[u32], nows_ms: &[f64], clock: Instant) -> Result<Vec<f64>, JsValue> {
+        let interner = self.ids.borrow();
+        if let Some(bad) = ids.iter().find(|&&id| interner.key(id).is_none()) {
+            return Err(js_error(format!("unknown host id {bad}")));
+        }
+        let mut slots = self.slots.borrow_mut();
+        let mut registry = self.registry.borrow_mut();
+        let mut waits = Vec::with_capacity(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            let (Some(key), Some(slot)) = (interner.key(id), slots.get_mut(id as usize)) else {
+                return Err(js_error(format!("unknown host id {id}")));
+            };
+            let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
+            let (decision, at) = registry.acquire_at(key, *slot, now).map_err(js_error)?;
+            *slot = at;
+            waits.push(ms(decision.wait));
+        }
+        Ok(waits)
     }
 
     fn observe_value(
@@ -322,23 +345,40 @@ impl JsLimiter {
     /// decision).
     pub fn intern(&self, url: &str) -> Result<u32, JsValue> {
         let key = self.key(url)?;
-        Ok(self.shared.ids.borrow_mut().intern(&key))
+        let id = self.shared.ids.borrow_mut().intern(&key);
+        let mut slots = self.shared.slots.borrow_mut();
+        if slots.len() <= id as usize {
+            slots.resize(id as usize + 1, u32::MAX); // not placed yet: the first decision looks the host up
+        }
+        Ok(id)
     }
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds.
     #[wasm_bindgen(js_name = acquireId)]
     pub fn acquire_id(&self, id: u32, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;
-        let ids = self.shared.ids.borrow();
-        let key = ids.key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
-        let mut slots = self.shared.slots.borrow_mut();
-        if slots.len() <= id as usize {
-            slots.resize(id as usize + 1, u32::MAX);
+        Ok(self.shared.acquire_ids(&[id], &[], now)?[0])
+    }
+
+    /// Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
+    /// milliseconds, in order, exactly as that many `acquireId` calls would give. `nowsMs[i]` is decision `i`'s
+    /// instant (same length as `ids`); without it, the clock is read once for the whole batch. A bad id or
+    /// time throws before anything is reserved; at the host bound (`maxHosts`) it throws with the decisions
+    /// before the new host reserved.
+    #[wasm_bindgen(js_name = acquireIds)]
+    pub fn acquire_ids(
+        &self,
+        ids: &[u32],
+        #[wasm_bindgen(js_name = nowsMs)] nows_ms: Option<Box<[f64]>>,
+    ) -> Result<Vec<f64>, JsValue> {
+        let nows = nows_ms.unwrap_or_default();
+        if !nows.is_empty() && nows.len() != ids.len() {
+            return Err(js_error(format!("invalid nowsMs: {} times for {} ids", nows.len(), ids.len())));
         }
-        let slot = &mut slots[id as usize];
-        let (decision, at) = self.shared.registry.borrow_mut().acquire_at(key, *slot, now).map_err(js_error)?;
-        *slot = at;
-        Ok(ms(decision.wait))
+        for &t in nows.iter() {
+            instant(Some(t))?;
+        }
+        self.shared.acquire_ids(ids, &nows, instant(None)?)
     }
 
     /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the

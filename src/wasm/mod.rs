@@ -50,6 +50,12 @@ pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     }
 }
 
+/// A duration of `ms` milliseconds (saturating; NaN and negatives are zero): no float-to-duration routine of
+/// `std` in the package.
+pub(crate) fn duration_ms(ms: f64) -> std::time::Duration {
+    std::time::Duration::from_nanos(Instant::from_millis_f64(ms).as_nanos())
+}
+
 /// Milliseconds of a duration, as JS numbers carry them.
 pub(crate) fn ms(d: std::time::Duration) -> f64 {
     crate::time::duration_nanos(d) as f64 / 1e6

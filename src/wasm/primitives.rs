@@ -145,7 +145,7 @@ impl JsHostLimiter {
     ) -> Result<f64, JsValue> {
         let retry = match retry_after_ms {
             None => None,
-            Some(r) if r.is_finite() && r >= 0.0 => Some(std::time::Duration::from_secs_f64(r.min(1e15) / 1000.0)),
+            Some(r) if r.is_finite() && r >= 0.0 => Some(super::duration_ms(r)),
             Some(r) => {
                 return Err(js_error(format!("invalid retryAfterMs: {} (expected a finite number >= 0)", Num(r))))
             }

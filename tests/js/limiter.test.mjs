@@ -483,6 +483,64 @@ describe('AbortSignal', () => {
   });
 });
 
+describe('interned hosts: intern, acquireId, acquireIds', () => {
+  const config = { ratePerSec: 2, burstCapacity: 2, maxHosts: 3 };
+  test('intern gives one small id per host however the URL is spelled', () => {
+    const limiter = new Limiter(config);
+    const a = limiter.intern('https://A.example./x');
+    assert.equal(limiter.intern('https://a.example:443/y?z'), a);
+    assert.notEqual(limiter.intern('https://b.example/'), a);
+    assert.throws(() => limiter.intern('ftp://a.example/'), /invalid URL/);
+  });
+  test('acquireId and acquireIds decide exactly as acquire does, also when hosts are evicted and come back', () => {
+    const [plain, one, many] = [new Limiter(config), new Limiter(config), new Limiter(config)];
+    const urls = ['a', 'b', 'c', 'd', 'e'].map((h) => `https://${h}.example/`);
+    const oneIds = urls.map((u) => one.intern(u));
+    const manyIds = urls.map((u) => many.intern(u));
+    const hosts = [];
+    const times = [];
+    // five hosts under a bound of three, four requests at a time (waits); between rounds hosts go idle, so new
+    // hosts evict idle ones and evicted ones come back (their slots move)
+    for (let r = 0; r < 80; r++) {
+      for (let j = 0; j < 4; j++) {
+        hosts.push((r * 7) % 11 % 5);
+        times.push(1000 + r * 900 + j * 10);
+      }
+    }
+    const expected = hosts.map((h, k) => plain.acquire(urls[h], times[k]).waitMs);
+    const single = hosts.map((h, k) => one.acquireId(oneIds[h], times[k]));
+    const batched = [];
+    for (let k = 0; k < hosts.length; k += 64) {
+      const ids = Uint32Array.from(hosts.slice(k, k + 64), (h) => manyIds[h]);
+      batched.push(...many.acquireIds(ids, Float64Array.from(times.slice(k, k + 64))));
+    }
+    assert.ok(expected.some((w) => w > 0) && expected.some((w) => w === 0), 'the schedule has waits and go-nows');
+    assert.deepEqual(single, expected);
+    assert.deepEqual(batched, expected);
+    // the same state (the third field is when the snapshot was taken)
+    const state = (l) => l.snapshot().split(' ').filter((_, i) => i !== 2).join(' ');
+    assert.equal(state(many), state(plain));
+    assert.equal(state(one), state(plain));
+  });
+  test('acquireIds without times reads the clock once; a burst of 2 then waits of 500 ms', () => {
+    const limiter = new Limiter(config);
+    const id = limiter.intern('https://a.example/');
+    const waits = Array.from(limiter.acquireIds(Uint32Array.of(id, id, id, id)));
+    assert.deepEqual(waits, [0, 0, 500, 1000]);
+  });
+  test('bad ids and times throw before anything is reserved', () => {
+    const limiter = new Limiter(config);
+    const id = limiter.intern('https://a.example/');
+    assert.throws(() => limiter.acquireId(7, 0), /unknown host id 7/);
+    assert.throws(() => limiter.acquireIds(Uint32Array.of(id, 9), Float64Array.of(0, 0)), /unknown host id 9/);
+    assert.throws(() => limiter.acquireIds(Uint32Array.of(id, id), Float64Array.of(0)), /invalid nowsMs: 1 times for 2 ids/);
+    assert.throws(() => limiter.acquireIds(Uint32Array.of(id, id), Float64Array.of(0, NaN)), /invalid nowMs: NaN/);
+    assert.throws(() => limiter.acquireId(id, -1), /invalid nowMs: -1/);
+    assert.equal(limiter.stats('a.example'), undefined, 'no decision was made for the host');
+    assert.equal(limiter.acquireId(id, 0), 0, 'the bucket is still full');
+  });
+});
+
 describe('snapshot and restore', () => {
   test('no burst after restore: 4 taken from a burst of 4, restored, the next waits', () => {
     const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 4 });

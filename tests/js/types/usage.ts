@@ -174,8 +174,15 @@ const gapOf = (v: Violation): number | undefined => (v.kind === 'interval' ? v.g
 // @ts-expect-error: departures are numbers
 audit(undefined, ['0']);
 
+// interned hosts: the fast path
+const hostId: number = limiter.intern('https://example.com/');
+const oneWait: number = limiter.acquireId(hostId, 0);
+const batchWaits: Float64Array = limiter.acquireIds(Uint32Array.of(hostId, hostId), Float64Array.of(0, 1));
+// @ts-expect-error: ids are a Uint32Array, not a list of URLs
+limiter.acquireIds(['https://example.com/']);
+
 void [
-  violations, firstKind, gapOf,
+  hostId, oneWait, batchWaits, violations, firstKind, gapOf,
   defaults, warnings, hosts, wait, host, layer, departs, reserved, atTime, peeked, waitText, notALayer, describeLayer,
   politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
   bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2,

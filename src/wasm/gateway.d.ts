@@ -1,0 +1,55 @@
+// Types of GatewayLimiter (src/wasm/gateway.js), copied into the npm package by scripts/build-pkg.sh.
+import type { Decision, Layer, ResponseLike, ScheduleOptions } from './hostpace.js';
+
+/** A departure reserved at the gateway (`POST /v1/acquire`). */
+export interface GatewayDecision extends Omit<Decision, 'host'> {
+  host: string;
+}
+
+/** The gateway's "not yet" (`Hostpace-Mode: nowait`): nothing was reserved. */
+export interface GatewayNotYet {
+  notYet: true;
+  waitMs: number;
+  layer: Layer | 'robots';
+  message?: string;
+}
+
+/** What an observation changed at the gateway (`POST /v1/observe`). */
+export interface GatewayObservation {
+  host: string;
+  verdict?: 'done' | 'retry' | 'giveUp';
+  cooldownUntilMs?: number;
+  retryAfterMs?: number;
+  serverQuotaUntilMs?: number;
+  serverRateCap?: number;
+  ratePerSec: [number, number];
+  burstCapacity: [number, number];
+  ignored: string[];
+  released: boolean;
+}
+
+/** An error answer of the gateway. */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly code: string;
+}
+
+/**
+ * The `Limiter` shape backed by a hostpace gateway (`/v1/acquire`, `/v1/observe`): every process using the same
+ * gateway shares one politeness budget per host. `acquire`, `observe` and `stats` are asynchronous (round trips).
+ */
+export class GatewayLimiter {
+  constructor(baseUrl: string | URL, token: string, options?: { fetch?: typeof fetch });
+  readonly baseUrl: string;
+  acquire(url: string): Promise<GatewayDecision>;
+  observe(
+    url: string,
+    response: ResponseLike,
+    latencyMs?: number,
+    options?: { permitId?: number; attempt?: number },
+  ): Promise<GatewayObservation>;
+  release(url: string, permitId?: number): Promise<{ released: boolean }>;
+  stats(host: string): Promise<Record<string, unknown>>;
+  schedule<T>(url: string, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
+  fetch(url: string, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
+}

@@ -1,0 +1,216 @@
+// GatewayLimiter: the `Limiter` shape (acquire / schedule / fetch / observe) backed by a hostpace gateway's
+// permission API (POST /v1/acquire, POST /v1/observe), so every process of a crawler fleet shares one budget per
+// host. Moving a crawler from one process to a fleet is one line: `new Limiter(config)` becomes
+// `new GatewayLimiter(baseUrl, token)`. Every wait, cooldown and retry verdict comes from the gateway (its host
+// objects run the same core); this file only calls it and sleeps. Plain JavaScript: it adds nothing to the wasm
+// module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
+
+function abortReason(signal) {
+  return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal));
+    };
+    const timer = setTimeout(() => {
+      if (signal) signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.max(0, Math.ceil(ms)));
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function isResponseLike(value) {
+  return value !== null && typeof value === 'object' && typeof value.status === 'number';
+}
+
+function headerPairs(headers) {
+  if (!headers) return [];
+  if (typeof headers.forEach === 'function' && typeof headers.get === 'function') {
+    const pairs = [];
+    headers.forEach((value, name) => pairs.push([name, value]));
+    return pairs;
+  }
+  if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
+  return Object.entries(headers).map(([name, value]) => [name, String(value)]);
+}
+
+/** An error answer of the gateway: `status` and `code` say what it refused. */
+export class GatewayError extends Error {
+  constructor(status, code, message) {
+    super(`hostpace gateway: ${status} ${code}: ${message}`);
+    this.name = 'GatewayError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export class GatewayLimiter {
+  /**
+   * @param {string} baseUrl the gateway, e.g. `https://gateway.example` or `http://127.0.0.1:8787`
+   * @param {string} token the gateway's bearer token (its `GATEWAY_TOKEN` secret)
+   * @param {{ fetch?: typeof fetch }} [options] `fetch` to reach the gateway (default: the global one)
+   */
+  constructor(baseUrl, token, options = {}) {
+    let base;
+    try {
+      base = new URL(String(baseUrl));
+    } catch (_) {
+      throw new Error(`invalid gateway URL ${JSON.stringify(String(baseUrl))}: expected an absolute http(s) URL`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new Error(`invalid gateway URL ${JSON.stringify(base.href)}: expected http: or https:`);
+    }
+    if (typeof token !== 'string' || token === '') throw new Error('invalid token: expected a non-empty string');
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function') throw new Error('no fetch available: pass options.fetch');
+    this.baseUrl = base.href.replace(/\/+$/, '');
+    this.#token = token;
+    this.#fetch = fetchImpl;
+  }
+
+  #token;
+  #fetch;
+
+  async #call(method, path, body) {
+    const init = { method, headers: { authorization: `Bearer ${this.#token}` } };
+    if (body !== undefined) {
+      init.headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const res = await this.#fetch.call(globalThis, `${this.baseUrl}${path}`, init);
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch (_) {
+      throw new GatewayError(res.status, 'invalid_answer', `not JSON: ${text.slice(0, 200)}`);
+    }
+    if (!res.ok && res.status !== 429) {
+      const e = json && json.error ? json.error : { code: 'unknown', message: text.slice(0, 200) };
+      throw new GatewayError(res.status, e.code, e.message);
+    }
+    if (res.status === 429) {
+      // "not yet" (Hostpace-Mode: nowait): a wait, not an error
+      const e = json && json.error ? json.error : {};
+      return {
+        notYet: true,
+        waitMs: Number(res.headers.get('hostpace-wait-ms') ?? 0),
+        layer: res.headers.get('hostpace-layer') ?? 'none',
+        message: e.message,
+      };
+    }
+    return json;
+  }
+
+  /**
+   * Reserve a departure for `url` at the gateway: `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
+   * Unlike `Limiter.acquire` this is asynchronous (a round trip). Wait `waitMs`, then go (when `reserved` is false
+   * every concurrency permit is held: wait `waitMs` and acquire again).
+   */
+  async acquire(url) {
+    return this.#call('POST', '/v1/acquire', { url: String(url) });
+  }
+
+  /**
+   * Tell the gateway what came back for `url` (a fetch `Response` or `{ status, headers }`); `latencyMs` feeds
+   * adaptive pacing. A 429/503 cools the host down for every process sharing the gateway. Resolves to what the
+   * observation changed.
+   */
+  async observe(url, response, latencyMs, options = {}) {
+    if (!isResponseLike(response)) throw new Error('invalid response: expected a Response or { status, headers }');
+    const body = { url: String(url), status: response.status, headers: headerPairs(response.headers) };
+    if (typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0) body.latencyMs = latencyMs;
+    if (options.permitId !== undefined) body.permitId = options.permitId;
+    if (options.attempt !== undefined) body.attempt = options.attempt;
+    return this.#call('POST', '/v1/observe', body);
+  }
+
+  /** Give back a concurrency permit without observing a response (the task failed or returned no response). */
+  async release(url, permitId) {
+    if (permitId === undefined) return { released: false };
+    return this.#call('POST', '/v1/observe', { url: String(url), permitId });
+  }
+
+  /** Policy, state and counters of one host at the gateway (`GET /v1/hosts/{host}`). */
+  async stats(host) {
+    return this.#call('GET', `/v1/hosts/${encodeURIComponent(String(host))}`);
+  }
+
+  async #turn(url, signal) {
+    for (;;) {
+      if (signal && signal.aborted) throw abortReason(signal);
+      const decision = await this.acquire(url);
+      await sleep(decision.waitMs, signal);
+      if (decision.reserved) return decision;
+    }
+  }
+
+  async #run(url, task, signal, attempt) {
+    const decision = await this.#turn(url, signal);
+    const started = performance.now();
+    let result;
+    try {
+      result = await task();
+    } catch (error) {
+      await this.#call('POST', '/v1/observe', { url: String(url), timeout: true, permitId: decision.permitId }).catch(
+        () => {},
+      );
+      throw error;
+    }
+    if (isResponseLike(result)) {
+      const observed = await this.observe(url, result, performance.now() - started, {
+        permitId: decision.permitId,
+        attempt,
+      });
+      return { result, observed };
+    }
+    await this.release(url, decision.permitId);
+    return { result, observed: undefined };
+  }
+
+  /**
+   * Wait for `url`'s host's turn at the gateway, run `task`, report its result if it is a `Response`, give back
+   * its permit. `options.signal` aborts the wait.
+   */
+  async schedule(url, task, options) {
+    if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
+    const signal = options ? options.signal : undefined;
+    const { result } = await this.#run(url, task, signal, undefined);
+    return result;
+  }
+
+  /**
+   * A polite `fetch(url, init)` paced by the gateway: on 429/503 the gateway's host object cools the host down
+   * (Retry-After, capped) and says whether to retry; after `maxRetries` retries the last response is returned.
+   * `hostpaceAttempts` says how many attempts it took.
+   */
+  async fetch(url, init) {
+    const target = String(url);
+    const signal = init ? init.signal : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const { result: response, observed } = await this.#run(
+        target,
+        () => globalThis.fetch(target, init),
+        signal,
+        attempt,
+      );
+      if (!observed || observed.verdict !== 'retry') {
+        response.hostpaceAttempts = attempt;
+        return response;
+      }
+      try {
+        if (response.body) await response.body.cancel();
+      } catch (_) {
+        // a body already consumed cannot be cancelled; nothing to free
+      }
+    }
+  }
+}
