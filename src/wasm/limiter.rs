@@ -541,7 +541,9 @@ impl JsFrontier {
 
     /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
     pub fn push(&mut self, url: &str, priority: Option<i32>) -> Result<(), JsValue> {
-        self.frontier.push(url, priority.unwrap_or(0)).map(|_| ()).map_err(js_error)
+        // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
+        let key = self.shared.origins.borrow_mut().key_of(url).map_err(js_error)?;
+        self.frontier.push_keyed(key, url, priority.unwrap_or(0)).map_err(js_error)
     }
 
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).

@@ -15,6 +15,7 @@ import {
   SlidingWindow,
   TokenBucket,
   audit,
+  initSync,
   nowMs,
 } from '../../pkg/node.js';
 import {
@@ -712,6 +713,31 @@ describe('Frontier', () => {
     const bounded = new Frontier(limiter, 1);
     bounded.push('http://b.test/1');
     assert.throws(() => bounded.push('http://b.test/2'), Error);
+  });
+  test('a URL per origin is parsed once; bad URLs are still refused', () => {
+    const f = new Frontier(new Limiter());
+    f.push('HTTP://Same.Example./a');
+    f.push('http://same.example:80/b');
+    assert.throws(() => f.push('http://same.example:99999/'), /invalid URL/);
+    assert.throws(() => f.push('mailto:x@same.example'), /invalid URL/);
+    assert.equal(f.size, 2);
+    assert.equal(f.pop(0), 'HTTP://Same.Example./a', 'the URL comes back as pushed');
+  });
+  test('regression: wasm memory grows geometrically, not in thousands of 64 KiB steps (each one slow in V8)', () => {
+    const memory = initSync().memory; // the already-initialised module's exports
+    const f = new Frontier(new Limiter());
+    let grows = 0;
+    let size = memory.buffer.byteLength;
+    for (let i = 0; i < 200_000; i++) {
+      f.push(`https://host${i % 20_000}.example/page/${i}`);
+      if (memory.buffer.byteLength !== size) {
+        grows++;
+        size = memory.buffer.byteLength;
+      }
+    }
+    // 200k URLs take ~15 MiB: ~240 steps of 64 KiB; geometric growth needs a few dozen at most
+    assert.ok(grows <= 40, `memory grew ${grows} times`);
+    f.free();
   });
 });
 
