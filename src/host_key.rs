@@ -280,41 +280,62 @@ fn plain_origin(url: &str) -> Option<&str> {
     (end > start).then(|| &url[..end])
 }
 
-/// Host keys of URLs, cached by their literal origin prefix: a crawler asks about the same origins again and
-/// again, and parsing a URL (in wasm, a round trip to the platform's parser) costs far more than a lookup.
-/// Bounded: it starts over when it holds [`OriginCache::LIMIT`] origins. URLs with an unusual spelling are
-/// parsed every time.
+/// Host keys of URLs, interned as small ids and cached by their literal origin prefix: a crawler asks about the
+/// same origins again and again, and parsing a URL (in wasm, a round trip to the platform's parser) costs far more
+/// than a lookup. The origin cache is bounded: it starts over when it holds [`OriginCache::LIMIT`] origins (ids
+/// stay valid). URLs with an unusual spelling are parsed every time.
 #[derive(Clone, Debug, Default)]
 pub struct OriginCache {
-    entries: Vec<(Box<str>, HostKey)>,
+    /// (origin, id of its host key)
+    entries: Vec<(Box<str>, u32)>,
     table: hashbrown::HashTable<u32>,
     hasher: KeyHasher,
+    ids: Interner,
 }
 
 impl OriginCache {
     /// Origins kept before the cache starts over.
     pub const LIMIT: usize = 100_000;
 
-    /// The host key of `url`: what [`HostKey::from_url`] gives, errors included.
-    pub fn key_of(&mut self, url: &str) -> Result<HostKey, Error> {
+    /// The interned id of `url`'s host key (errors are [`HostKey::from_url`]'s).
+    pub fn id_of(&mut self, url: &str) -> Result<u32, Error> {
         use std::hash::BuildHasher;
         let Some(origin) = plain_origin(url).filter(|_| url.len() <= MAX_URL_LEN) else {
-            return HostKey::from_url(url);
+            return Ok(self.ids.intern(&HostKey::from_url(url)?));
         };
         let hash = self.hasher.hash_one(origin);
         if let Some(&i) = self.table.find(hash, |&i| &*self.entries[i as usize].0 == origin) {
-            return Ok(self.entries[i as usize].1.clone());
+            return Ok(self.entries[i as usize].1);
         }
-        let key = HostKey::from_url(url)?;
+        let id = self.ids.intern(&HostKey::from_url(url)?);
         if self.entries.len() >= Self::LIMIT {
             self.entries.clear();
             self.table.clear();
         }
-        let OriginCache { entries, table, hasher } = self;
+        let OriginCache { entries, table, hasher, .. } = self;
         let at = entries.len() as u32;
-        entries.push((origin.into(), key.clone()));
+        entries.push((origin.into(), id));
         insert_id(table, hash, at, &|i| hasher.hash_one(&*entries[i as usize].0));
-        Ok(key)
+        Ok(id)
+    }
+
+    /// The host key of `url`: what [`HostKey::from_url`] gives, errors included.
+    pub fn key_of(&mut self, url: &str) -> Result<HostKey, Error> {
+        let id = self.id_of(url)?;
+        match self.ids.key(id) {
+            Some(key) => Ok(key.clone()),
+            None => HostKey::from_url(url), // not reached: every id comes from this interner
+        }
+    }
+
+    /// The interned keys (ids from [`OriginCache::id_of`], and any key interned directly).
+    pub fn ids(&self) -> &Interner {
+        &self.ids
+    }
+
+    /// The interned keys, to intern a key known without a URL.
+    pub fn ids_mut(&mut self) -> &mut Interner {
+        &mut self.ids
     }
 }
 
@@ -394,6 +415,14 @@ mod tests {
         }
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
         assert!(cache.key_of(&long).is_err());
+        // one id per host however spelled, stable when the origin cache starts over
+        let id = cache.id_of("http://example.com/a").unwrap();
+        assert_eq!(cache.id_of("HTTP://EXAMPLE.com.:80/z"), Ok(id));
+        assert_eq!(cache.ids().key(id).map(HostKey::as_str), Some("example.com"));
+        for i in 0..OriginCache::LIMIT + 1 {
+            cache.id_of(&format!("http://h{i}.example/")).unwrap();
+        }
+        assert_eq!(cache.id_of("http://example.com/b"), Ok(id));
     }
 
     #[test]

@@ -130,7 +130,14 @@ extern "C" {
     /// An `Observation` object from numbers and the ignored values.
     pub fn observation_object(host: &str, values: &[f64], ignored: &str) -> JsValue;
     /// A `Decision` object, built in one call (`layer` is `Layer as u8`; `permitId` < 0 for none).
-    pub fn decision(host: &str, wait_ms: f64, layer: u8, departs_ms: f64, reserved: bool, permit_id: f64) -> JsValue;
+    pub fn decision(
+        host: &JsValue,
+        wait_ms: f64,
+        layer: u8,
+        departs_ms: f64,
+        reserved: bool,
+        permit_id: f64,
+    ) -> JsValue;
     /// True for a `Response` or a `{ status, headers? }` object.
     pub fn is_response_like(value: &JsValue) -> bool;
     /// `value.status`.

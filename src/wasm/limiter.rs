@@ -5,7 +5,7 @@ use super::{clock_ms, duration_ms, instant, js_error, ms};
 use crate::error::Num;
 use crate::frontier::{Frontier, Pop};
 use crate::host::Decision;
-use crate::host_key::{HostKey, Interner, OriginCache};
+use crate::host_key::{HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
 use crate::registry::{Registry, Snapshot};
@@ -187,46 +187,79 @@ fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
     ms.filter(|l| l.is_finite() && *l >= 0.0).map(duration_ms)
 }
 
-fn decision_js(host: &HostKey, d: &Decision) -> JsValue {
+fn decision_js(host: &JsValue, d: &Decision) -> JsValue {
     let permit = d.permit.map_or(-1.0, |p| p.id as f64);
-    glue::decision(host.as_str(), ms(d.wait), d.layer as u8, d.departs.as_millis_f64(), d.reserved, permit)
+    glue::decision(host, ms(d.wait), d.layer as u8, d.departs.as_millis_f64(), d.reserved, permit)
+}
+
+/// What the bindings remember of an interned host.
+struct Place {
+    /// Where the host last lived in the registry (`u32::MAX`: not placed yet; a stale slot costs one lookup).
+    slot: u32,
+    /// Its name as a JS string, made once.
+    name: Option<JsValue>,
 }
 
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
 pub(crate) struct Shared {
     registry: RefCell<Registry>,
-    /// Interned hosts, for callers that pass hosts cheaply across the boundary.
-    ids: RefCell<Interner>,
-    /// Where each interned host last lived in the registry (`acquireId` skips the hash lookup while it holds).
-    slots: RefCell<Vec<u32>>,
-    /// Host keys by URL origin, so a URL is parsed once per origin, not once per call.
-    origins: RefCell<OriginCache>,
+    /// Hosts interned as small ids (the handles of `intern`/`acquireId`), found by URL origin so that a URL is
+    /// parsed once per origin, not once per call.
+    hosts: RefCell<OriginCache>,
+    /// Per interned id: its registry slot and JS name, so a decision skips the registry's hash lookup and the
+    /// host name's decoding.
+    places: RefCell<Vec<Place>>,
     warnings: Vec<String>,
 }
 
 impl Shared {
-    fn acquire(&self, key: &HostKey, now: Instant) -> Result<Decision, JsValue> {
-        self.registry.borrow_mut().acquire(key, now).map_err(js_error)
+    /// The interned id of `url`'s host.
+    fn id_of(&self, url: &str) -> Result<u32, JsValue> {
+        let id = self.hosts.borrow_mut().id_of(url).map_err(js_error)?;
+        let mut places = self.places.borrow_mut();
+        if places.len() <= id as usize {
+            places.resize_with(id as usize + 1, || Place { slot: u32::MAX, name: None });
+        }
+        Ok(id)
+    }
+
+    /// A departure to `url`'s host as a JS object: reserved (`acquire`) or only looked at (`peek`).
+    fn decide_url(&self, url: &str, now: Instant, reserve: bool) -> Result<JsValue, JsValue> {
+        let id = self.id_of(url)?;
+        let hosts = self.hosts.borrow();
+        let mut places = self.places.borrow_mut();
+        let (Some(key), Some(place)) = (hosts.ids().key(id), places.get_mut(id as usize)) else {
+            return Err(js_error(format!("unknown host id {id}")));
+        };
+        let decision = if reserve {
+            let (decision, at) = self.registry.borrow_mut().acquire_at(key, place.slot, now).map_err(js_error)?;
+            place.slot = at;
+            decision
+        } else {
+            self.registry.borrow().peek(key, now)
+        };
+        let name = place.name.get_or_insert_with(|| JsValue::from_str(key.as_str()));
+        Ok(decision_js(name, &decision))
     }
 
     /// Decide for interned hosts in order, through each id's remembered registry slot: decision `i` at
     /// `nows_ms[i]` (validated by the caller), or at `clock` when `nows_ms` is empty. Every id is checked before
     /// anything is reserved.
     fn acquire_ids(&self, ids: &[u32], nows_ms: &[f64], clock: Instant) -> Result<Vec<f64>, JsValue> {
-        let interner = self.ids.borrow();
-        if let Some(bad) = ids.iter().find(|&&id| interner.key(id).is_none()) {
+        let hosts = self.hosts.borrow();
+        let mut places = self.places.borrow_mut();
+        if let Some(bad) = ids.iter().find(|&&id| hosts.ids().key(id).is_none() || places.len() <= id as usize) {
             return Err(js_error(format!("unknown host id {bad}")));
         }
-        let mut slots = self.slots.borrow_mut();
         let mut registry = self.registry.borrow_mut();
         let mut waits = Vec::with_capacity(ids.len());
         for (i, &id) in ids.iter().enumerate() {
-            let (Some(key), Some(slot)) = (interner.key(id), slots.get_mut(id as usize)) else {
+            let (Some(key), Some(place)) = (hosts.ids().key(id), places.get_mut(id as usize)) else {
                 return Err(js_error(format!("unknown host id {id}")));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            let (decision, at) = registry.acquire_at(key, *slot, now).map_err(js_error)?;
-            *slot = at;
+            let (decision, at) = registry.acquire_at(key, place.slot, now).map_err(js_error)?;
+            place.slot = at;
             waits.push(ms(decision.wait));
         }
         Ok(waits)
@@ -292,16 +325,15 @@ impl JsLimiter {
         JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
-                ids: RefCell::new(Interner::default()),
-                slots: RefCell::new(Vec::new()),
-                origins: RefCell::new(OriginCache::default()),
+                hosts: RefCell::new(OriginCache::default()),
+                places: RefCell::new(Vec::new()),
                 warnings,
             }),
         }
     }
 
     fn key(&self, url: &str) -> Result<HostKey, JsValue> {
-        self.shared.origins.borrow_mut().key_of(url).map_err(js_error)
+        self.shared.hosts.borrow_mut().key_of(url).map_err(js_error)
     }
 }
 
@@ -329,28 +361,18 @@ impl JsLimiter {
         url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> Result<DecisionJs, JsValue> {
-        let key = self.key(url)?;
-        let d = self.shared.acquire(&key, instant(now_ms)?)?;
-        Ok(decision_js(&key, &d).unchecked_into())
+        Ok(self.shared.decide_url(url, instant(now_ms)?, true)?.unchecked_into())
     }
 
     /// When could a request to `url`'s host go, without reserving.
     pub fn peek(&self, url: &str, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<DecisionJs, JsValue> {
-        let key = self.key(url)?;
-        let d = self.shared.registry.borrow().peek(&key, instant(now_ms)?);
-        Ok(decision_js(&key, &d).unchecked_into())
+        Ok(self.shared.decide_url(url, instant(now_ms)?, false)?.unchecked_into())
     }
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
     /// decision).
     pub fn intern(&self, url: &str) -> Result<u32, JsValue> {
-        let key = self.key(url)?;
-        let id = self.shared.ids.borrow_mut().intern(&key);
-        let mut slots = self.shared.slots.borrow_mut();
-        if slots.len() <= id as usize {
-            slots.resize(id as usize + 1, u32::MAX); // not placed yet: the first decision looks the host up
-        }
-        Ok(id)
+        self.shared.id_of(url)
     }
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds.
@@ -542,7 +564,7 @@ impl JsFrontier {
     /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
     pub fn push(&mut self, url: &str, priority: Option<i32>) -> Result<(), JsValue> {
         // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
-        let key = self.shared.origins.borrow_mut().key_of(url).map_err(js_error)?;
+        let key = self.shared.hosts.borrow_mut().key_of(url).map_err(js_error)?;
         self.frontier.push_keyed(key, url, priority.unwrap_or(0)).map_err(js_error)
     }
 
