@@ -260,7 +260,7 @@ impl Interner {
 /// The literal `http://authority` or `https://authority` prefix of a URL, when it is spelled plainly (lowercase
 /// scheme, an authority without backslashes, spaces or control characters): two URLs with the same such prefix
 /// always have the same host key, so the key can be cached by it.
-fn plain_origin(url: &str) -> Option<&str> {
+pub(crate) fn plain_origin(url: &str) -> Option<&str> {
     let start = if url.starts_with("http://") {
         7
     } else if url.starts_with("https://") {

@@ -213,10 +213,23 @@ impl Registry {
 
     /// When could one request go to `host`, without reserving (an unknown host may go now).
     pub fn peek(&self, host: &HostKey, now: Instant) -> Decision {
+        self.peek_at(host, u32::MAX, now).0
+    }
+
+    /// [`Registry::peek`] through a remembered slot (as [`Registry::acquire_at`]): the decision, and the host's
+    /// slot now (`u32::MAX` for a host not tracked).
+    pub fn peek_at(&self, host: &HostKey, slot: u32, now: Instant) -> (Decision, u32) {
         let now = now.max(self.last_seen);
-        match self.hosts.get(host) {
-            Some(state) => state.peek(now),
-            None => Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
+        let at = match self.hosts.entries.get(slot as usize) {
+            Some((key, _)) if key == host => Some(slot as usize),
+            _ => self.hosts.find(host),
+        };
+        match at {
+            Some(i) => (self.hosts.entries[i].1.peek(now), i as u32),
+            None => (
+                Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
+                u32::MAX,
+            ),
         }
     }
 
@@ -405,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn acquire_at_decides_as_acquire_does_even_with_stale_slots() {
+    fn acquire_at_and_peek_at_decide_as_acquire_and_peek_do_even_with_stale_slots() {
         // four hosts under a bound of three: every new host evicts the fresh ones, moving the others' slots
         let policy = Policy { max_hosts: 3, rate_per_sec: 4.0, burst_capacity: 2.0, ..Policy::default() };
         let (mut plain, mut hinted) = (Registry::new(policy.clone()).unwrap(), Registry::new(policy).unwrap());
@@ -415,6 +428,8 @@ mod tests {
         for step in 0..400u64 {
             let h = ((step * 7) % 11 % 4) as usize;
             let now = Instant::from_millis(step * 130);
+            let (peeked, _) = hinted.peek_at(&hosts[h], slots[h], now);
+            assert_eq!(peeked, plain.peek(&hosts[h], now), "step {step}: peek_at");
             let expected = plain.acquire(&hosts[h], now);
             let got = hinted.acquire_at(&hosts[h], slots[h], now);
             match (expected, got) {

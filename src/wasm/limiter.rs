@@ -3,7 +3,7 @@
 use super::glue;
 use super::{clock_ms, duration_ms, instant, js_error, ms};
 use crate::error::Num;
-use crate::frontier::{Frontier, Pop};
+use crate::frontier::Frontier;
 use crate::host::Decision;
 use crate::host_key::{HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
@@ -571,10 +571,7 @@ impl JsFrontier {
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).
     pub fn pop(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
         let now = instant(now_ms)?;
-        Ok(match self.frontier.pop(&self.shared.registry.borrow(), now) {
-            Pop::Ready { url, .. } => Some(url.into()),
-            Pop::Wait(_) | Pop::Empty => None,
-        })
+        Ok(self.frontier.pop_id(&self.shared.registry.borrow(), now).ok().map(|(url, _)| url.into()))
     }
 
     /// Milliseconds until `pop` could return a URL: 0 if now, `Infinity` if nothing is queued.
