@@ -96,12 +96,12 @@ impl Frontier {
     /// Queue `url` (absolute http/https) with `priority` (higher first within its host). Returns its host.
     pub fn push(&mut self, url: &str, priority: i32) -> Result<HostKey, Error> {
         let key = HostKey::from_url(url)?;
-        self.push_keyed(key.clone(), url, priority)?;
+        self.push_keyed(&key, url, priority)?;
         Ok(key)
     }
 
     /// Queue `url` under an already computed host key.
-    pub fn push_keyed(&mut self, key: HostKey, url: &str, priority: i32) -> Result<(), Error> {
+    pub fn push_keyed(&mut self, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
         if self.len >= self.max_queued {
             return Err(Error::InvalidUrl {
                 input: clip(url),
@@ -109,7 +109,7 @@ impl Frontier {
             });
         }
         let order = self.next_order();
-        let h = self.ids.intern(&key);
+        let h = self.ids.intern(key);
         if h as usize == self.hosts.len() {
             self.hosts.push(HostQueue { urls: BinaryHeap::new(), slot: u32::MAX, origin: Box::default() });
         }

@@ -564,7 +564,9 @@ impl JsFrontier {
     /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
     pub fn push(&mut self, url: &str, priority: Option<i32>) -> Result<(), JsValue> {
         // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
-        let key = self.shared.hosts.borrow_mut().key_of(url).map_err(js_error)?;
+        let id = self.shared.id_of(url)?;
+        let hosts = self.shared.hosts.borrow();
+        let key = hosts.ids().key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
         self.frontier.push_keyed(key, url, priority.unwrap_or(0)).map_err(js_error)
     }
 
