@@ -42,6 +42,8 @@ export class GatewayLimiter {
   constructor(baseUrl: string | URL, token: string, options?: { fetch?: typeof fetch });
   readonly baseUrl: string;
   acquire(url: string): Promise<GatewayDecision>;
+  /** Confirm a reserved departure right before sending: 0 means go, else wait that long and confirm again. */
+  depart(url: string): Promise<number>;
   observe(
     url: string,
     response: ResponseLike,

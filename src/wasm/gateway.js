@@ -120,6 +120,16 @@ export class GatewayLimiter {
   }
 
   /**
+   * Confirm, right before sending, a departure `acquire` reserved: resolves to 0 (go) or the milliseconds to wait
+   * and confirm again, so a late timer or a request that left late never brings two departures to the host
+   * closer than its spacing (as `Limiter.depart`). `schedule` and `fetch` do this themselves.
+   */
+  async depart(url) {
+    const answer = await this.#call('POST', '/v1/depart', { url: String(url) });
+    return answer.waitMs;
+  }
+
+  /**
    * Tell the gateway what came back for `url` (a fetch `Response` or `{ status, headers }`); `latencyMs` feeds
    * adaptive pacing. A 429/503 cools the host down for every process sharing the gateway. Resolves to what the
    * observation changed.
@@ -149,7 +159,9 @@ export class GatewayLimiter {
       if (signal && signal.aborted) throw abortReason(signal);
       const decision = await this.acquire(url);
       await sleep(decision.waitMs, signal);
-      if (decision.reserved) return decision;
+      if (!decision.reserved) continue;
+      for (let extra = await this.depart(url); extra > 0; extra = await this.depart(url)) await sleep(extra, signal);
+      return decision;
     }
   }
 

@@ -266,7 +266,8 @@ fn null_body_status(status: u16) -> bool {
 }
 
 /// The target's answer, streamed to the caller, with the gateway's headers; the permit goes back to the host's
-/// object when the body has been passed on (or failed, or the caller left).
+/// object when the body has been passed on (or failed, or the caller left). A body with a declared length over
+/// `CRAWL_MAX_BODY_BYTES` is refused before any byte; one without a length is read (bounded) before answering.
 #[allow(clippy::too_many_arguments)]
 async fn pass_through(
     upstream: web_sys::Response,
@@ -279,19 +280,21 @@ async fn pass_through(
     gateway_headers: &[(&str, String)],
 ) -> Result<Response, ApiError> {
     let status = upstream.status();
-    let too_long = upstream_headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
-        .is_some_and(|len| len > cfg.max_body_bytes);
-    if too_long {
-        js::cancel_body(&upstream);
-        host.release(permit).await?;
-        return Err(ApiError::new(
+    let too_large = || {
+        ApiError::new(
             502,
             "body_too_large",
             format!("the target's response is larger than {} bytes (CRAWL_MAX_BODY_BYTES)", cfg.max_body_bytes),
-        ));
+        )
+    };
+    let length = upstream_headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    if length.is_some_and(|len| len > cfg.max_body_bytes) {
+        js::cancel_body(&upstream);
+        host.release(permit).await?;
+        return Err(too_large());
     }
     let headers = web_sys::Headers::new().map_err(|_| ApiError::internal("headers"))?;
     for (n, v) in response_headers(upstream_headers) {
@@ -306,6 +309,17 @@ async fn pass_through(
     init.set_headers(&headers);
     let body = if null_body_status(status) { None } else { upstream.body() };
     let response = match body {
+        // No declared length: the size is only known at the end, and a stream cut off midway would look complete
+        // to some clients. Read it (bounded) first, then answer 502 or the whole body.
+        Some(stream) if length.is_none() => {
+            let read = js::read_body(Some(stream), cfg.max_body_bytes.saturating_add(1)).await;
+            host.release(permit).await?;
+            let (bytes, _) = read.map_err(|_| ApiError::new(502, "upstream_failed", "the target's body failed"))?;
+            if u64::from(bytes.length()) > cfg.max_body_bytes {
+                return Err(too_large());
+            }
+            web_sys::Response::new_with_opt_buffer_source_and_init(Some(&bytes), &init)
+        }
         Some(stream) => {
             let passed = js::pass_body(&stream, cfg.max_body_bytes as f64);
             let readable: web_sys::ReadableStream = js::get(&passed, "readable").unchecked_into();
@@ -512,6 +526,18 @@ async fn handle_acquire(req: &Request, env: &Env, cfg: &GatewayConfig, token: &s
     }
 }
 
+/// `POST /v1/depart {url}`: confirm, right before sending, a departure reserved with `/v1/acquire` (the core's
+/// `depart`): `{ host, waitMs }`, zero meaning go. A crawler whose timer fired late, or whose previous request
+/// left late, is told to wait so no two departures come closer than the host's spacing.
+async fn handle_depart(req: &Request, env: &Env, cfg: &GatewayConfig, token: &str) -> Result<Response, ApiError> {
+    let body: AcquireBody = read_json(req).await?;
+    let target = check_target(&body.url, cfg.allow_private)?;
+    admit(env, token, &target.key, cfg.max_hosts_per_token).await?;
+    let host = HostClient::new(env, &target.key)?;
+    let wait_ms = host.depart().await?;
+    json_response(&serde_json::json!({ "host": host.host, "waitMs": wait_ms }))
+}
+
 /// `POST /v1/observe {url, status, headers, latencyMs?, permitId?, attempt?}`: learn from a response.
 async fn handle_observe(req: &Request, env: &Env, cfg: &GatewayConfig, token: &str) -> Result<Response, ApiError> {
     let body: ObserveBody = read_json(req).await?;
@@ -559,8 +585,11 @@ fn handle_healthz(env: &Env) -> Result<Response, ApiError> {
 }
 
 fn method_not_allowed(method: &Method, path: &str, allowed: &str) -> Result<Response, ApiError> {
-    let e =
-        ApiError::new(405, "method_not_allowed", format!("{method:?} is not allowed on {path} (allowed: {allowed})"));
+    let e = ApiError::new(
+        405,
+        "method_not_allowed",
+        format!("{} is not allowed on {path} (allowed: {allowed})", method.as_ref()),
+    );
     let mut res = error_response(&e);
     res.headers_mut().set("allow", allowed).map_err(internal("headers"))?;
     Ok(res)
@@ -585,16 +614,17 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     let (allowed, is_get) = match path.as_str() {
         "/healthz" => ("GET", true),
         "/v1/fetch" => ("GET", true),
-        "/v1/acquire" | "/v1/observe" => ("POST", false),
+        "/v1/acquire" | "/v1/depart" | "/v1/observe" => ("POST", false),
         p if p.starts_with("/v1/hosts/") => ("GET", true),
         _ => {
             return Err(ApiError::new(
                 404,
                 "not_found",
                 format!(
-                    "no route {method:?} {path} (routes: GET /v1/fetch?url=, POST /v1/acquire, POST /v1/observe, \
-                     GET /v1/hosts/{{host}}, GET /healthz, the playground at /)"
-                ),
+                "no route {} {path} (routes: GET /v1/fetch?url=, POST /v1/acquire, POST /v1/depart, POST /v1/observe, \
+                     GET /v1/hosts/{{host}}, GET /healthz, the playground at /)",
+                method.as_ref()
+            ),
             ))
         }
     };
@@ -609,6 +639,7 @@ async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiEr
     match path.as_str() {
         "/v1/fetch" => handle_fetch(&req, env, ctx, &cfg, &token).await,
         "/v1/acquire" => handle_acquire(&req, env, &cfg, &token).await,
+        "/v1/depart" => handle_depart(&req, env, &cfg, &token).await,
         "/v1/observe" => handle_observe(&req, env, &cfg, &token).await,
         _ => handle_host(&path, env).await,
     }

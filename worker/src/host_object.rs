@@ -19,8 +19,8 @@ use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
-/// How long a waiter for another caller's robots.txt fetch sleeps before looking again, at most (it is woken as
-/// soon as the report arrives; this only bounds a lost wake-up).
+/// How long a caller held for another caller's robots.txt fetch or for a concurrency permit sleeps before looking
+/// again, at most (it is woken as soon as the report or a release arrives; this only bounds a lost wake-up).
 const HOLD_POLL: Duration = Duration::from_millis(250);
 
 /// The host's object.
@@ -123,13 +123,21 @@ impl HostObject {
     async fn handle_ask(&self, body: &str) -> Result<AskReply, ApiError> {
         let req: AskRequest = parse(body)?;
         let config = self.config()?;
-        let max_wait = req.max_wait_ms.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        let max_wait = req.max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok());
         let robots = req.robots.then(|| Self::robots_rule(&config));
+        let deadline = max_wait.map(|m| now().saturating_add(m));
         loop {
+            // the caller's bound counts the time spent holding here
+            let max_wait = deadline.map(|d| d.saturating_duration_since(now()));
             let ask = self.with_desk(&req.host, true, |desk, now| {
                 desk.ask(max_wait, robots, now).map(|a| (a, now)).map_err(|e| ApiError::internal(e.to_string()))
             })?;
             match ask {
+                (Ask::Go(d), _) if !d.reserved => {
+                    // every concurrency permit is held: wait for a release (woken by it) or the first lease's end,
+                    // then ask again
+                    self.hold(d.wait.min(HOLD_POLL)).await;
+                }
                 (Ask::Go(d), _) => return Ok(AskReply::Go(Departure::from(&d))),
                 (Ask::Robots(d), _) => return Ok(AskReply::Robots(Departure::from(&d))),
                 (Ask::Later { wait, layer }, _) => {
@@ -163,17 +171,28 @@ impl HostObject {
         }
     }
 
-    fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
+    /// Confirm a departure; while the core says "not yet" (a departure before this one left late), wait here and
+    /// confirm again, so the caller needs one round trip and the time between confirmation and sending stays
+    /// short (a round trip per re-confirmation would add up over a long crawl).
+    async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
         let req: DepartRequest = parse(body)?;
-        let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now)))?;
-        Ok(DepartReply { wait_ms: wait.as_secs_f64() * 1000.0 })
+        let mut waited = Duration::ZERO;
+        for _ in 0..100 {
+            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now)))?;
+            if wait.is_zero() {
+                return Ok(DepartReply { wait_ms: 0.0 });
+            }
+            waited += wait;
+            worker::Delay::from(Duration::from_millis(wait.as_millis() as u64 + 1)).await;
+        }
+        Ok(DepartReply { wait_ms: waited.as_secs_f64() * 1000.0 })
     }
 
     fn handle_observe(&self, body: &str) -> Result<ObserveReply, ApiError> {
         let req: ObserveRequest = parse(body)?;
         let config = self.config()?;
         let headers: Vec<(&str, &str)> = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        self.with_desk(&req.host, true, |desk, now| {
+        let reply = self.with_desk(&req.host, true, |desk, now| {
             let internal = |e: hostpace::Error| ApiError::internal(e.to_string());
             let status = match (req.status, req.timeout) {
                 (_, true) => None,
@@ -198,7 +217,10 @@ impl HostObject {
                 _ => None,
             };
             Ok(ObserveReply::of(&req.host, &observation, verdict, released))
-        })
+        });
+        // a released permit (or a cooldown that moved) may let a holding caller go
+        self.wake_all();
+        reply
     }
 
     fn handle_robots(&self, body: &str) -> Result<RobotsReply, ApiError> {
@@ -224,7 +246,9 @@ impl HostObject {
 
     fn handle_release(&self, body: &str) -> Result<bool, ApiError> {
         let req: ReleaseRequest = parse(body)?;
-        self.with_desk(&req.host, true, |desk, _| Ok(desk.release(req.permit_id)))
+        let released = self.with_desk(&req.host, true, |desk, _| Ok(desk.release(req.permit_id)));
+        self.wake_all();
+        released
     }
 
     fn handle_stats(&self, host: &str) -> Result<Option<crate::protocol::HostReport>, ApiError> {
@@ -242,7 +266,7 @@ impl DurableObject for HostObject {
         let body = req.text().await?;
         let answer = match path.as_str() {
             "/ask" => self.handle_ask(&body).await.map(|r| json(&r)),
-            "/depart" => self.handle_depart(&body).map(|r| json(&r)),
+            "/depart" => self.handle_depart(&body).await.map(|r| json(&r)),
             "/observe" => self.handle_observe(&body).map(|r| json(&r)),
             "/robots" => self.handle_robots(&body).map(|r| json(&r)),
             "/release" => self.handle_release(&body).map(|r| json(&serde_json::json!({ "released": r }))),

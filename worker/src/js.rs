@@ -12,8 +12,8 @@ export function upstream_fetch(url, pairs, timeoutMs) {
   return fetch(url, { method: 'GET', headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
 }
 
-// The body passed through unchanged up to maxBytes (then the stream errors); `done` resolves with the byte count
-// when the upstream body ended, failed, or the caller went away.
+// The body passed through unchanged (its declared length was checked; past maxBytes the stream errors anyway);
+// `done` resolves with the byte count when the upstream body ended, failed, or the caller went away.
 export function pass_body(body, maxBytes) {
   let seen = 0;
   let finish;
@@ -32,8 +32,19 @@ export function pass_body(body, maxBytes) {
   return { readable: limiter.readable, done };
 }
 
+// At most maxBytes of a body as bytes; `truncated` says whether more was there.
+export async function read_bytes(body, maxBytes) {
+  const { bytes, truncated } = await collect(body, maxBytes);
+  return { bytes, truncated };
+}
+
 // At most maxBytes of a body as text (UTF-8, lossy); `truncated` says whether more was there.
 export async function read_limited(body, maxBytes) {
+  const { bytes, truncated } = await collect(body, maxBytes);
+  return { text: new TextDecoder().decode(bytes), truncated };
+}
+
+async function collect(body, maxBytes) {
   if (!body) return { text: '', truncated: false };
   const reader = body.getReader();
   const chunks = [];
@@ -46,6 +57,13 @@ export async function read_limited(body, maxBytes) {
       chunks.push(value.subarray(0, maxBytes - size));
       size = maxBytes;
       truncated = true;
+      // read on (discarding, up to 1 MiB more) so an HTTP/1.1 connection is left in a usable state; then cancel
+      let drained = 0;
+      while (drained < 1048576) {
+        const next = await reader.read();
+        if (next.done) break;
+        drained += next.value.byteLength;
+      }
       await reader.cancel().catch(() => {});
       break;
     }
@@ -55,7 +73,7 @@ export async function read_limited(body, maxBytes) {
   const all = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) { all.set(c, at); at += c.byteLength; }
-  return { text: new TextDecoder().decode(all), truncated };
+  return { bytes: all, truncated };
 }
 
 export function header_pairs(headers) {
@@ -77,6 +95,8 @@ extern "C" {
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
     /// `{ readable, done }`: the body passed through, bounded, and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, max_bytes: f64) -> js_sys::Object;
+    /// A promise of `{ bytes, truncated }`.
+    pub fn read_bytes(body: Option<web_sys::ReadableStream>, max_bytes: f64) -> js_sys::Promise;
     /// A promise of `{ text, truncated }`.
     pub fn read_limited(body: Option<web_sys::ReadableStream>, max_bytes: f64) -> js_sys::Promise;
     /// `[[name, value], …]` of a `Headers`.
@@ -111,6 +131,12 @@ pub fn to_array(pairs: &[(String, String)]) -> js_sys::Array {
 /// Epoch milliseconds (in Workers, frozen while code runs; it advances across I/O).
 pub fn now_ms() -> f64 {
     js_sys::Date::now()
+}
+
+/// Read at most `max` bytes of a body; `(bytes, truncated)`.
+pub async fn read_body(body: Option<web_sys::ReadableStream>, max: u64) -> Result<(js_sys::Uint8Array, bool), JsValue> {
+    let out = wasm_bindgen_futures::JsFuture::from(read_bytes(body, max as f64)).await?;
+    Ok((get(&out, "bytes").unchecked_into(), get(&out, "truncated").is_truthy()))
 }
 
 /// Read at most `max` bytes of a body as text; `(text, truncated)`.

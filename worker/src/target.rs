@@ -37,7 +37,14 @@ pub fn check_target(input: &str, allow_private: bool) -> Result<Target, ApiError
             format!("the target URL is {} bytes, more than the limit of {MAX_URL_LEN}", input.len()),
         ));
     }
-    let invalid = |e: Error| ApiError::bad_request("invalid_url", e.to_string());
+    let invalid = |e: Error| match e {
+        // never echo credentials back (or into a log)
+        Error::InvalidUrl { input, reason } if input.contains('@') => ApiError::bad_request(
+            "invalid_url",
+            format!("invalid URL (not repeated: it may hold credentials): {reason}"),
+        ),
+        e => ApiError::bad_request("invalid_url", e.to_string()),
+    };
     let url = parse_http_url(input).map_err(invalid)?;
     let key = HostKey::of(&url, input).map_err(invalid)?;
     if !allow_private {
@@ -211,8 +218,9 @@ mod tests {
     fn messages_say_what_was_refused() {
         let e = check_target("ftp://example.com/", false).unwrap_err();
         assert!(e.message.contains("ftp"), "{e}");
-        let e = check_target("http://u:p@example.com/", false).unwrap_err();
+        let e = check_target("http://user:hunter2@example.com/", false).unwrap_err();
         assert!(e.message.contains("credentials"), "{e}");
+        assert!(!e.message.contains("hunter2"), "{e}");
         let e = check_target("http://10.0.0.1/", false).unwrap_err();
         assert!(e.message.contains("private"), "{e}");
     }

@@ -1,0 +1,93 @@
+// GatewayLimiter (the npm package's Limiter shape backed by the gateway's /v1/acquire and /v1/observe) against
+// the running gateway: two crawler processes share one budget per host, as if one process had crawled.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { GatewayError, GatewayLimiter, Limiter, audit } from '../../pkg/node.js';
+import { Origin, TOL, assertSpacing, within } from '../js/helpers.mjs';
+import { Gateway } from './gateway.mjs';
+
+const RATE = 4;
+const crawler = fileURLToPath(new URL('./crawler-process.mjs', import.meta.url));
+
+function runCrawler(gateway, urls) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [crawler, gateway.base, gateway.token, JSON.stringify(urls)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`crawler exited ${code}: ${err}`))));
+  });
+}
+
+describe('GatewayLimiter against the running gateway', () => {
+  let gateway;
+  let origin;
+  before(async () => {
+    gateway = await Gateway.start({
+      vars: { CRAWL_ALLOW_PRIVATE_TARGETS: 'true', CRAWL_RATE_PER_SEC: String(RATE), CRAWL_BURST_CAPACITY: '1' },
+    });
+    origin = await Origin.start({
+      '/retry': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
+    });
+  });
+  after(async () => {
+    await gateway?.stop();
+    await origin?.close();
+  });
+
+  test('two crawler processes, one host: the origin log passes audit as if one process had crawled', async () => {
+    const site = await Origin.start({});
+    try {
+      const urls = (p) => Array.from({ length: 8 }, (_, i) => site.url(`/${p}${i}`));
+      const [a, b] = await within(Promise.all([runCrawler(gateway, urls('a')), runCrawler(gateway, urls('b'))]), 30_000);
+      assert.deepEqual([...a.statuses, ...b.statuses], Array(16).fill(200));
+      const times = site.log.filter((e) => e.path !== '/__warm').map((e) => e.t);
+      assert.equal(times.length, 17, '16 pages and one robots.txt');
+      // Each process confirms its departure with the gateway (/v1/depart) and then sends: two loopback round trips
+      // in another process between the confirmation and the arrival, so this allows a little more than TOL.
+      const tol = Math.max(TOL, 40);
+      assert.deepEqual(audit({ ratePerSec: RATE, burstCapacity: 1 }, times, [], tol), [], "the origin's log passes audit");
+      assertSpacing(assert, times, 1000 / RATE, tol, 'two processes, one budget');
+    } finally {
+      await site.close();
+    }
+  });
+
+  test('the same shape as Limiter: acquire, observe, schedule, fetch (one line changes)', async () => {
+    const local = new Limiter({ ratePerSec: RATE, burstCapacity: 1 });
+    const shared = new GatewayLimiter(gateway.base, gateway.token);
+    for (const name of ['acquire', 'depart', 'observe', 'schedule', 'fetch']) {
+      assert.equal(typeof local[name], 'function');
+      assert.equal(typeof shared[name], 'function', name);
+    }
+    const d = await shared.acquire(origin.url('/x'));
+    assert.equal(d.host, origin.host);
+    assert.equal(typeof d.waitMs, 'number');
+    assert.equal(d.reserved, true);
+    const value = await shared.schedule(origin.url('/task'), () => 42);
+    assert.equal(value, 42);
+    const res = await shared.fetch(origin.url('/retry'));
+    assert.equal(res.status, 200);
+    assert.equal(res.hostpaceAttempts, 2, 'the gateway said retry once (its core verdict), after the cooldown');
+    assertSpacing(assert, origin.arrivals('/retry'), 1000, TOL, 'the retry after Retry-After: 1');
+    const observed = await shared.observe(origin.url('/y'), { status: 200, headers: {} });
+    assert.equal(observed.host, origin.host);
+  });
+
+  test('errors are GatewayErrors with the status and code', async () => {
+    const wrong = new GatewayLimiter(gateway.base, 'wrong-token');
+    await assert.rejects(wrong.acquire(origin.url('/')), (e) => e instanceof GatewayError && e.status === 401 && e.code === 'unauthorized');
+    const shared = new GatewayLimiter(gateway.base, gateway.token);
+    await assert.rejects(shared.acquire('ftp://example.com/'), (e) => e.status === 400 && e.code === 'invalid_url');
+    assert.throws(() => new GatewayLimiter('not a url', 't'), /invalid gateway URL/);
+    assert.throws(() => new GatewayLimiter(gateway.base, ''), /invalid token/);
+    await assert.rejects(shared.schedule(origin.url('/'), 'not a function'), /invalid task/);
+  });
+});

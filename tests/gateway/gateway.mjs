@@ -1,0 +1,165 @@
+// Test helper: the real gateway — `wrangler dev` (the pinned wrangler 4.86.0, its workerd) on 127.0.0.1 with a
+// free port, the Worker prebuilt by scripts/build-worker.sh, Durable Object state in a directory of the test's
+// choosing. Started in its own process group and stopped by signalling that group (wrangler starts workerd
+// children); never by process name.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A free TCP port on 127.0.0.1 (the system picks it). */
+export async function freePort() {
+  const server = net.createServer();
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A fresh temporary directory (for Durable Object state). */
+export const tempDir = (prefix = 'hostpace-gateway-') => mkdtempSync(join(tmpdir(), prefix));
+
+export class Gateway {
+  /**
+   * Start the gateway. `vars` override wrangler.toml's [vars] (strings); `persistTo` keeps Durable Object state
+   * (default: a fresh temporary directory).
+   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string }} options
+   */
+  static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c' } = {}) {
+    if (!existsSync(`${root}worker/build/index.js`)) {
+      throw new Error('worker/build/index.js is missing: run scripts/build-worker.sh first');
+    }
+    const port = await freePort();
+    const inspectorPort = await freePort();
+    const args = [
+      'dev',
+      '--ip', '127.0.0.1',
+      '--port', String(port),
+      '--inspector-port', String(inspectorPort),
+      '--persist-to', persistTo,
+      '--show-interactive-dev-session=false',
+      '--var', `GATEWAY_TOKEN:${token}`,
+    ];
+    for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
+    const child = spawn(`${root}node_modules/.bin/wrangler`, args, {
+      cwd: root,
+      detached: true, // its own process group: stop() signals the group (wrangler and its workerd children)
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        HOSTPACE_WORKER_PREBUILT: '1',
+        WRANGLER_SEND_METRICS: 'false',
+        WRANGLER_SEND_ERROR_REPORTS: 'false',
+        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+        XDG_CONFIG_HOME: `${root}.wrangler/config`,
+        WRANGLER_LOG_PATH: `${root}.wrangler/logs`,
+        NO_COLOR: '1',
+      },
+    });
+    const gateway = new Gateway(child, port, token, persistTo);
+    await gateway.#ready();
+    return gateway;
+  }
+
+  constructor(child, port, token, persistTo) {
+    this.child = child;
+    this.port = port;
+    this.token = token;
+    this.persistTo = persistTo;
+    this.base = `http://127.0.0.1:${port}`;
+    /** wrangler's and the Worker's output, line by line (the last 5,000 lines). */
+    this.output = [];
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const collect = (chunk) => {
+      for (const line of String(chunk).split('\n')) if (line.trim()) this.output.push(line);
+      if (this.output.length > 5000) this.output.splice(0, this.output.length - 5000);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+  }
+
+  async #ready() {
+    const deadline = Date.now() + 90_000;
+    let exited = false;
+    this.exited.then(() => (exited = true));
+    while (Date.now() < deadline && !exited) {
+      try {
+        const res = await fetch(`${this.base}/healthz`, { signal: AbortSignal.timeout(2000) });
+        if (res.status === 200) return;
+        await res.arrayBuffer();
+      } catch (_) {
+        // not listening yet
+      }
+      await sleep(200);
+    }
+    await this.stop();
+    throw new Error(`the gateway did not start:\n${this.output.slice(-40).join('\n')}`);
+  }
+
+  /** The structured decision lines the Worker logged. */
+  decisions() {
+    return this.output
+      .map((line) => {
+        const at = line.indexOf('{"attempt"');
+        if (at < 0) return undefined;
+        try {
+          return JSON.parse(line.slice(at));
+        } catch (_) {
+          return undefined;
+        }
+      })
+      .filter((d) => d && d.event === 'decision');
+  }
+
+  /** `fetch` against the gateway with its bearer token (unless `headers.authorization` is given as null). */
+  request(path, init = {}) {
+    const headers = { authorization: `Bearer ${this.token}`, ...(init.headers ?? {}) };
+    if (headers.authorization === null) delete headers.authorization;
+    return fetch(`${this.base}${path}`, { ...init, headers });
+  }
+
+  /** `GET /v1/fetch?url=` for `target`. */
+  fetchVia(target, headers = {}) {
+    return this.request(`/v1/fetch?url=${encodeURIComponent(target)}`, { headers });
+  }
+
+  /** POST JSON to a route. */
+  post(path, body, headers = {}) {
+    return this.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  }
+
+  /** Stop wrangler and its workerd children (SIGTERM to the process group, SIGKILL after 5 s). */
+  async stop() {
+    if (process.env.HOSTPACE_GATEWAY_DEBUG) process.stderr.write(`${this.output.join('\n')}\n`);
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const signalGroup = (signal) => {
+      try {
+        process.kill(-this.child.pid, signal);
+      } catch (_) {
+        // already gone
+      }
+    };
+    signalGroup('SIGTERM');
+    const killed = await Promise.race([this.exited.then(() => true), sleep(5000).then(() => false)]);
+    if (!killed) {
+      signalGroup('SIGKILL');
+      await this.exited;
+    }
+    // workerd children may outlive wrangler for a moment: make sure the group is gone
+    await sleep(100);
+    signalGroup('SIGKILL');
+  }
+}
