@@ -42,6 +42,14 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen ${WASM_BIN
   cargo install wasm-bindgen-cli --version "${WASM_BINDGEN_VERSION}" --force
 fi
 
+# worker-build, pinned: builds the gateway Worker (scripts/build-worker.sh, offline: it is given wasm-bindgen,
+# wasm-opt and esbuild instead of downloading them).
+WORKER_BUILD_VERSION=0.8.7
+if [ "$(worker-build --version 2>/dev/null || true)" != "${WORKER_BUILD_VERSION}" ]; then
+  log "cargo install worker-build ${WORKER_BUILD_VERSION} (about 4 minutes)"
+  cargo install worker-build --version "${WORKER_BUILD_VERSION}" --locked --force
+fi
+
 # Node packages (binaryen's wasm-opt, TypeScript, Playwright's driver, the benchmark's peers).
 if ! command -v node >/dev/null; then
   echo "setup: node not found; this project needs Node.js 20+" >&2

@@ -31,3 +31,12 @@ step "npm package tests in Node (real HTTP origin on 127.0.0.1)"
 node --test --test-concurrency=1 tests/js/
 step "playground in headless Chromium (www/ with www/pkg from the package build; screenshots in target/playground-screenshots)"
 node --test tests/playground/
+step "edge gateway: hostpace-worker (clippy native + wasm32, docs, native unit tests), Worker build, end-to-end in workerd"
+# the worker crate is not a default member of the workspace commands above (the root package is): checked here
+cargo clippy -p hostpace-worker --all-targets -- -D warnings
+cargo clippy -p hostpace-worker --target wasm32-unknown-unknown -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc -p hostpace-worker --no-deps --quiet
+cargo test -p hostpace-worker
+scripts/build-worker.sh
+# wrangler dev (workerd) on 127.0.0.1, real origins on 127.0.0.1; one file at a time (they measure arrival times)
+node --test --test-concurrency=1 tests/gateway/

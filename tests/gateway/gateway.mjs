@@ -1,10 +1,10 @@
 // Test helper: the real gateway — `wrangler dev` (the pinned wrangler 4.86.0, its workerd) on 127.0.0.1 with a
 // free port, the Worker prebuilt by scripts/build-worker.sh, Durable Object state in a directory of the test's
-// choosing. Started in its own process group and stopped by signalling that group (wrangler starts workerd
+// choosing. HOSTPACE_GATEWAY_DEBUG=1 prints wrangler's and the Worker's output when a gateway stops. Started in its own process group and stopped by signalling that group (wrangler starts workerd
 // children); never by process name.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,25 @@ export async function freePort() {
 /** A fresh temporary directory (for Durable Object state). */
 export const tempDir = (prefix = 'hostpace-gateway-') => mkdtempSync(join(tmpdir(), prefix));
 
+/**
+ * wrangler.toml for tests, written to .wrangler/test-wrangler.toml: the same Worker, bindings, migrations, assets and
+ * [vars], without the [build] section. Its file watcher reports a change shortly after start and reloads the
+ * Worker, which would drop requests in flight (and the host objects' memory) at a random point of a test; the
+ * tests build once instead (scripts/build-worker.sh).
+ */
+function testConfig() {
+  const text = readFileSync(`${root}wrangler.toml`, 'utf8');
+  const withoutBuild = text.replace(/^\[build\][\s\S]*?(?=^\[)/m, '');
+  if (withoutBuild === text) throw new Error('wrangler.toml has no [build] section to drop');
+  const relocated = withoutBuild
+    .replace(/^main = "([^"]+)"/m, (_, p) => `main = "../${p}"`)
+    .replace(/^directory = "([^"]+)"/m, (_, p) => `directory = "../${p}"`);
+  mkdirSync(`${root}.wrangler`, { recursive: true });
+  const path = `${root}.wrangler/test-wrangler.toml`;
+  writeFileSync(path, relocated);
+  return path;
+}
+
 export class Gateway {
   /**
    * Start the gateway. `vars` override wrangler.toml's [vars] (strings); `persistTo` keeps Durable Object state
@@ -38,6 +57,7 @@ export class Gateway {
     if (!existsSync(`${root}worker/build/index.js`)) {
       throw new Error('worker/build/index.js is missing: run scripts/build-worker.sh first');
     }
+    const config = testConfig();
     const port = await freePort();
     const inspectorPort = await freePort();
     const args = [
@@ -45,6 +65,7 @@ export class Gateway {
       '--ip', '127.0.0.1',
       '--port', String(port),
       '--inspector-port', String(inspectorPort),
+      '--config', config,
       '--persist-to', persistTo,
       '--show-interactive-dev-session=false',
       '--var', `GATEWAY_TOKEN:${token}`,

@@ -96,8 +96,8 @@ impl HostClient {
         Ok(HostClient { stub, host: key.to_string() })
     }
 
-    async fn ask(&self, max_wait_ms: Option<f64>, robots: bool) -> Result<AskReply, ApiError> {
-        call(&self.stub, "ask", &AskRequest { host: self.host.clone(), max_wait_ms, robots }).await
+    async fn ask(&self, max_wait_ms: Option<f64>, robots: bool, confirm: bool) -> Result<AskReply, ApiError> {
+        call(&self.stub, "ask", &AskRequest { host: self.host.clone(), max_wait_ms, robots, confirm }).await
     }
 
     async fn depart(&self) -> Result<f64, ApiError> {
@@ -138,6 +138,9 @@ async fn sleep_ms(ms: f64) {
 /// Sleep until a reserved departure, then confirm it with the host's object until it says go (a late timer
 /// elsewhere must not bring two departures closer than the host's spacing). Returns the milliseconds waited.
 async fn wait_turn(host: &HostClient, dep: &Departure) -> Result<f64, ApiError> {
+    if dep.confirmed {
+        return Ok(0.0);
+    }
     sleep_ms(dep.wait_ms).await;
     let mut waited = dep.wait_ms;
     for _ in 0..1000 {
@@ -171,7 +174,7 @@ async fn take_turn(
     let robots = !cfg.robots_ttl.is_zero();
     loop {
         let remaining = max_wait.map(|m| (m.as_secs_f64() * 1000.0 - waited).max(0.0));
-        match host.ask(remaining, robots).await? {
+        match host.ask(remaining, robots, sleep).await? {
             AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
             AskReply::Robots(dep) => {
                 waited += wait_turn(host, &dep).await?;
@@ -427,7 +430,7 @@ async fn handle_fetch(
         // the core's bounded retry verdict: a 429/503 with retries left is retried after the host's cooldown
         let retry = RetryBudget::verdict(cfg.policy.max_retries, attempt, status) == RetryVerdict::Retry;
         let streams = !retry && !null_body_status(status) && upstream.body().is_some();
-        host.observe(ObserveRequest {
+        let observation = ObserveRequest {
             host: host.host.clone(),
             status: Some(status),
             headers: headers.iter().take(MAX_HEADERS).cloned().collect(),
@@ -435,8 +438,24 @@ async fn handle_fetch(
             timeout: false,
             permit_id: if streams { None } else { dep.permit_id },
             attempt: Some(attempt),
-        })
-        .await?;
+        };
+        if status == 429 || status == 503 {
+            // the cooldown must be in force before anything else (this request's retry included) is decided
+            host.observe(observation).await?;
+        } else {
+            // what a success teaches (latency, RateLimit headers) is reported while the body streams
+            let (env, key) = (env.clone(), target.key.clone());
+            ctx.wait_until(async move {
+                if let Ok(client) = HostClient::new(&env, &key) {
+                    if let Err(e) = client.observe(observation).await {
+                        worker::console_error!(
+                            "{}",
+                            serde_json::json!({ "event": "error", "code": e.code, "message": e.message })
+                        );
+                    }
+                }
+            });
+        }
         log_decision("fetch", &host.host, "request", attempt, waited, &dep.layer, Some(status));
         if retry {
             previous = Some((upstream, headers, dep.layer.clone()));

@@ -29,6 +29,8 @@ pub struct HostObject {
     state: State,
     env: Env,
     desk: RefCell<Option<HostDesk>>,
+    /// The text last written to storage (a change is written, an unchanged state is not).
+    saved: RefCell<Option<String>>,
     waiters: RefCell<Vec<js_sys::Function>>,
 }
 
@@ -84,8 +86,12 @@ impl HostObject {
         let out = f(desk, now)?;
         if save {
             let text = desk.save(now);
+            if self.saved.borrow().as_deref() == Some(text.as_str()) {
+                return Ok(out); // nothing changed (an observation that taught nothing): nothing to write
+            }
             self.sql("CREATE TABLE IF NOT EXISTS hostpace (k TEXT PRIMARY KEY, v TEXT NOT NULL)", vec![])?;
-            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.into()])?;
+            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.clone().into()])?;
+            *self.saved.borrow_mut() = Some(text);
         }
         Ok(out)
     }
@@ -129,8 +135,14 @@ impl HostObject {
         loop {
             // the caller's bound counts the time spent holding here
             let max_wait = deadline.map(|d| d.saturating_duration_since(now()));
-            let ask = self.with_desk(&req.host, true, |desk, now| {
-                desk.ask(max_wait, robots, now).map(|a| (a, now)).map_err(|e| ApiError::internal(e.to_string()))
+            let (ask, confirmed) = self.with_desk(&req.host, true, |desk, now| {
+                let ask = desk.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
+                // a departure that may go now is confirmed in the same call when the caller will send at once
+                let confirmed = match &ask {
+                    Ask::Go(d) if req.confirm && d.reserved && d.wait.is_zero() => desk.depart(now).is_zero(),
+                    _ => false,
+                };
+                Ok(((ask, now), confirmed))
             })?;
             match ask {
                 (Ask::Go(d), _) if !d.reserved => {
@@ -138,7 +150,7 @@ impl HostObject {
                     // then ask again
                     self.hold(d.wait.min(HOLD_POLL)).await;
                 }
-                (Ask::Go(d), _) => return Ok(AskReply::Go(Departure::from(&d))),
+                (Ask::Go(d), _) => return Ok(AskReply::Go(Departure { confirmed, ..Departure::from(&d) })),
                 (Ask::Robots(d), _) => return Ok(AskReply::Robots(Departure::from(&d))),
                 (Ask::Later { wait, layer }, _) => {
                     return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: layer.to_owned() })
@@ -258,7 +270,13 @@ impl HostObject {
 
 impl DurableObject for HostObject {
     fn new(state: State, env: Env) -> Self {
-        HostObject { state, env, desk: RefCell::new(None), waiters: RefCell::new(Vec::new()) }
+        HostObject {
+            state,
+            env,
+            desk: RefCell::new(None),
+            saved: RefCell::new(None),
+            waiters: RefCell::new(Vec::new()),
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {

@@ -26,6 +26,9 @@ pub struct Departure {
     /// The concurrency permit taken (when the policy limits concurrency): give it back with `/v1/observe`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permit_id: Option<u64>,
+    /// Already confirmed as departing now (the gateway's own fetch path: no separate `depart` needed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirmed: bool,
 }
 
 impl From<&Decision> for Departure {
@@ -36,6 +39,7 @@ impl From<&Decision> for Departure {
             departs_ms: ms(d.departs),
             reserved: d.reserved,
             permit_id: d.permit.map(|p| p.id),
+            confirmed: false,
         }
     }
 }
@@ -52,6 +56,9 @@ pub struct AskRequest {
     /// Whether robots.txt should be fetched first when due (the Worker will fetch it).
     #[serde(default)]
     pub robots: bool,
+    /// Whether a departure that may go now should be confirmed at once (the caller sends right away).
+    #[serde(default)]
+    pub confirm: bool,
 }
 
 /// Host object → Worker: the answer to an [`AskRequest`].
@@ -293,6 +300,7 @@ mod tests {
             departs_ms: 1.0,
             reserved: true,
             permit_id: None,
+            confirmed: false,
         });
         let json = serde_json::to_string(&go).unwrap();
         assert!(json.starts_with(r#"{"kind":"go","waitMs":0.0"#), "{json}");

@@ -187,3 +187,32 @@ void [
   politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
   bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2,
 ];
+
+// --- GatewayLimiter: the same shape, one budget per host shared through a hostpace gateway ---------------------
+import { GatewayError, GatewayLimiter, type GatewayDecision, type GatewayObservation } from 'hostpace';
+
+async function gatewayTour(): Promise<void> {
+  const shared = new GatewayLimiter('http://127.0.0.1:8787', 'dev-token');
+  const d: GatewayDecision = await shared.acquire('https://example.com/');
+  const ms: number = d.waitMs;
+  const permit: number | undefined = d.permitId;
+  const again: number = await shared.depart('https://example.com/');
+  const seen: GatewayObservation = await shared.observe('https://example.com/', { status: 429, headers: { 'retry-after': '3' } });
+  const verdict: 'done' | 'retry' | 'giveUp' | undefined = seen.verdict;
+  const n: number = await shared.schedule('https://example.com/', () => 1);
+  const res = await shared.fetch('https://example.com/', { signal: AbortSignal.timeout(1000) });
+  const attempts: number = res.hostpaceAttempts;
+  try {
+    await shared.acquire('ftp://example.com/');
+  } catch (e) {
+    if (e instanceof GatewayError) {
+      const code: string = e.code;
+      const status: number = e.status;
+      void [code, status];
+    }
+  }
+  // @ts-expect-error the token is required
+  new GatewayLimiter('http://127.0.0.1:8787');
+  void [ms, permit, again, verdict, n, attempts];
+}
+void gatewayTour;

@@ -1,0 +1,13 @@
+// The gateway Worker's wasm module stays within its budget (issue 5: at most 300 KB gzipped). Measured on the
+// build scripts/build-worker.sh makes (worker-build --release with opt-level z, wasm-opt), gzip -9.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { root } from './gateway.mjs';
+
+test('worker/build/index_bg.wasm is at most 300 KB gzipped', () => {
+  const wasm = readFileSync(`${root}worker/build/index_bg.wasm`);
+  const gz = gzipSync(wasm, { level: 9 }).length;
+  assert.ok(gz <= 300 * 1000, `${gz} bytes gzipped (${wasm.length} raw)`);
+});
