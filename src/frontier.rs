@@ -65,6 +65,10 @@ pub struct Frontier {
     order: u64,
     len: usize,
     max_queued: usize,
+    /// The host of the URL popped last, while it still has URLs: it goes back into the ready heap at the next
+    /// call, when the fetcher has reserved its departure and the registry knows when it may go again (pushing it
+    /// at once would put a stale entry in the heap, refreshed at the top: two heap operations more per URL).
+    popped: Option<u32>,
 }
 
 impl Frontier {
@@ -90,7 +94,7 @@ impl Frontier {
 
     /// Hosts with URLs queued.
     pub fn hosts_waiting(&self) -> usize {
-        self.ready.len()
+        self.ready.len() + usize::from(self.popped.is_some())
     }
 
     /// Queue `url` (absolute http/https) with `priority` (higher first within its host). Returns its host.
@@ -143,6 +147,13 @@ impl Frontier {
     /// The heap's head with its entry brought up to date: entries are lower bounds on their host's ready time,
     /// so a head whose host got busier is moved back until the head is exact. `None` when nothing is queued.
     fn head(&mut self, registry: &Registry, now: Instant) -> Option<(Instant, u32)> {
+        if let Some(h) = self.popped.take() {
+            // behind every other host ready at the same instant: round-robin
+            let queue = self.hosts.get_mut(h as usize)?;
+            let (decision, slot) = registry.peek_at(self.ids.key(h)?, queue.slot, now);
+            queue.slot = slot;
+            self.schedule(h, decision.departs);
+        }
         loop {
             let &Reverse((known, _, h)) = self.ready.peek()?;
             let queue = self.hosts.get_mut(h as usize)?;
@@ -190,8 +201,7 @@ impl Frontier {
             };
             self.len -= 1;
             if !self.hosts[h as usize].urls.is_empty() {
-                // behind every other host that is ready now: round-robin
-                self.schedule(h, now);
+                self.popped = Some(h);
             }
             return Ok((url, h));
         }
@@ -258,6 +268,24 @@ mod tests {
             })
             .collect();
         assert_eq!(got, urls);
+    }
+
+    #[test]
+    fn round_robin_holds_when_the_fetcher_does_not_reserve() {
+        let mut f = Frontier::new();
+        let r = Registry::new(Policy::default()).unwrap();
+        for i in 1..=3 {
+            for h in ["a", "b", "c"] {
+                f.push(&format!("http://{h}.example/{i}"), 0).unwrap();
+            }
+        }
+        let mut got = Vec::new();
+        while let Ok((url, _)) = f.pop_id(&r, Instant::ZERO) {
+            got.push(url.trim_start_matches("http://").replace(".example", ""));
+            assert_eq!(f.hosts_waiting(), if got.len() <= 6 { 3 } else { 9 - got.len() }, "after {got:?}");
+        }
+        assert_eq!(got, ["a/1", "b/1", "c/1", "a/2", "b/2", "c/2", "a/3", "b/3", "c/3"]);
+        assert!(f.is_empty());
     }
 
     #[test]
