@@ -1,0 +1,100 @@
+// The local floor of a gateway on workerd: what a do-nothing Worker, a round trip to a Durable Object, and one with a
+// SQLite write cost under miniflare (no wrangler proxy), beside the hostpace gateway itself (worker/build, prebuilt
+// by scripts/build-worker.sh) and a direct GET, all on 127.0.0.1. Bounded: 50 warm-up + 300 timed requests a row.
+//   scripts/build-worker.sh && node bench/workerd-floor/run.mjs
+import { Miniflare } from 'miniflare';
+import http from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const here = new URL('./', import.meta.url).pathname;
+const root = new URL('../../', import.meta.url).pathname;
+const N = 300;
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((p / 100) * xs.length)];
+async function timed(n, url, headers) {
+  const t = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const r = await fetch(url, { headers });
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`${url}: status ${r.status}`);
+    t.push(performance.now() - t0);
+  }
+  return t;
+}
+const rows = [];
+async function row(name, url, headers) {
+  await timed(50, url, headers);
+  const t = await timed(N, url, headers);
+  rows.push({ name, p50: pct(t, 50), p99: pct(t, 99) });
+}
+
+const origin = http.createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+  res.end('ok');
+});
+await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
+const target = `http://127.0.0.1:${origin.address().port}/`;
+
+const floor = new Miniflare({
+  modules: true,
+  scriptPath: `${here}worker.mjs`,
+  modulesRoot: here,
+  compatibilityDate: '2026-05-01',
+  host: '127.0.0.1',
+  port: 0,
+  durableObjects: { O: { className: 'Obj', useSQLite: true } },
+  durableObjectsPersist: mkdtempSync(join(tmpdir(), 'hostpace-floor-')),
+});
+const vars = {
+  GATEWAY_TOKEN: 'bench-token', CRAWL_ALLOW_PRIVATE_TARGETS: 'true', CRAWL_ROBOTS_TTL_SEC: '0',
+  CRAWL_RATE_PER_SEC: '100000', CRAWL_BURST_CAPACITY: '100000', CRAWL_MAX_BACKOFF_SEC: '120', CRAWL_MAX_RETRIES: '3',
+  CRAWL_MIN_INTERVAL_SEC: '0', CRAWL_MAX_CONCURRENCY: '0', CRAWL_LEASE_SEC: '60', CRAWL_QUOTA_LIMIT: '0',
+  CRAWL_QUOTA_WINDOW_SEC: '86400', CRAWL_MAX_HOSTS_PER_TOKEN: '10000', CRAWL_MAX_CRAWL_DELAY_SEC: '60',
+  CRAWL_USER_AGENT: 'hostpace-bench', CRAWL_MAX_WAIT_SEC: '300', CRAWL_MAX_BODY_BYTES: '10485760',
+  CRAWL_FETCH_TIMEOUT_SEC: '30',
+};
+const gateway = new Miniflare({
+  modules: true,
+  scriptPath: `${root}worker/build/index.js`,
+  modulesRoot: root,
+  modulesRules: [
+    { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
+  ],
+  compatibilityDate: '2026-05-01',
+  host: '127.0.0.1',
+  port: 0,
+  durableObjects: {
+    HOSTS: { className: 'HostObject', useSQLite: true },
+    LEDGER: { className: 'TokenLedger', useSQLite: true },
+  },
+  durableObjectsPersist: mkdtempSync(join(tmpdir(), 'hostpace-floor-gw-')),
+  bindings: vars,
+  handleRuntimeStdio: (stdout, stderr) => { stdout.resume(); stderr.resume(); }, // the decision log, dropped
+});
+try {
+  const f = (await floor.ready).href;
+  const g = (await gateway.ready).href;
+  await row('direct GET to the origin', target);
+  await row('do-nothing Worker', `${f}plain`);
+  await row('Worker → Durable Object (no storage)', `${f}read`);
+  await row('Worker → Durable Object + one SQLite write', `${f}write`);
+  await row('Worker fetching the origin', `${f}fetch?url=${encodeURIComponent(target)}`);
+  await row('Worker → Durable Object + SQLite write, then fetching the origin', `${f}write-fetch?url=${encodeURIComponent(target)}`);
+  await row('hostpace gateway /healthz', `${g}healthz`);
+  await row('hostpace gateway GET /v1/fetch', `${g}v1/fetch?url=${encodeURIComponent(target)}`, {
+    authorization: 'Bearer bench-token',
+  });
+} finally {
+  await floor.dispose();
+  await gateway.dispose();
+  origin.close();
+}
+const direct = rows[0].p50;
+console.log('| row | p50 ms | p99 ms | p50 over direct |');
+console.log('|---|---:|---:|---:|');
+for (const r of rows) {
+  console.log(`| ${r.name} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.p50 - direct).toFixed(2)} |`);
+}
