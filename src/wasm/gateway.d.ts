@@ -1,5 +1,5 @@
 // Types of GatewayLimiter (src/wasm/gateway.js), copied into the npm package by scripts/build-pkg.sh.
-import type { Decision, Layer, ResponseLike, ScheduleOptions } from './hostpace.js';
+import type { Decision, Layer, Observation, ResponseLike, ScheduleOptions } from './hostpace.js';
 
 /** A departure reserved at the gateway (`POST /v1/acquire`). */
 export interface GatewayDecision extends Omit<Decision, 'host'> {
@@ -15,16 +15,8 @@ export interface GatewayNotYet {
 }
 
 /** What an observation changed at the gateway (`POST /v1/observe`). */
-export interface GatewayObservation {
-  host: string;
+export interface GatewayObservation extends Observation {
   verdict?: 'done' | 'retry' | 'giveUp';
-  cooldownUntilMs?: number;
-  retryAfterMs?: number;
-  serverQuotaUntilMs?: number;
-  serverRateCap?: number;
-  ratePerSec: [number, number];
-  burstCapacity: [number, number];
-  ignored: string[];
   released: boolean;
 }
 
