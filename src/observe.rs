@@ -3,8 +3,8 @@
 //! passes what it received and the instant it received it.
 
 use crate::host::HostState;
-use crate::policy::{Limits, MIN_RATE_PER_SEC};
-use crate::response::{parse_rate_limit, parse_retry_after, HeaderError};
+use crate::policy::{Limits, Policy, MIN_RATE_PER_SEC};
+use crate::response::{has_rate_limit_fields, parse_rate_limit, parse_retry_after, HeaderError};
 use crate::robots::crawl_delay;
 use crate::time::{duration_nanos, nanos_to_ms as ms, Instant};
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,18 @@ pub struct Response<'a> {
     pub latency: Option<Duration>,
     /// The wall clock in epoch milliseconds, to resolve HTTP-dates when the response has no `Date` header.
     pub wall_now_ms: Option<u64>,
+}
+
+impl Response<'_> {
+    /// Whether observing this response can change a host's state under `policy`: a 429 or 503, RateLimit fields,
+    /// or (with adaptive pacing) a measured latency on an answer below 500. Observing any other response changes
+    /// nothing, so a shell may skip reporting it (the gateway saves an object call per plain success).
+    pub fn teaches(&self, policy: &Policy) -> bool {
+        self.status == 429
+            || self.status == 503
+            || has_rate_limit_fields(self.headers)
+            || (policy.adaptive.is_some() && self.status < 500 && self.latency.is_some())
+    }
 }
 
 /// What an observation changed, so a shell can log why pacing moved. Fields are `None` when unchanged.

@@ -12,7 +12,7 @@ mod ratelimit;
 mod retry_after;
 mod sf;
 
-pub use ratelimit::{parse_rate_limit, ServerLimits, ServerPolicy};
+pub use ratelimit::{has_rate_limit_fields, parse_rate_limit, ServerLimits, ServerPolicy};
 pub use retry_after::parse_retry_after;
 
 use crate::error::Quoted;

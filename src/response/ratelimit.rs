@@ -137,6 +137,15 @@ pub fn parse_rate_limit(headers: &[(&str, &str)], wall_now_ms: Option<u64>) -> S
     limits
 }
 
+/// Whether `headers` carry any of the fields [`parse_rate_limit`] reads for limits (RateLimit, RateLimit-Policy,
+/// RateLimit-* and X-RateLimit-*); without one, it learns nothing.
+pub fn has_rate_limit_fields(headers: &[(&str, &str)]) -> bool {
+    headers.iter().any(|(name, _)| {
+        [POLICY, RATELIMIT].iter().any(|f| name.eq_ignore_ascii_case(f))
+            || [LIMIT, REMAINING, RESET].iter().flatten().any(|(f, _)| name.eq_ignore_ascii_case(f))
+    })
+}
+
 /// The first value of header `name` (lowercase).
 fn first<'h>(headers: &[(&str, &'h str)], name: &str) -> Option<&'h str> {
     headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|&(_, v)| v)

@@ -13,7 +13,7 @@ use crate::protocol::{
 };
 use crate::target::{check_target, Target};
 use hostpace::robots::MAX_ROBOTS_BYTES;
-use hostpace::{HostKey, RetryBudget, RetryVerdict};
+use hostpace::{HostKey, Response as CoreResponse, RetryBudget, RetryVerdict};
 use serde::{de::DeserializeOwned, Serialize};
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -439,9 +439,18 @@ async fn handle_fetch(
             permit_id: if streams { None } else { dep.permit_id },
             attempt: Some(attempt),
         };
+        let pairs: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let core_view = CoreResponse {
+            status,
+            headers: &pairs,
+            latency: Some(Duration::from_secs_f64(latency.max(0.0) / 1000.0)),
+            wall_now_ms: None,
+        };
         if status == 429 || status == 503 {
             // the cooldown must be in force before anything else (this request's retry included) is decided
             host.observe(observation).await?;
+        } else if !core_view.teaches(&cfg.policy) && observation.permit_id.is_none() {
+            // the core says this answer can change nothing at the host (and no permit rides on it): no object call
         } else {
             // what a success teaches (latency, RateLimit headers) is reported while the body streams
             let (env, key) = (env.clone(), target.key.clone());
