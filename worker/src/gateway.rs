@@ -323,6 +323,10 @@ async fn pass_through(
             }
             web_sys::Response::new_with_opt_buffer_source_and_init(Some(&bytes), &init)
         }
+        // a declared length within the bound and no permit to give back at the end: the body as it comes
+        Some(stream) if permit.is_none() => {
+            web_sys::Response::new_with_opt_readable_stream_and_init(Some(&stream), &init)
+        }
         Some(stream) => {
             let passed = js::pass_body(&stream, cfg.max_body_bytes as f64);
             let readable: web_sys::ReadableStream = js::get(&passed, "readable").unchecked_into();
