@@ -89,7 +89,10 @@ impl HostObject {
             if self.saved.borrow().as_deref() == Some(text.as_str()) {
                 return Ok(out); // nothing changed (an observation that taught nothing): nothing to write
             }
-            self.sql("CREATE TABLE IF NOT EXISTS hostpace (k TEXT PRIMARY KEY, v TEXT NOT NULL)", vec![])?;
+            if self.saved.borrow().is_none() {
+                // the first write of this object's life (later ones know the table is there)
+                self.sql("CREATE TABLE IF NOT EXISTS hostpace (k TEXT PRIMARY KEY, v TEXT NOT NULL)", vec![])?;
+            }
             self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.clone().into()])?;
             *self.saved.borrow_mut() = Some(text);
         }
