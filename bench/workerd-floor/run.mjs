@@ -17,8 +17,8 @@ async function timed(n, url, headers) {
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     const r = await fetch(url, { headers });
-    await r.arrayBuffer();
-    if (r.status !== 200) throw new Error(`${url}: status ${r.status}`);
+    const body = await r.text();
+    if (r.status !== 200) throw new Error(`${url}: status ${r.status}: ${body.slice(0, 300)}`);
     t.push(performance.now() - t0);
   }
   return t;
