@@ -5,31 +5,10 @@
 // objects run the same core); this file only calls it and sleeps. Plain JavaScript: it adds nothing to the wasm
 // module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
 
-function abortReason(signal) {
-  return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
-}
+import { abortReason, isResponseLike, sleep } from './polite.js';
 
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal && signal.aborted) {
-      reject(abortReason(signal));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortReason(signal));
-    };
-    const timer = setTimeout(() => {
-      if (signal) signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, Math.ceil(ms)));
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function isResponseLike(value) {
-  return value !== null && typeof value === 'object' && typeof value.status === 'number';
-}
+// The waiting helpers are `Limiter`'s own (polite.js); gateway waits are rounded up to whole milliseconds.
+const sleepMs = (ms, signal) => sleep(Math.ceil(ms), signal);
 
 function headerPairs(headers) {
   if (!headers) return [];
@@ -158,9 +137,9 @@ export class GatewayLimiter {
     for (;;) {
       if (signal && signal.aborted) throw abortReason(signal);
       const decision = await this.acquire(url);
-      await sleep(decision.waitMs, signal);
+      await sleepMs(decision.waitMs, signal);
       if (!decision.reserved) continue;
-      for (let extra = await this.depart(url); extra > 0; extra = await this.depart(url)) await sleep(extra, signal);
+      for (let extra = await this.depart(url); extra > 0; extra = await this.depart(url)) await sleepMs(extra, signal);
       return decision;
     }
   }

@@ -14,12 +14,13 @@ function wake(limiter) {
   }
 }
 
-function abortReason(signal) {
+/** The reason an aborted `signal` gives (shared with gateway.js). */
+export function abortReason(signal) {
   return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
 }
 
 /** Resolve after `ms` (or on a release of `limiter`'s permits, when given); reject if `signal` aborts first. */
-function sleep(ms, signal, limiter) {
+export function sleep(ms, signal, limiter) {
   return new Promise((resolve, reject) => {
     if (signal && signal.aborted) {
       reject(abortReason(signal));
@@ -45,7 +46,7 @@ function sleep(ms, signal, limiter) {
   });
 }
 
-function isResponseLike(value) {
+export function isResponseLike(value) {
   return value !== null && typeof value === 'object' && typeof value.status === 'number';
 }
 
