@@ -201,13 +201,15 @@ fn date_secs(year: u32, month: u32, day: u32) -> Option<u64> {
     u64::try_from(days).ok().map(|d| d * 86_400)
 }
 
+/// What follows `<weekday>, ` when the weekday is one of `names`.
+fn after_weekday<'s>(s: &'s str, names: &[&str]) -> Option<&'s str> {
+    let (wd, rest) = s.split_once(',')?;
+    names.contains(&wd).then_some(rest.strip_prefix(' ')?)
+}
+
 /// `Sun, 06 Nov 1994 08:49:37 GMT`
 fn imf_fixdate(s: &str) -> Option<u64> {
-    let (wd, rest) = s.split_once(',')?;
-    let rest = rest.strip_prefix(' ')?;
-    if !DAYS.contains(&wd) {
-        return None;
-    }
+    let rest = after_weekday(s, &DAYS)?;
     let mut p = rest.split(' ');
     let (day, month, year, time, zone) = (p.next()?, p.next()?, p.next()?, p.next()?, p.next()?);
     if p.next().is_some() || zone != "GMT" || day.len() != 2 || year.len() != 4 {
@@ -218,11 +220,7 @@ fn imf_fixdate(s: &str) -> Option<u64> {
 
 /// `Sunday, 06-Nov-94 08:49:37 GMT`
 fn rfc850_date(s: &str) -> Option<u64> {
-    let (wd, rest) = s.split_once(',')?;
-    let rest = rest.strip_prefix(' ')?;
-    if !DAY_NAMES.contains(&wd) {
-        return None;
-    }
+    let rest = after_weekday(s, &DAY_NAMES)?;
     let mut p = rest.split(' ');
     let (date, time, zone) = (p.next()?, p.next()?, p.next()?);
     if p.next().is_some() || zone != "GMT" {
