@@ -144,22 +144,25 @@ impl Frontier {
         self.ready.push(Reverse((at, order, h)));
     }
 
+    /// When host `h` may go next under `registry`'s pacing (asked through its remembered registry slot).
+    fn departs(&mut self, registry: &Registry, h: u32, now: Instant) -> Option<Instant> {
+        let queue = self.hosts.get_mut(h as usize)?;
+        let (decision, slot) = registry.peek_at(self.ids.key(h)?, queue.slot, now);
+        queue.slot = slot;
+        Some(decision.departs)
+    }
+
     /// The heap's head with its entry brought up to date: entries are lower bounds on their host's ready time,
     /// so a head whose host got busier is moved back until the head is exact. `None` when nothing is queued.
     fn head(&mut self, registry: &Registry, now: Instant) -> Option<(Instant, u32)> {
         if let Some(h) = self.popped.take() {
             // behind every other host ready at the same instant: round-robin
-            let queue = self.hosts.get_mut(h as usize)?;
-            let (decision, slot) = registry.peek_at(self.ids.key(h)?, queue.slot, now);
-            queue.slot = slot;
-            self.schedule(h, decision.departs);
+            let at = self.departs(registry, h, now)?;
+            self.schedule(h, at);
         }
         loop {
             let &Reverse((known, _, h)) = self.ready.peek()?;
-            let queue = self.hosts.get_mut(h as usize)?;
-            let (decision, slot) = registry.peek_at(self.ids.key(h)?, queue.slot, now);
-            queue.slot = slot;
-            let actual = decision.departs;
+            let actual = self.departs(registry, h, now)?;
             if actual <= known {
                 return Some((actual, h));
             }
