@@ -4,7 +4,7 @@
 //   scripts/build-worker.sh && node bench/workerd-floor/run.mjs
 import { Miniflare } from 'miniflare';
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,13 +47,15 @@ const floor = new Miniflare({
   durableObjects: { O: { className: 'Obj', useSQLite: true } },
   durableObjectsPersist: mkdtempSync(join(tmpdir(), 'hostpace-floor-')),
 });
+// the gateway's [vars] as wrangler.toml has them (miniflare does not read it), with the bench's overrides
+const tomlVars = readFileSync(`${root}wrangler.toml`, 'utf8').split(/^\[vars\]$/m)[1] ?? '';
 const vars = {
-  GATEWAY_TOKEN: 'bench-token', CRAWL_ALLOW_PRIVATE_TARGETS: 'true', CRAWL_ROBOTS_TTL_SEC: '0',
-  CRAWL_RATE_PER_SEC: '100000', CRAWL_BURST_CAPACITY: '100000', CRAWL_MAX_BACKOFF_SEC: '120', CRAWL_MAX_RETRIES: '3',
-  CRAWL_MIN_INTERVAL_SEC: '0', CRAWL_MAX_CONCURRENCY: '0', CRAWL_LEASE_SEC: '60', CRAWL_QUOTA_LIMIT: '0',
-  CRAWL_QUOTA_WINDOW_SEC: '86400', CRAWL_MAX_HOSTS_PER_TOKEN: '10000', CRAWL_MAX_CRAWL_DELAY_SEC: '60',
-  CRAWL_USER_AGENT: 'hostpace-bench', CRAWL_MAX_WAIT_SEC: '300', CRAWL_MAX_BODY_BYTES: '10485760',
-  CRAWL_FETCH_TIMEOUT_SEC: '30',
+  ...Object.fromEntries([...tomlVars.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]])),
+  GATEWAY_TOKEN: 'bench-token',
+  CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
+  CRAWL_ROBOTS_TTL_SEC: '0',
+  CRAWL_RATE_PER_SEC: '100000',
+  CRAWL_BURST_CAPACITY: '100000',
 };
 const gateway = new Miniflare({
   modules: true,
