@@ -4,6 +4,7 @@
 //! WebAssembly (browsers, Node, workerd all ship one), which keeps the IDNA tables out of the wasm module.
 
 use crate::error::{clip, Error, Quoted};
+use crate::id_table::IdTable;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -16,9 +17,33 @@ pub const MAX_HOST_LEN: usize = 253;
 /// The normalized name of a target host: lowercase, IDNA in its ASCII (punycode) form, no trailing dot, IPv6 in
 /// brackets, and the port only when it is not the scheme's default. `HTTP://Example.COM.:80/` and
 /// `http://example.com/` share the key `example.com`; `https://example.com:8443/` has `example.com:8443`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+///
+/// A key of up to [`HostKey::INLINE`] bytes (most host names) is stored inline, in the key itself: comparing two
+/// keys then reads no other memory, which is what a registry lookup does on every decision.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct HostKey(Box<str>);
+pub struct HostKey(Repr);
+
+/// The key's text: inline (length, bytes zero-padded) when it fits, else on the heap. Which one is decided by the
+/// length alone, so equal texts always have equal representations and the derived equality is the text's.
+#[derive(Clone, PartialEq, Eq)]
+enum Repr {
+    Inline(u8, [u8; HostKey::INLINE]),
+    Heap(Box<str>),
+}
+
+impl Repr {
+    fn new(text: &str) -> Repr {
+        let bytes = text.as_bytes();
+        if bytes.len() <= HostKey::INLINE {
+            let mut buf = [0; HostKey::INLINE];
+            buf[..bytes.len()].copy_from_slice(bytes);
+            Repr::Inline(bytes.len() as u8, buf)
+        } else {
+            Repr::Heap(text.into())
+        }
+    }
+}
 
 /// An absolute `http:`/`https:` URL as a WHATWG parser read it, reduced to what pacing and target checks need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,8 +153,8 @@ impl HostKey {
             });
         }
         Ok(HostKey(match url.port {
-            Some(port) => format!("{host}:{port}").into_boxed_str(),
-            None => host.into(),
+            Some(port) => Repr::new(&format!("{host}:{port}")),
+            None => Repr::new(host),
         }))
     }
 
@@ -148,15 +173,49 @@ impl HostKey {
         HostKey::of(&url, host)
     }
 
+    /// Keys of up to this many bytes are stored inline (no allocation, no pointer to follow).
+    pub const INLINE: usize = 22;
+
     /// The key as text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            Repr::Inline(len, buf) => {
+                let bytes = &buf[..usize::from(*len).min(HostKey::INLINE)];
+                // SAFETY: `Repr::new` copied a whole `&str` (valid UTF-8) of exactly `len` bytes into `buf`.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+            Repr::Heap(text) => text,
+        }
+    }
+}
+
+impl std::hash::Hash for HostKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for HostKey {
+    fn partial_cmp(&self, other: &HostKey) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for HostKey {
+    fn cmp(&self, other: &HostKey) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl fmt::Debug for HostKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("HostKey").field(&self.as_str()).finish()
     }
 }
 
 impl fmt::Display for HostKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
@@ -169,7 +228,10 @@ impl TryFrom<String> for HostKey {
 
 impl From<HostKey> for String {
     fn from(k: HostKey) -> String {
-        k.0.into()
+        match k.0 {
+            Repr::Heap(text) => text.into(),
+            inline => HostKey(inline).as_str().to_owned(),
+        }
     }
 }
 
@@ -205,18 +267,12 @@ impl std::hash::BuildHasher for KeyHasher {
     }
 }
 
-/// Insert `id` under `hash` into an index of ids; `hash_of` gives an id's hash when the table grows. Every index
-/// table goes through here with the same closure type, so the wasm module carries one copy of the resize code.
-pub(crate) fn insert_id(table: &mut hashbrown::HashTable<u32>, hash: u64, id: u32, hash_of: &dyn Fn(u32) -> u64) {
-    table.insert_unique(hash, id, |&i| hash_of(i));
-}
-
 /// Host keys interned as dense ids (0, 1, 2…), found through a hash table of ids: the cheap handle a frontier or
 /// a JS caller passes around instead of a string.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     keys: Vec<HostKey>,
-    table: hashbrown::HashTable<u32>,
+    table: IdTable,
     hasher: KeyHasher,
 }
 
@@ -225,7 +281,7 @@ impl Interner {
     pub fn get(&self, key: &HostKey) -> Option<u32> {
         use std::hash::BuildHasher;
         let hash = self.hasher.hash_one(key);
-        self.table.find(hash, |&i| self.keys[i as usize] == *key).copied()
+        self.table.find(hash, |i| self.keys[i as usize] == *key)
     }
 
     /// The id of `key`, interning it if new.
@@ -237,7 +293,7 @@ impl Interner {
         let Interner { keys, table, hasher } = self;
         let id = keys.len() as u32;
         keys.push(key.clone());
-        insert_id(table, hasher.hash_one(key), id, &|i| hasher.hash_one(&keys[i as usize]));
+        table.insert(hasher.hash_one(key), id, &|i| hasher.hash_one(&keys[i as usize]));
         id
     }
 
@@ -288,7 +344,7 @@ pub(crate) fn plain_origin(url: &str) -> Option<&str> {
 pub struct OriginCache {
     /// (origin, id of its host key)
     entries: Vec<(Box<str>, u32)>,
-    table: hashbrown::HashTable<u32>,
+    table: IdTable,
     hasher: KeyHasher,
     ids: Interner,
 }
@@ -304,7 +360,7 @@ impl OriginCache {
             return Ok(self.ids.intern(&HostKey::from_url(url)?));
         };
         let hash = self.hasher.hash_one(origin);
-        if let Some(&i) = self.table.find(hash, |&i| &*self.entries[i as usize].0 == origin) {
+        if let Some(i) = self.table.find(hash, |i| &*self.entries[i as usize].0 == origin) {
             return Ok(self.entries[i as usize].1);
         }
         let id = self.ids.intern(&HostKey::from_url(url)?);
@@ -315,7 +371,7 @@ impl OriginCache {
         let OriginCache { entries, table, hasher, .. } = self;
         let at = entries.len() as u32;
         entries.push((origin.into(), id));
-        insert_id(table, hash, at, &|i| hasher.hash_one(&*entries[i as usize].0));
+        table.insert(hash, at, &|i| hasher.hash_one(&*entries[i as usize].0));
         Ok(id)
     }
 
@@ -344,6 +400,39 @@ mod tests {
     use super::*;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn inline_and_heap_keys_behave_alike_at_the_boundary() {
+        use std::hash::BuildHasher;
+        // 21, 22 (last inline) and 23, 40 bytes (heap)
+        let long = "a".repeat(36) + ".com";
+        let texts = ["a2345678901234567.com", "a23456789012345678.com", "a234567890123456789.com", long.as_str()];
+        assert_eq!(texts.map(str::len), [21, HostKey::INLINE, 23, 40]);
+        let keys: Vec<HostKey> = texts.iter().map(|t| HostKey::parse(t).unwrap()).collect();
+        let hasher = KeyHasher::default();
+        for (t, k) in texts.iter().zip(&keys) {
+            assert_eq!(k.as_str(), *t);
+            assert_eq!(k.to_string(), *t);
+            assert_eq!(String::from(k.clone()), *t);
+            assert_eq!(format!("{k:?}"), format!("HostKey({t:?})"));
+            // the same text spelled differently gives an equal key with an equal hash, inline or not
+            let other = HostKey::from_url(&format!("HTTP://{}.:80/x", t.to_uppercase())).unwrap();
+            assert_eq!(&other, k);
+            assert_eq!(hasher.hash_one(&other), hasher.hash_one(k));
+            assert_eq!(hasher.hash_one(k), hasher.hash_one(*t));
+            let json = serde_json::to_string(k).unwrap();
+            assert_eq!(serde_json::from_str::<HostKey>(&json).unwrap(), *k);
+        }
+        for (i, a) in keys.iter().enumerate() {
+            for (j, b) in keys.iter().enumerate() {
+                assert_eq!(a == b, i == j);
+                assert_eq!(a.cmp(b), texts[i].cmp(texts[j]));
+            }
+        }
+        // a port makes a key longer: "x…x.com:8080" past the inline bound
+        let k = HostKey::from_url("http://a2345678901234567.com:8080/").unwrap();
+        assert_eq!(k.as_str(), "a2345678901234567.com:8080");
+    }
 
     #[test]
     fn spellings_of_one_host_share_a_key() {

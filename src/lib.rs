@@ -32,6 +32,7 @@ mod error;
 mod frontier;
 mod host;
 mod host_key;
+mod id_table;
 pub mod layers;
 mod observe;
 mod policy;

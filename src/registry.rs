@@ -3,7 +3,8 @@
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::host::{Decision, HostState, HostStats, Layer};
-use crate::host_key::{insert_id, HostKey};
+use crate::host_key::HostKey;
+use crate::id_table::IdTable;
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
@@ -14,19 +15,19 @@ use std::time::Duration;
 /// The snapshot format version this build writes and reads.
 pub const SNAPSHOT_VERSION: u32 = 1;
 
-/// Hosts in a dense vector, found through a hash table of indices (4 bytes a slot): a hash map of
-/// `(HostKey, HostState)` would round its table up to a power of two of 136-byte slots.
+/// Hosts in a dense vector, found through a table of indices (8 bytes a slot, see [`IdTable`]): a hash map of
+/// `(HostKey, HostState)` would round its table up to a power of two of 152-byte slots.
 #[derive(Clone, Debug, Default)]
 struct Hosts {
     entries: Vec<(HostKey, HostState)>,
-    index: hashbrown::HashTable<u32>,
+    index: IdTable,
     hasher: crate::host_key::KeyHasher,
 }
 
 impl Hosts {
     fn find(&self, key: &HostKey) -> Option<usize> {
         let hash = self.hasher.hash_one(key);
-        self.index.find(hash, |&i| self.entries[i as usize].0 == *key).map(|&i| i as usize)
+        self.index.find(hash, |i| self.entries[i as usize].0 == *key).map(|i| i as usize)
     }
 
     fn get(&self, key: &HostKey) -> Option<&HostState> {
@@ -43,7 +44,7 @@ impl Hosts {
         let at = entries.len();
         let hash = hasher.hash_one(&key);
         entries.push((key, state));
-        insert_id(index, hash, at as u32, &|i| hasher.hash_one(&entries[i as usize].0));
+        index.insert(hash, at as u32, &|i| hasher.hash_one(&entries[i as usize].0));
         at
     }
 
@@ -54,7 +55,7 @@ impl Hosts {
             let Hosts { entries, index, hasher } = self;
             index.clear();
             for (i, (k, _)) in entries.iter().enumerate() {
-                insert_id(index, hasher.hash_one(k), i as u32, &|j| hasher.hash_one(&entries[j as usize].0));
+                index.insert(hasher.hash_one(k), i as u32, &|j| hasher.hash_one(&entries[j as usize].0));
             }
         }
     }

@@ -23,16 +23,57 @@ const SLOTS: usize = SUB_WINDOWS as usize + 1;
 ///
 /// Alone, this layer lets the whole quota go at once (a burst); the interval and burst layers of
 /// [`crate::HostLimiter`] are what spread it.
+///
+/// Layout: a decision inside the newest sub-window (the common case) reads and writes only the first 40 bytes
+/// (the newest sub-window's count is kept there, not in the ring), and the struct is aligned to a cache line, so
+/// such a decision touches one line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Stored", into = "Stored")]
+#[repr(C, align(64))]
 pub struct SlidingWindow {
     limit: u32,
-    window_ns: u64,
+    /// Departures counted in sub-window `top` (its ring slot stays 0 until a later sub-window takes over).
+    cur: u32,
     sub_ns: u64,
     /// Index (instant / sub_ns) of the newest sub-window with a departure counted.
     top: u64,
-    /// Sum of `counts` (every sub-window the ring holds), so the common check is O(1).
+    /// Departures counted in every sub-window held (the ring and `cur`), so the common check is O(1).
+    total: u64,
+    window_ns: u64,
+    counts: [u32; SLOTS],
+}
+
+/// The serialized form: the ring with the newest sub-window's count in its slot (as earlier versions wrote it).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename = "SlidingWindow")]
+struct Stored {
+    limit: u32,
+    window_ns: u64,
+    sub_ns: u64,
+    top: u64,
     total: u64,
     counts: [u32; SLOTS],
+}
+
+impl From<SlidingWindow> for Stored {
+    fn from(w: SlidingWindow) -> Stored {
+        Stored {
+            limit: w.limit,
+            window_ns: w.window_ns,
+            sub_ns: w.sub_ns,
+            top: w.top,
+            total: w.total,
+            counts: w.ring(),
+        }
+    }
+}
+
+impl From<Stored> for SlidingWindow {
+    fn from(s: Stored) -> SlidingWindow {
+        let mut w = SlidingWindow::from_nanos(s.limit, s.window_ns);
+        w.set_ring(s.top, s.counts);
+        w
+    }
 }
 
 impl SlidingWindow {
@@ -58,8 +99,24 @@ impl SlidingWindow {
             sub_ns: window_ns.div_ceil(SUB_WINDOWS),
             top: 0,
             total: 0,
+            cur: 0,
             counts: [0; SLOTS],
         }
+    }
+
+    /// The ring as it would be with the newest sub-window's count in its slot.
+    fn ring(&self) -> [u32; SLOTS] {
+        let mut counts = self.counts;
+        counts[Self::slot(self.top)] = self.cur;
+        counts
+    }
+
+    /// Take a ring whose newest sub-window is `top` (its count in its slot).
+    fn set_ring(&mut self, top: u64, counts: [u32; SLOTS]) {
+        self.top = top;
+        self.counts = counts;
+        self.cur = std::mem::take(&mut self.counts[Self::slot(top)]);
+        self.total = counts.iter().map(|&c| u64::from(c)).sum();
     }
 
     fn slot(index: u64) -> usize {
@@ -67,6 +124,7 @@ impl SlidingWindow {
     }
 
     /// Departures counted against a departure in sub-window `c`: every sub-window from `c - 15` to the newest.
+    /// (The sub-windows dropped here are all older than `top`, so the ring holds their counts.)
     fn counted(&self, c: u64) -> u64 {
         let oldest = self.top.saturating_sub(SUB_WINDOWS);
         let from = c.saturating_sub(SUB_WINDOWS);
@@ -106,18 +164,19 @@ impl SlidingWindow {
         w.u64(u64::from(self.limit));
         w.u64(self.window_ns);
         w.u64(self.top);
-        for c in self.counts {
+        for c in self.ring() {
             w.u64(u64::from(c));
         }
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> SlidingWindow {
         let mut q = SlidingWindow::from_nanos(r.u32("quota limit"), r.u64("quota window"));
-        q.top = r.u64("quota top");
-        for c in q.counts.iter_mut() {
+        let top = r.u64("quota top");
+        let mut counts = [0; SLOTS];
+        for c in counts.iter_mut() {
             *c = r.u32("quota count");
         }
-        q.total = q.counts.iter().map(|&c| u64::from(c)).sum();
+        q.set_ring(top, counts);
         q
     }
 }
@@ -147,6 +206,9 @@ impl Meter for SlidingWindow {
     fn charge(&mut self, at: Instant) {
         let c = (at.as_nanos() / self.sub_ns).max(self.top);
         if c > self.top {
+            // the newest sub-window's count goes into the ring (a later one takes over `cur`)
+            self.counts[Self::slot(self.top)] = self.cur;
+            self.cur = 0;
             let clear = (c - self.top).min(SLOTS as u64);
             for i in 1..=clear {
                 let slot = &mut self.counts[Self::slot(self.top + i)];
@@ -155,9 +217,8 @@ impl Meter for SlidingWindow {
             }
             self.top = c;
         }
-        let s = Self::slot(c);
-        if self.counts[s] < u32::MAX {
-            self.counts[s] += 1;
+        if self.cur < u32::MAX {
+            self.cur += 1;
             self.total += 1;
         }
     }
@@ -195,6 +256,36 @@ mod tests {
             let in_window = deps[..=i].iter().filter(|&&d| d + 10_000_000_000 > t).count();
             assert!(in_window <= 3, "window ending at {t} holds {in_window}");
         }
+    }
+
+    #[test]
+    fn the_newest_count_kept_apart_reads_and_writes_as_one_ring() {
+        // 4 per 15 s (1 s sub-windows); departures asked for over 40 s, with gaps past the whole window
+        let mut w = SlidingWindow::new(4, 15.0).unwrap();
+        let mut now = Instant::from_secs(1_000);
+        for step in 0..60u64 {
+            now = now.add_nanos([0, 250_000_000, 1_000_000_000, 17_000_000_000][(step % 7 % 4) as usize]);
+            w.acquire(now);
+            // the serialized ring holds the newest sub-window's count in its own slot, as earlier versions did
+            let stored = Stored::from(w.clone());
+            assert_eq!(stored.counts[SlidingWindow::slot(w.top)], w.cur);
+            assert_eq!(stored.counts.iter().map(|&c| u64::from(c)).sum::<u64>(), w.total);
+            assert_eq!(w.counts[SlidingWindow::slot(w.top)], 0);
+            // both snapshot forms give back the same state: same equality, same next decisions
+            let json = serde_json::to_string(&w).unwrap();
+            let from_json: SlidingWindow = serde_json::from_str(&json).unwrap();
+            let mut out = crate::compact::Writer::new();
+            w.write(&mut out);
+            let text = out.finish();
+            let mut r = crate::compact::Reader::new(&text).unwrap();
+            let from_compact = SlidingWindow::read(&mut r);
+            for back in [from_json, from_compact] {
+                assert_eq!(back, w);
+                assert_eq!(back.earliest(now), w.earliest(now));
+                assert_eq!(back.used(now), w.used(now));
+            }
+        }
+        assert!(w.top > 1_030, "the sequence crossed many sub-windows");
     }
 
     #[test]
