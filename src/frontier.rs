@@ -6,6 +6,7 @@
 //! does that, so a URL popped as ready is fetched without waiting.
 
 use crate::error::{clip, Error};
+use crate::host::Decision;
 use crate::host_key::{plain_origin, HostKey, Interner};
 use crate::registry::Registry;
 use crate::time::Instant;
@@ -44,8 +45,10 @@ struct Queued {
     short: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct HostQueue {
+    /// The host (`None` only for an id no URL was pushed under yet).
+    key: Option<HostKey>,
     urls: BinaryHeap<Queued>,
     /// Where the host last lived in the registry (see [`Registry::peek_at`]).
     slot: u32,
@@ -106,17 +109,32 @@ impl Frontier {
 
     /// Queue `url` under an already computed host key.
     pub fn push_keyed(&mut self, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
+        let h = self.ids.intern(key);
+        self.push_id(h, key, url, priority)
+    }
+
+    /// Queue `url` under host id `h`: `key`'s id in the interner the caller keeps (the JS binding passes its
+    /// limiter's ids, so a push costs no second host lookup). An id names one host: an id already given to
+    /// another key is refused. Ids are dense (an interner's), so the frontier keeps a slot per id up to `h`.
+    pub(crate) fn push_id(&mut self, h: u32, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
         if self.len >= self.max_queued {
             return Err(Error::InvalidUrl {
                 input: clip(url),
                 reason: format!("the frontier is full ({} URLs queued)", self.max_queued),
             });
         }
-        let order = self.next_order();
-        let h = self.ids.intern(key);
-        if h as usize == self.hosts.len() {
-            self.hosts.push(HostQueue { urls: BinaryHeap::new(), slot: u32::MAX, origin: Box::default() });
+        if h as usize >= self.hosts.len() {
+            self.hosts.resize_with(h as usize + 1, || HostQueue { slot: u32::MAX, ..HostQueue::default() });
         }
+        let queue = &mut self.hosts[h as usize];
+        match &queue.key {
+            Some(k) if k == key => {}
+            None => queue.key = Some(key.clone()),
+            Some(_) => {
+                return Err(Error::InvalidUrl { input: clip(url), reason: "its host id names another host".into() })
+            }
+        }
+        let order = self.next_order();
         if self.hosts[h as usize].urls.is_empty() {
             self.schedule(h, Instant::ZERO);
         }
@@ -147,7 +165,7 @@ impl Frontier {
     /// When host `h` may go next under `registry`'s pacing (asked through its remembered registry slot).
     fn departs(&mut self, registry: &Registry, h: u32, now: Instant) -> Option<Instant> {
         let queue = self.hosts.get_mut(h as usize)?;
-        let (decision, slot) = registry.peek_at(self.ids.key(h)?, queue.slot, now);
+        let (decision, slot) = registry.peek_at(queue.key.as_ref()?, queue.slot, now);
         queue.slot = slot;
         Some(decision.departs)
     }
@@ -174,7 +192,7 @@ impl Frontier {
     /// The next URL whose host may depart at `now` under `registry`'s pacing, or how long until one may.
     pub fn pop(&mut self, registry: &Registry, now: Instant) -> Pop {
         match self.pop_id(registry, now) {
-            Ok((url, h)) => match self.ids.key(h) {
+            Ok((url, h)) => match self.host(h) {
                 Some(host) => Pop::Ready { url, host: host.clone() },
                 None => Pop::Empty, // not reached: every queued host is interned
             },
@@ -186,33 +204,69 @@ impl Frontier {
     /// [`Frontier::pop`] without copying the host key: the URL and its host's id in [`Frontier::host`], or the
     /// wait (`None`: nothing is queued).
     pub fn pop_id(&mut self, registry: &Registry, now: Instant) -> Result<(Box<str>, u32), Option<Duration>> {
+        let h = self.ready_host(registry, now)?;
+        Ok((self.pop_from(h), h))
+    }
+
+    /// Pop the next URL whose host may depart at `now` and reserve its departure in `registry` (what
+    /// [`Frontier::pop_id`] then [`Registry::acquire`] do, in one step): the URL, its host's id and the decision
+    /// (its wait is zero unless the registry changed between the frontier's look and the reservation, which
+    /// cannot happen inside this call). `Ok(None)` when no host may depart now ([`Frontier::next_wait`] says how
+    /// long). A registry error (the host bound reached) leaves the URL queued.
+    pub fn take(&mut self, registry: &mut Registry, now: Instant) -> Result<Option<(Box<str>, u32, Decision)>, Error> {
+        let Ok(h) = self.ready_host(registry, now) else { return Ok(None) };
+        let Some(HostQueue { key: Some(key), slot, .. }) = self.hosts.get_mut(h as usize) else { return Ok(None) };
+        match registry.acquire_at(key, *slot, now) {
+            Ok((decision, at)) => {
+                *slot = at;
+                Ok(Some((self.pop_from(h), h, decision)))
+            }
+            Err(e) => {
+                // still queued: back into the ready heap at the next call
+                self.popped = Some(h);
+                Err(e)
+            }
+        }
+    }
+
+    /// The host whose URL goes next at `now`, taken off the ready heap, with at least one URL queued; or the wait
+    /// (`None`: nothing is queued).
+    fn ready_host(&mut self, registry: &Registry, now: Instant) -> Result<u32, Option<Duration>> {
         loop {
             let Some((at, h)) = self.head(registry, now) else { return Err(None) };
             if at > now {
                 return Err(Some(at.saturating_duration_since(now)));
             }
             self.ready.pop();
-            let queue = &mut self.hosts[h as usize];
-            let Some(item) = queue.urls.pop() else { continue };
-            let url = if item.short {
-                let mut full = String::with_capacity(queue.origin.len() + item.url.len());
-                full.push_str(&queue.origin);
-                full.push_str(&item.url);
-                full.into_boxed_str()
-            } else {
-                item.url
-            };
-            self.len -= 1;
-            if !self.hosts[h as usize].urls.is_empty() {
-                self.popped = Some(h);
+            if self.hosts.get(h as usize).is_some_and(|q| !q.urls.is_empty()) {
+                return Ok(h);
             }
-            return Ok((url, h));
         }
+    }
+
+    /// Pop host `h`'s next URL (it has one: see [`Frontier::ready_host`]); the host goes back into the ready heap
+    /// at the next call if it has more.
+    fn pop_from(&mut self, h: u32) -> Box<str> {
+        let queue = &mut self.hosts[h as usize];
+        let Some(item) = queue.urls.pop() else { return Box::default() };
+        let url = if item.short {
+            let mut full = String::with_capacity(queue.origin.len() + item.url.len());
+            full.push_str(&queue.origin);
+            full.push_str(&item.url);
+            full.into_boxed_str()
+        } else {
+            item.url
+        };
+        self.len -= 1;
+        if !queue.urls.is_empty() {
+            self.popped = Some(h);
+        }
+        url
     }
 
     /// The host key of an id from [`Frontier::pop_id`].
     pub fn host(&self, id: u32) -> Option<&HostKey> {
-        self.ids.key(id)
+        self.hosts.get(id as usize)?.key.as_ref()
     }
 
     /// How long until [`Frontier::pop`] could return a URL (zero if now; `None` if empty), without popping.
@@ -354,5 +408,74 @@ mod tests {
         f.push("http://a.example/", 0).unwrap();
         assert!(f.push("http://a.example/2", 0).unwrap_err().to_string().contains("full"));
         assert_eq!(f.len(), 1);
+    }
+
+    #[test]
+    fn take_pops_and_reserves_exactly_as_pop_then_acquire() {
+        let urls: Vec<String> = (0..30).map(|i| format!("http://h{}.example/{i}", i % 4)).collect();
+        let (mut a, mut ra) = (Frontier::new(), registry());
+        let (mut b, mut rb) = (Frontier::new(), registry());
+        for u in &urls {
+            a.push(u, 0).unwrap();
+            b.push(u, 0).unwrap();
+        }
+        let expected = drain(&mut a, &mut ra, Instant::from_secs(10));
+        let mut got = Vec::new();
+        let mut now = Instant::from_secs(10);
+        loop {
+            match b.take(&mut rb, now).unwrap() {
+                Some((url, h, decision)) => {
+                    assert!(decision.wait.is_zero() && decision.reserved);
+                    assert!(b.host(h).is_some_and(|k| url.contains(k.as_str())));
+                    got.push((now, url.into()));
+                }
+                None => match b.next_wait(&rb, now) {
+                    Some(w) => now = now.saturating_add(w),
+                    None => break,
+                },
+            }
+        }
+        assert_eq!(got, expected);
+        // the registries were charged alike
+        for h in 0..4 {
+            let key = HostKey::parse(&format!("h{h}.example")).unwrap();
+            assert_eq!(ra.host(&key), rb.host(&key));
+        }
+    }
+
+    #[test]
+    fn take_at_the_host_bound_leaves_the_url_queued() {
+        let mut r = Registry::new(Policy { max_hosts: 1, ..Policy::default() }).unwrap();
+        let mut f = Frontier::new();
+        let now = Instant::from_secs(1);
+        // a cooldown keeps a.example from being evicted: the registry is full for any other host
+        r.throttle(&HostKey::parse("a.example").unwrap(), Some(Duration::from_secs(60)), now).unwrap();
+        f.push("http://b.example/1", 0).unwrap();
+        let err = f.take(&mut r, now).unwrap_err();
+        assert!(err.to_string().contains("registry is full"), "{err}");
+        assert_eq!(f.len(), 1);
+        // once the cooldown is over, a.example is fresh again and gives way
+        let later = Instant::from_secs(200);
+        let (url, _, _) = f.take(&mut r, later).unwrap().unwrap();
+        assert_eq!(&*url, "http://b.example/1");
+        assert!(f.is_empty());
+        assert_eq!(f.take(&mut r, later).unwrap(), None);
+    }
+
+    #[test]
+    fn a_host_id_names_one_host() {
+        let mut f = Frontier::new();
+        let a = HostKey::parse("a.example").unwrap();
+        let b = HostKey::parse("b.example").unwrap();
+        // ids from another interner may skip numbers: the slots between stay empty
+        f.push_id(3, &a, "http://a.example/1", 0).unwrap();
+        f.push_id(3, &a, "http://a.example/2", 0).unwrap();
+        let err = f.push_id(3, &b, "http://b.example/1", 0).unwrap_err();
+        assert!(err.to_string().contains("another host"), "{err}");
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.host(3), Some(&a));
+        assert_eq!(f.host(0), None);
+        let r = registry();
+        assert_eq!(f.pop_id(&r, Instant::ZERO).map(|(u, h)| (u.to_string(), h)), Ok(("http://a.example/1".into(), 3)));
     }
 }

@@ -83,6 +83,27 @@ pub struct Registry {
     last_seen: Instant,
 }
 
+/// The compact snapshot text (see [`Snapshot::encode`]).
+fn write_snapshot<'a>(
+    version: u32,
+    taken_at: Instant,
+    last_seen: Instant,
+    policy: &Policy,
+    hosts: impl ExactSizeIterator<Item = (&'a HostKey, &'a HostState)>,
+) -> String {
+    let mut w = Writer::new();
+    w.u64(u64::from(version));
+    w.u64(taken_at.as_nanos());
+    w.u64(last_seen.as_nanos());
+    policy.write(&mut w);
+    w.u64(hosts.len() as u64);
+    for (key, state) in hosts {
+        w.str(key.as_str());
+        state.write(&mut w);
+    }
+    w.finish()
+}
+
 /// All of a registry's state, serializable (serde). Instants are in the clock the registry was driven with, so
 /// persist snapshots only from an epoch-based clock if they must survive a process restart.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,7 +117,8 @@ pub struct Snapshot {
     pub last_seen: Instant,
     /// The policy in force.
     pub policy: Policy,
-    /// Every tracked host's state.
+    /// Every tracked host's state, in the registry's order (the order hosts were first seen, kept by evictions;
+    /// a restored registry keeps it).
     pub hosts: Vec<(HostKey, HostState)>,
 }
 
@@ -308,11 +330,16 @@ impl Registry {
         before - self.hosts.len()
     }
 
+    /// [`Registry::snapshot`] written straight to [`Snapshot::encode`]'s text, without copying the hosts' state.
+    pub fn encode_snapshot(&self, now: Instant) -> String {
+        let hosts = self.hosts.entries.iter().map(|(k, s)| (k, s));
+        write_snapshot(SNAPSHOT_VERSION, now.max(self.last_seen), self.last_seen, &self.policy, hosts)
+    }
+
     /// All state, for persistence.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let now = now.max(self.last_seen);
-        let mut hosts = self.hosts.entries.clone();
-        hosts.sort_by(|a, b| a.0.cmp(&b.0));
+        let hosts = self.hosts.entries.clone();
         Snapshot {
             version: SNAPSHOT_VERSION,
             taken_at: now,
@@ -352,17 +379,8 @@ impl Snapshot {
     /// The snapshot as compact text (integers and length-prefixed strings; floats as IEEE bits): exact for every
     /// instant, and small to decode. [`Snapshot::decode`] reads it back.
     pub fn encode(&self) -> String {
-        let mut w = Writer::new();
-        w.u64(u64::from(self.version));
-        w.u64(self.taken_at.as_nanos());
-        w.u64(self.last_seen.as_nanos());
-        self.policy.write(&mut w);
-        w.u64(self.hosts.len() as u64);
-        for (key, state) in &self.hosts {
-            w.str(key.as_str());
-            state.write(&mut w);
-        }
-        w.finish()
+        let hosts = self.hosts.iter().map(|(k, s)| (k, s));
+        write_snapshot(self.version, self.taken_at, self.last_seen, &self.policy, hosts)
     }
 
     /// Read [`Snapshot::encode`]'s text; a malformed one is an error saying what was expected.
@@ -486,8 +504,11 @@ mod tests {
         .unwrap();
         r.acquire(&key("example.com:8080"), Instant::from_secs(5)).unwrap();
         r.throttle(&key("b.example"), Some(Duration::from_secs(9)), Instant::from_secs(6)).unwrap();
+        r.acquire(&key("a.example"), Instant::from_secs(6)).unwrap();
         let snap = r.snapshot(Instant::from_secs(7));
         let text = snap.encode();
+        // written straight from the registry: the same text
+        assert_eq!(r.encode_snapshot(Instant::from_secs(7)), text);
         assert_eq!(Snapshot::decode(&text), Ok(snap));
         for cut in [0, 10, text.len() / 2, text.len() - 1] {
             assert!(Snapshot::decode(&text[..cut]).is_err(), "cut at {cut}");

@@ -150,6 +150,7 @@ proptest! {
         let snapshot = registry.snapshot(now);
         // the compact encoding (used by the JS package) round-trips exactly
         prop_assert_eq!(hostpace::Snapshot::decode(&snapshot.encode()), Ok(snapshot.clone()));
+        prop_assert_eq!(registry.encode_snapshot(now), snapshot.encode());
         let json = serde_json::to_string(&snapshot).unwrap();
         let mut restored = Registry::restore(serde_json::from_str(&json).unwrap()).unwrap();
         let mut now2 = now;

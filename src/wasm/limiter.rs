@@ -492,7 +492,7 @@ impl JsLimiter {
     /// All state as an opaque string (exact instants, in epoch nanoseconds); `Limiter.restore` rebuilds it.
     pub fn snapshot(&self) -> String {
         let now = Instant::from_millis_f64(clock_ms());
-        self.shared.registry.borrow().snapshot(now).encode()
+        self.shared.registry.borrow().encode_snapshot(now)
     }
 
     /// A limiter from `snapshot()`'s string: every host owes exactly what it owed (no burst on restore).
@@ -543,6 +543,8 @@ fn host_arg(host: &str) -> Result<HostKey, JsValue> {
 pub struct JsFrontier {
     shared: Rc<Shared>,
     frontier: Frontier,
+    /// The concurrency permit of the last `take` (when the config limits concurrency).
+    permit: Option<f64>,
 }
 
 #[wasm_bindgen(js_class = Frontier)]
@@ -558,7 +560,7 @@ impl JsFrontier {
             Some(m) if m.fract() == 0.0 && m >= 1.0 => Frontier::with_capacity_limit(m.min(1e15) as usize),
             Some(m) => return Err(js_error(format!("invalid maxQueued: {} (expected a whole number >= 1)", Num(m)))),
         };
-        Ok(JsFrontier { shared: limiter.shared.clone(), frontier })
+        Ok(JsFrontier { shared: limiter.shared.clone(), frontier, permit: None })
     }
 
     /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
@@ -567,7 +569,8 @@ impl JsFrontier {
         let id = self.shared.id_of(url)?;
         let hosts = self.shared.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
-        self.frontier.push_keyed(key, url, priority.unwrap_or(0)).map_err(js_error)
+        // the frontier keys its queues by the limiter's host ids: no second host lookup per push
+        self.frontier.push_id(id, key, url, priority.unwrap_or(0)).map_err(js_error)
     }
 
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).
@@ -576,7 +579,28 @@ impl JsFrontier {
         Ok(self.frontier.pop_id(&self.shared.registry.borrow(), now).ok().map(|(url, _)| url.into()))
     }
 
-    /// Milliseconds until `pop` could return a URL: 0 if now, `Infinity` if nothing is queued.
+    /// Pop the next URL whose host may depart now with its departure reserved in the limiter: `pop` and then
+    /// `limiter.acquire(url)` in one call. Fetch it right away on your own (not with `limiter.fetch`, which
+    /// reserves again). `undefined` when no host may go now (see `waitMs`). When the config limits concurrency,
+    /// the permit taken is `takenPermitId`: release it with `limiter.release(url, id)` once the response is
+    /// finished. At the limiter's host bound it throws and the URL stays queued.
+    pub fn take(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
+        let now = instant(now_ms)?;
+        let taken = self.frontier.take(&mut self.shared.registry.borrow_mut(), now).map_err(js_error)?;
+        Ok(taken.map(|(url, _, decision)| {
+            self.permit = decision.permit.map(|p| p.id as f64);
+            url.into()
+        }))
+    }
+
+    /// The concurrency permit of the URL the last `take` returned (`undefined` when the config does not limit
+    /// concurrency).
+    #[wasm_bindgen(getter, js_name = takenPermitId)]
+    pub fn taken_permit_id(&self) -> Option<f64> {
+        self.permit
+    }
+
+    /// Milliseconds until `pop` or `take` could return a URL: 0 if now, `Infinity` if nothing is queued.
     #[wasm_bindgen(js_name = waitMs)]
     pub fn wait_ms(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;

@@ -714,7 +714,58 @@ describe('Frontier', () => {
     bounded.push('http://b.test/1');
     assert.throws(() => bounded.push('http://b.test/2'), Error);
   });
+  test('take pops and reserves in one call: the same URLs and departures as pop + acquire', () => {
+    const config = { ratePerSec: 2, burstCapacity: 1 };
+    const urls = Array.from({ length: 12 }, (_, i) => `http://t${i % 3}.test/${i}`);
+    const run = (step) => {
+      const limiter = new Limiter(config);
+      const f = new Frontier(limiter);
+      urls.forEach((u) => f.push(u));
+      const out = [];
+      let t = 1_000_000;
+      while (f.size > 0) {
+        const u = step(limiter, f, t);
+        if (u === undefined) t += f.waitMs(t);
+        else out.push([t, u]);
+      }
+      return { out, stats: ['t0.test', 't1.test', 't2.test'].map((h) => limiter.stats(h, t)) };
+    };
+    const withTake = run((_, f, t) => f.take(t));
+    const withPop = run((limiter, f, t) => {
+      const u = f.pop(t);
+      if (u !== undefined) assert.equal(limiter.acquire(u, t).waitMs, 0);
+      return u;
+    });
+    assert.deepEqual(withTake, withPop);
+    assert.equal(withTake.out.length, 12);
+    // 2/s, burst 1: each host's four URLs leave 500 ms apart
+    assert.deepEqual(withTake.out.filter(([, u]) => u.startsWith('http://t0.test')).map(([t]) => t - 1_000_000), [0, 500, 1000, 1500]);
+  });
+  test('take with limited concurrency hands back the permit; at the host bound it throws and keeps the URL', () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 1, maxConcurrency: 1 });
+    const f = new Frontier(limiter);
+    f.push('http://p.test/1');
+    f.push('http://p.test/2');
+    assert.equal(f.takenPermitId, undefined);
+    const t = 1_000_000;
+    assert.equal(f.take(t), 'http://p.test/1');
+    const permit = f.takenPermitId;
+    assert.equal(typeof permit, 'number');
+    assert.equal(f.take(t + 100), undefined, 'the only permit is held');
+    limiter.release('http://p.test/1', permit);
+    assert.equal(f.take(t + 100), 'http://p.test/2');
+    assert.notEqual(f.takenPermitId, permit);
+
+    const full = new Limiter({ maxHosts: 1 });
+    full.observe('http://busy.test/', { status: 429, headers: { 'retry-after': '60' } }, undefined, t);
+    const g = new Frontier(full);
+    g.push('http://other.test/x');
+    assert.throws(() => g.take(t), /registry is full/);
+    assert.equal(g.size, 1, 'the URL stays queued');
+    assert.throws(() => g.take(NaN), Error);
+  });
   test('a URL per origin is parsed once; bad URLs are still refused', () => {
+
     const f = new Frontier(new Limiter());
     f.push('HTTP://Same.Example./a');
     f.push('http://same.example:80/b');

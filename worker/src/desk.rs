@@ -110,7 +110,7 @@ impl HostDesk {
         let saved = Saved {
             version: SAVED_VERSION,
             host: self.key.to_string(),
-            snapshot: self.registry.snapshot(now).encode(),
+            snapshot: self.registry.encode_snapshot(now),
             robots_due_ns: self.robots_due.as_nanos(),
             robots_fetched_ns: self.robots_fetched.map(Instant::as_nanos),
         };

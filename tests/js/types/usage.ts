@@ -135,6 +135,8 @@ const bounded = new Frontier(restored, 10_000);
 frontier.push('https://example.com/');
 frontier.push('https://example.com/important', 10);
 const next: string | undefined = frontier.pop();
+const taken: string | undefined = frontier.take();
+const permitOfTaken: number | undefined = frontier.takenPermitId;
 const until: number = frontier.waitMs();
 const queued: number = frontier.size;
 // @ts-expect-error pop may return undefined
