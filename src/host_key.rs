@@ -359,7 +359,9 @@ fn plain_origin_key(origin: &str) -> Option<HostKey> {
     for label in host.split('.') {
         let bytes = label.as_bytes();
         first = *bytes.first()?;
-        if label.starts_with("xn--") || !bytes.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        if label.starts_with("xn--")
+            || !bytes.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
             return None;
         }
     }

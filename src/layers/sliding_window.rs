@@ -39,6 +39,8 @@ pub struct SlidingWindow {
     top: u64,
     /// Departures counted in every sub-window held (the ring and `cur`), so the common check is O(1).
     total: u64,
+    /// Where sub-window `top` starts (`top * sub_ns`): an instant inside it finds its index without a division.
+    top_start: u64,
     window_ns: u64,
     counts: [u32; SLOTS],
 }
@@ -99,6 +101,7 @@ impl SlidingWindow {
             sub_ns: window_ns.div_ceil(SUB_WINDOWS),
             top: 0,
             total: 0,
+            top_start: 0,
             cur: 0,
             counts: [0; SLOTS],
         }
@@ -113,10 +116,26 @@ impl SlidingWindow {
 
     /// Take a ring whose newest sub-window is `top` (its count in its slot).
     fn set_ring(&mut self, top: u64, counts: [u32; SLOTS]) {
-        self.top = top;
+        self.set_top(top);
         self.counts = counts;
         self.cur = std::mem::take(&mut self.counts[Self::slot(top)]);
         self.total = counts.iter().map(|&c| u64::from(c)).sum();
+    }
+
+    /// The index of the sub-window holding instant `t` (`t / sub_ns`; no division when it is `top`'s).
+    fn index(&self, t: u64) -> u64 {
+        if t >= self.top_start && t - self.top_start < self.sub_ns {
+            self.top
+        } else {
+            t / self.sub_ns
+        }
+    }
+
+    /// Make `top` the newest sub-window. No instant lies past sub-window `u64::MAX / sub_ns`, so a larger `top`
+    /// (only a damaged snapshot could hold one) is taken as that one.
+    fn set_top(&mut self, top: u64) {
+        self.top = top.min(u64::MAX / self.sub_ns);
+        self.top_start = self.top * self.sub_ns;
     }
 
     fn slot(index: u64) -> usize {
@@ -140,7 +159,7 @@ impl SlidingWindow {
 
     /// Departures counted against the window ending at `now` (what remains is `limit - used`).
     pub fn used(&self, now: Instant) -> u64 {
-        let c = now.as_nanos() / self.sub_ns;
+        let c = self.index(now.as_nanos());
         if c > self.top.saturating_add(SUB_WINDOWS) {
             0
         } else {
@@ -184,7 +203,7 @@ impl SlidingWindow {
 impl Meter for SlidingWindow {
     /// The first instant at or after `now` at which one more departure fits.
     fn earliest(&self, now: Instant) -> Instant {
-        let mut c = now.as_nanos() / self.sub_ns;
+        let mut c = self.index(now.as_nanos());
         let mut at = now;
         if c < self.top {
             // departures are counted in order: never place one before the newest counted sub-window
@@ -204,7 +223,7 @@ impl Meter for SlidingWindow {
 
     /// Count a departure at `at`.
     fn charge(&mut self, at: Instant) {
-        let c = (at.as_nanos() / self.sub_ns).max(self.top);
+        let c = self.index(at.as_nanos()).max(self.top);
         if c > self.top {
             // the newest sub-window's count goes into the ring (a later one takes over `cur`)
             self.counts[Self::slot(self.top)] = self.cur;
@@ -215,7 +234,7 @@ impl Meter for SlidingWindow {
                 self.total = self.total.saturating_sub(u64::from(*slot));
                 *slot = 0;
             }
-            self.top = c;
+            self.set_top(c);
         }
         if self.cur < u32::MAX {
             self.cur += 1;
@@ -286,6 +305,29 @@ mod tests {
             }
         }
         assert!(w.top > 1_030, "the sequence crossed many sub-windows");
+    }
+
+    #[test]
+    fn the_sub_window_index_without_division_is_the_division() {
+        for (limit, window_ns) in [(3, 15_000), (7, 86_400_000_000_000), (1, 1), (2, u64::MAX)] {
+            let mut w = SlidingWindow::from_nanos(limit, window_ns);
+            let sub = w.sub_ns;
+            for top in [0, 1, 5, 1_000_003, u64::MAX / sub, u64::MAX] {
+                w.set_top(top);
+                assert_eq!(w.top, top.min(u64::MAX / sub));
+                let start = w.top * sub;
+                for t in [
+                    start.saturating_sub(1),
+                    start,
+                    start + 1,
+                    start.saturating_add(sub - 1),
+                    start.saturating_add(sub),
+                    u64::MAX,
+                ] {
+                    assert_eq!(w.index(t), t / sub, "sub {sub} top {top} t {t}");
+                }
+            }
+        }
     }
 
     #[test]
