@@ -233,7 +233,7 @@ impl HostState {
 
     /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
     /// Ties go to the layer listed first: cooldown, server quota, quota, interval, burst.
-    fn earliest(&self, now: Instant) -> (Instant, Layer) {
+    fn earliest(&self, quota: Option<&SlidingWindow>, now: Instant) -> (Instant, Layer) {
         let mut best = (now, Layer::None);
         let mut consider = |at: Instant, layer: Layer| {
             if at > best.0 {
@@ -242,7 +242,7 @@ impl HostState {
         };
         consider(self.cooldown.earliest(now), Layer::Cooldown);
         consider(now.max(self.server_until), Layer::ServerQuota);
-        if let Some(q) = &self.quota {
+        if let Some(q) = quota {
             consider(q.earliest(now), Layer::Quota);
         }
         consider(self.meter.earliest(now), Layer::Interval);
@@ -252,7 +252,13 @@ impl HostState {
 
     /// When could one request go, without reserving anything.
     pub fn peek(&self, now: Instant) -> Decision {
-        let (at, layer) = self.earliest(now);
+        self.peek_with(self.quota.as_deref(), now)
+    }
+
+    /// [`HostState::peek`] with the quota window kept outside the state (a registry keeps its hosts' windows in
+    /// a table of their own; see [`crate::Registry`]).
+    pub(crate) fn peek_with(&self, quota: Option<&SlidingWindow>, now: Instant) -> Decision {
+        let (at, layer) = self.earliest(quota, now);
         if let Some(p) = &self.permits {
             let free = p.earliest(now);
             if free > now {
@@ -271,7 +277,15 @@ impl HostState {
 
     /// Reserve the next departure and charge every layer at that instant.
     pub fn acquire(&mut self, now: Instant) -> Decision {
-        let (at, layer) = self.earliest(now);
+        let mut quota = self.quota.take();
+        let decision = self.acquire_with(quota.as_deref_mut(), now);
+        self.quota = quota;
+        decision
+    }
+
+    /// [`HostState::acquire`] with the quota window kept outside the state (see [`HostState::peek_with`]).
+    pub(crate) fn acquire_with(&mut self, quota: Option<&mut SlidingWindow>, now: Instant) -> Decision {
+        let (at, layer) = self.earliest(quota.as_deref(), now);
         let mut permit = None;
         if let Some(p) = &mut self.permits {
             match p.take(now, at) {
@@ -286,7 +300,7 @@ impl HostState {
         }
         self.bucket.charge(at);
         self.meter.charge(at);
-        if let Some(q) = &mut self.quota {
+        if let Some(q) = quota {
             q.charge(at);
         }
         let wait = at.saturating_duration_since(now);
@@ -365,17 +379,22 @@ impl HostState {
     /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
     /// slots, cooldowns, time owed to the bucket, permits held.
     pub fn apply_limits(&mut self, limits: &Limits) {
+        self.apply_limits_but_quota(limits);
+        match (limits.quota, &mut self.quota) {
+            (None, q) => *q = None,
+            (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}
+            (Some((limit, window)), q) => *q = Some(Box::new(SlidingWindow::from_nanos(limit, window))),
+        }
+    }
+
+    /// [`HostState::apply_limits`] for everything but the quota window (which a registry keeps itself).
+    pub(crate) fn apply_limits_but_quota(&mut self, limits: &Limits) {
         self.rate_level = match limits.adaptive {
             None => limits.rate_per_sec as f32,
             Some(a) => self.rate_level.clamp(a.min_rate as f32, limits.rate_per_sec as f32),
         };
         self.retune(limits);
         self.meter.set_interval_ns(self.floor_ns(limits));
-        match (limits.quota, &mut self.quota) {
-            (None, q) => *q = None,
-            (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}
-            (Some((limit, window)), q) => *q = Some(Box::new(SlidingWindow::from_nanos(limit, window))),
-        }
         match (limits.max_concurrency, &mut self.permits) {
             (0, p) => *p = None,
             (max, Some(p)) => p.set_max(max),
@@ -387,6 +406,11 @@ impl HostState {
     /// bucket, no reserved slot ahead, no cooldown or server block, no quota used, no permit held, no Crawl-delay
     /// or server policy learned, adaptive level where new hosts start).
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
+        self.is_fresh_with(self.quota.as_deref(), limits, now)
+    }
+
+    /// [`HostState::is_fresh`] with the quota window kept outside the state (see [`HostState::peek_with`]).
+    pub(crate) fn is_fresh_with(&self, quota: Option<&SlidingWindow>, limits: &Limits, now: Instant) -> bool {
         self.crawl_delay_ms == 0
             && self.server_cap == 0.0
             && self.departed.add_nanos(self.meter.interval_ns().max(self.bucket.emission_ns())) <= now
@@ -395,7 +419,7 @@ impl HostState {
             && self.meter.is_idle(now)
             && !self.cooldown.is_active(now)
             && self.server_until <= now
-            && self.quota.as_ref().is_none_or(|q| q.used(now) == 0)
+            && quota.is_none_or(|q| q.used(now) == 0)
             && self.permits.as_ref().is_none_or(|p| p.in_flight(now) == 0)
     }
 
@@ -428,6 +452,11 @@ impl HostState {
 
     /// State and counters at `now`, under `limits`.
     pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
+        self.stats_with(self.quota.as_deref(), limits, now)
+    }
+
+    /// [`HostState::stats`] with the quota window kept outside the state (see [`HostState::peek_with`]).
+    pub(crate) fn stats_with(&self, quota: Option<&SlidingWindow>, limits: &Limits, now: Instant) -> HostStats {
         let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
         let wait_ms_by_layer = LayerWaits {
             interval: w(Layer::Interval),
@@ -448,10 +477,10 @@ impl HostState {
             next_slot_in_ms: ms(self.meter.earliest(now).nanos_since(now)),
             cooldown_remaining_ms: ms(self.cooldown.until().nanos_since(now)),
             server_quota_remaining_ms: ms(self.server_until.nanos_since(now)),
-            quota_used: self.quota.as_ref().map(|q| q.used(now)),
-            quota_limit: self.quota.as_ref().map(|q| q.limit()),
+            quota_used: quota.map(|q| q.used(now)),
+            quota_limit: quota.map(|q| q.limit()),
             in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
-            next_departure_in_ms: ms(self.peek(now).wait.as_nanos() as u64),
+            next_departure_in_ms: ms(self.peek_with(quota, now).wait.as_nanos() as u64),
             rate_per_sec: self.rate_per_sec(limits),
             crawl_delay_ms: self.crawl_delay_ms,
             server_rate_cap: (self.server_cap > 0.0).then_some(f64::from(self.server_cap)),
@@ -460,13 +489,14 @@ impl HostState {
 }
 
 impl HostState {
-    pub(crate) fn write(&self, w: &mut Writer) {
+    /// Write the state, with `quota` as its quota window (the state's own, or the one a registry keeps for it).
+    pub(crate) fn write(&self, quota: Option<&SlidingWindow>, w: &mut Writer) {
         self.bucket.write(w);
         self.meter.write(w);
         self.cooldown.write(w);
         w.u64(self.server_until.as_nanos());
-        w.bool(self.quota.is_some());
-        if let Some(q) = &self.quota {
+        w.bool(quota.is_some());
+        if let Some(q) = quota {
             q.write(w);
         }
         w.bool(self.permits.is_some());

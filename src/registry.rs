@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::host::{Decision, HostState, HostStats, Layer};
 use crate::host_key::HostKey;
 use crate::id_table::IdTable;
+use crate::layers::SlidingWindow;
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
@@ -17,9 +18,16 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 
 /// Hosts in a dense vector, found through a table of indices (8 bytes a slot, see [`IdTable`]): a hash map of
 /// `(HostKey, HostState)` would round its table up to a power of two of 152-byte slots.
+///
+/// When the policy has a quota, each host's sliding window lives in `quotas`, at the host's index, not behind a
+/// pointer in its state: a decision then finds both from the index at once (two memory accesses in parallel, not
+/// one after the other — at 1M hosts each is a cache and TLB miss). The states held here have no quota of their
+/// own; [`Hosts::attached`] puts it back for callers outside the registry.
 #[derive(Clone, Debug, Default)]
 struct Hosts {
     entries: Vec<(HostKey, HostState)>,
+    /// One window per entry when the policy has a quota, else empty.
+    quotas: Vec<SlidingWindow>,
     index: IdTable,
     hasher: crate::host_key::KeyHasher,
 }
@@ -30,17 +38,34 @@ impl Hosts {
         self.index.find(hash, |i| self.entries[i as usize].0 == *key).map(|i| i as usize)
     }
 
-    fn get(&self, key: &HostKey) -> Option<&HostState> {
-        self.find(key).map(|i| &self.entries[i].1)
-    }
-
     fn get_mut(&mut self, key: &HostKey) -> Option<&mut HostState> {
         self.find(key).map(|i| &mut self.entries[i].1)
     }
 
-    /// Insert a key known to be absent; returns its index.
-    fn insert_new(&mut self, key: HostKey, state: HostState) -> usize {
-        let Hosts { entries, index, hasher } = self;
+    /// Entry `i`'s state and quota window.
+    fn parts(&self, i: usize) -> (&HostState, Option<&SlidingWindow>) {
+        (&self.entries[i].1, self.quotas.get(i))
+    }
+
+    /// Entry `i`'s state and quota window, to change.
+    fn parts_mut(&mut self, i: usize) -> (&mut HostState, Option<&mut SlidingWindow>) {
+        (&mut self.entries[i].1, self.quotas.get_mut(i))
+    }
+
+    /// Entry `i`'s state with its quota window inside, as a standalone [`HostState`] holds it.
+    fn attached(&self, i: usize) -> HostState {
+        let mut state = self.entries[i].1.clone();
+        state.quota = self.quotas.get(i).map(|q| Box::new(q.clone()));
+        state
+    }
+
+    /// Insert a key known to be absent, its state holding its quota window (if the policy has a quota); returns
+    /// its index.
+    fn insert_new(&mut self, key: HostKey, mut state: HostState) -> usize {
+        if let Some(quota) = state.quota.take() {
+            self.quotas.push(*quota);
+        }
+        let Hosts { entries, index, hasher, .. } = self;
         let at = entries.len();
         let hash = hasher.hash_one(&key);
         entries.push((key, state));
@@ -48,11 +73,23 @@ impl Hosts {
         at
     }
 
-    fn retain(&mut self, mut keep: impl FnMut(&HostState) -> bool) {
+    /// Keep the entries for which `keep` holds (in their order).
+    fn retain(&mut self, mut keep: impl FnMut(&HostState, Option<&SlidingWindow>) -> bool) {
         let before = self.entries.len();
-        self.entries.retain(|(_, s)| keep(s));
-        if self.entries.len() != before {
-            let Hosts { entries, index, hasher } = self;
+        let mut kept = 0;
+        for i in 0..before {
+            if keep(&self.entries[i].1, self.quotas.get(i)) {
+                self.entries.swap(kept, i);
+                if i < self.quotas.len() {
+                    self.quotas.swap(kept, i);
+                }
+                kept += 1;
+            }
+        }
+        self.entries.truncate(kept);
+        self.quotas.truncate(kept);
+        if kept != before {
+            let Hosts { entries, index, hasher, .. } = self;
             index.clear();
             for (i, (k, _)) in entries.iter().enumerate() {
                 index.insert(hasher.hash_one(k), i as u32, &|j| hasher.hash_one(&entries[j as usize].0));
@@ -89,7 +126,7 @@ fn write_snapshot<'a>(
     taken_at: Instant,
     last_seen: Instant,
     policy: &Policy,
-    hosts: impl ExactSizeIterator<Item = (&'a HostKey, &'a HostState)>,
+    hosts: impl ExactSizeIterator<Item = (&'a HostKey, &'a HostState, Option<&'a SlidingWindow>)>,
 ) -> String {
     let mut w = Writer::new();
     w.u64(u64::from(version));
@@ -97,9 +134,9 @@ fn write_snapshot<'a>(
     w.u64(last_seen.as_nanos());
     policy.write(&mut w);
     w.u64(hosts.len() as u64);
-    for (key, state) in hosts {
+    for (key, state, quota) in hosts {
         w.str(key.as_str());
-        state.write(&mut w);
+        state.write(quota, &mut w);
     }
     w.finish()
 }
@@ -156,7 +193,18 @@ impl Registry {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
         for (_, state) in self.hosts.entries.iter_mut() {
-            state.apply_limits(&limits);
+            state.apply_limits_but_quota(&limits);
+        }
+        // a window whose quota changed starts over, as in HostState::apply_limits
+        let quotas = &mut self.hosts.quotas;
+        match limits.quota {
+            None => quotas.clear(),
+            Some((limit, window)) => {
+                quotas.retain(|q| q.limit() == limit && q.window_ns() == window);
+                if quotas.len() != self.hosts.entries.len() {
+                    *quotas = vec![SlidingWindow::from_nanos(limit, window); self.hosts.entries.len()];
+                }
+            }
         }
         self.policy = policy;
         self.limits = limits;
@@ -173,22 +221,18 @@ impl Registry {
         self.hosts.entries.is_empty()
     }
 
-    /// A host's state, if tracked.
-    pub fn host(&self, host: &HostKey) -> Option<&HostState> {
-        self.hosts.get(host)
+    /// A copy of a host's state (its quota window included), if tracked.
+    pub fn host(&self, host: &HostKey) -> Option<HostState> {
+        self.hosts.find(host).map(|i| self.hosts.attached(i))
     }
 
-    /// Every tracked host.
-    pub fn hosts(&self) -> impl Iterator<Item = (&HostKey, &HostState)> {
-        self.hosts.entries.iter().map(|(k, s)| (k, s))
+    /// Every tracked host, with a copy of its state (quota window included), in the registry's order.
+    pub fn hosts(&self) -> impl Iterator<Item = (&HostKey, HostState)> {
+        self.hosts.entries.iter().enumerate().map(|(i, (k, _))| (k, self.hosts.attached(i)))
     }
 
-    /// A host's state, created fresh if new (evicting fresh-equivalent hosts at the bound).
-    pub fn host_mut(&mut self, host: &HostKey, now: Instant) -> Result<&mut HostState, Error> {
-        self.host_at(host, now).map(|(state, _, _)| state)
-    }
-
-    /// [`Registry::host_mut`], with `now` clamped (the instant to decide at) and the limits to decide under.
+    /// A host's state (created fresh if new, evicting fresh-equivalent hosts at the bound), with `now` clamped (the
+    /// instant to decide at) and the limits to decide under. Its quota window stays in the registry's table.
     fn host_at(&mut self, host: &HostKey, now: Instant) -> Result<(&mut HostState, Instant, Limits), Error> {
         let now = self.clamp(now);
         let at = self.slot_of(host, now)?;
@@ -210,8 +254,10 @@ impl Registry {
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
     pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
-        let (state, now, _) = self.host_at(host, now)?;
-        Ok(state.acquire(now))
+        let now = self.clamp(now);
+        let at = self.slot_of(host, now)?;
+        let (state, quota) = self.hosts.parts_mut(at);
+        Ok(state.acquire_with(quota, now))
     }
 
     /// [`Registry::acquire`] for a caller that remembers where `host` lives: `slot` is what an earlier call for
@@ -224,7 +270,8 @@ impl Registry {
             Some((key, _)) if key == host => slot as usize,
             _ => self.slot_of(host, now)?,
         };
-        Ok((self.hosts.entries[at].1.acquire(now), at as u32))
+        let (state, quota) = self.hosts.parts_mut(at);
+        Ok((state.acquire_with(quota, now), at as u32))
     }
 
     /// Parse `url`, then reserve the next departure to its host.
@@ -248,7 +295,10 @@ impl Registry {
             _ => self.hosts.find(host),
         };
         match at {
-            Some(i) => (self.hosts.entries[i].1.peek(now), i as u32),
+            Some(i) => {
+                let (state, quota) = self.hosts.parts(i);
+                (state.peek_with(quota, now), i as u32)
+            }
             None => (
                 Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
                 u32::MAX,
@@ -318,7 +368,10 @@ impl Registry {
     /// A host's state and counters at `now`, if tracked.
     pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
         let now = now.max(self.last_seen);
-        self.hosts.get(host).map(|s| s.stats(&self.limits, now))
+        self.hosts.find(host).map(|i| {
+            let (state, quota) = self.hosts.parts(i);
+            state.stats_with(quota, &self.limits, now)
+        })
     }
 
     /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
@@ -326,20 +379,21 @@ impl Registry {
         let now = self.clamp(now);
         let before = self.hosts.len();
         let limits = self.limits;
-        self.hosts.retain(|state| !state.is_fresh(&limits, now));
+        self.hosts.retain(|state, quota| !state.is_fresh_with(quota, &limits, now));
         before - self.hosts.len()
     }
 
     /// [`Registry::snapshot`] written straight to [`Snapshot::encode`]'s text, without copying the hosts' state.
     pub fn encode_snapshot(&self, now: Instant) -> String {
-        let hosts = self.hosts.entries.iter().map(|(k, s)| (k, s));
+        let hosts = self.hosts.entries.iter().enumerate().map(|(i, (k, s))| (k, s, self.hosts.quotas.get(i)));
         write_snapshot(SNAPSHOT_VERSION, now.max(self.last_seen), self.last_seen, &self.policy, hosts)
     }
 
     /// All state, for persistence.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let now = now.max(self.last_seen);
-        let hosts = self.hosts.entries.clone();
+        let hosts =
+            self.hosts.entries.iter().enumerate().map(|(i, (k, _))| (k.clone(), self.hosts.attached(i))).collect();
         Snapshot {
             version: SNAPSHOT_VERSION,
             taken_at: now,
@@ -379,7 +433,7 @@ impl Snapshot {
     /// The snapshot as compact text (integers and length-prefixed strings; floats as IEEE bits): exact for every
     /// instant, and small to decode. [`Snapshot::decode`] reads it back.
     pub fn encode(&self) -> String {
-        let hosts = self.hosts.iter().map(|(k, s)| (k, s));
+        let hosts = self.hosts.iter().map(|(k, s)| (k, s, s.quota.as_deref()));
         write_snapshot(self.version, self.taken_at, self.last_seen, &self.policy, hosts)
     }
 
@@ -463,6 +517,72 @@ mod tests {
         }
         assert!(stale > 0, "the test must exercise slots that moved");
         assert_eq!(plain.snapshot(Instant::ZERO), hinted.snapshot(Instant::ZERO));
+    }
+
+    /// The registry keeps quota windows in a table of their own, beside the states: through evictions (which
+    /// move entries) it must decide exactly as one standalone limiter per host does.
+    #[test]
+    fn quota_windows_kept_beside_the_states_decide_as_standalone_hosts_do() {
+        let policy = Policy {
+            max_hosts: 3,
+            rate_per_sec: 50.0,
+            burst_capacity: 2.0,
+            quota: Some(crate::policy::Quota { limit: 3, window_sec: 2.0 }),
+            ..Policy::default()
+        };
+        let mut registry = Registry::new(policy.clone()).unwrap();
+        let hosts: Vec<HostKey> = ["a.example", "b.example", "c.example", "d.example", "e.example"].map(key).into();
+        let mut alone: Vec<crate::HostLimiter> =
+            hosts.iter().map(|_| crate::HostLimiter::new(&policy).unwrap()).collect();
+        let (mut full, mut by_quota, mut evicted) = (0, 0, 0);
+        for step in 0..3000u64 {
+            let h = ((step * 7) % 13 % 5) as usize;
+            // bursts of traffic with pauses longer than the window: hosts become fresh again and are evicted
+            let now = Instant::from_millis(step * 37 + step / 40 * 60_000);
+            let was_new_at_the_bound = registry.len() == 3 && registry.host(&hosts[h]).is_none();
+            match registry.acquire(&hosts[h], now) {
+                Ok(d) => {
+                    let expected = alone[h].acquire(now);
+                    assert_eq!(d, expected, "step {step}");
+                    by_quota += usize::from(d.layer == Layer::Quota);
+                    evicted += usize::from(was_new_at_the_bound);
+                    let stats = registry.stats(&hosts[h], now).unwrap();
+                    assert_eq!(stats.quota_used, alone[h].stats(now).quota_used, "step {step}");
+                    assert_eq!(registry.host(&hosts[h]).unwrap().stats(&registry.limits, now), stats);
+                }
+                Err(Error::RegistryFull { .. }) => full += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(by_quota > 0 && evicted > 0 && full > 0, "quota {by_quota}, evictions {evicted}, full {full}");
+    }
+
+    #[test]
+    fn a_new_policy_keeps_or_restarts_the_quota_windows() {
+        let quota = |limit| Some(crate::policy::Quota { limit, window_sec: 60.0 });
+        let policy = Policy { rate_per_sec: 100.0, quota: quota(5), ..Policy::default() };
+        let mut r = Registry::new(policy.clone()).unwrap();
+        let (a, b) = (key("a.example"), key("b.example"));
+        let now = Instant::from_secs(10);
+        for _ in 0..2 {
+            r.acquire(&a, now).unwrap();
+        }
+        r.acquire(&b, now).unwrap();
+        let used = |r: &Registry| [&a, &b].map(|k| r.stats(k, now).unwrap().quota_used);
+        assert_eq!(used(&r), [Some(2), Some(1)]);
+        r.set_policy(Policy { burst_capacity: 2.0, ..policy.clone() }).unwrap();
+        assert_eq!(used(&r), [Some(2), Some(1)], "same quota: windows kept");
+        r.set_policy(Policy { quota: quota(7), ..policy.clone() }).unwrap();
+        assert_eq!(used(&r), [Some(0), Some(0)], "another quota: windows start over");
+        r.acquire(&a, now).unwrap();
+        r.set_policy(Policy { quota: None, ..policy.clone() }).unwrap();
+        assert_eq!(used(&r), [None, None]);
+        r.set_policy(policy).unwrap();
+        assert_eq!(used(&r), [Some(0), Some(0)]);
+        // and the windows are the registry's from then on: decisions count against them
+        r.acquire(&b, now).unwrap();
+        assert_eq!(used(&r), [Some(0), Some(1)]);
+        assert_eq!(r.host(&b).unwrap().stats(&r.limits, now).quota_used, Some(1));
     }
 
     #[test]

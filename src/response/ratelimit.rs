@@ -231,21 +231,30 @@ fn draft_policy(value: &str, ignored: &mut Vec<HeaderError>) -> Option<ServerPol
             return None;
         }
     };
-    let mut policies = Vec::with_capacity(members.len());
+    // the strictest windowed policy: q1/w1 < q2/w2  ⇔  q1·w2 < q2·w1, exact in u128; equal rates: the shorter
+    // window; without any window, the smallest quota (the first of equals, in both cases)
+    let mut windowed: Option<(u64, u64)> = None;
+    let mut unwindowed: Option<u64> = None;
     for member in &members {
         match policy_of(member) {
-            Ok(policy) => policies.push(policy),
+            Ok(ServerPolicy { quota, window_sec: Some(w) }) => {
+                let stricter = windowed.is_none_or(|(q2, w2)| {
+                    let (a, b) = (u128::from(quota) * u128::from(w2), u128::from(q2) * u128::from(w));
+                    a < b || (a == b && w < w2)
+                });
+                if stricter {
+                    windowed = Some((quota, w));
+                }
+            }
+            Ok(ServerPolicy { quota, window_sec: None }) => {
+                unwindowed = Some(unwindowed.map_or(quota, |q| q.min(quota)))
+            }
             Err(expected) => ignored.push(HeaderError::invalid(POLICY, value, expected)),
         }
     }
-    let windowed = policies.iter().filter_map(|p| Some((p.quota, p.window_sec?)));
-    // q1/w1 < q2/w2  ⇔  q1·w2 < q2·w1, exact in u128. Equal rates: the shorter window.
-    let strictest = windowed.min_by(|&(q1, w1), &(q2, w2)| {
-        (u128::from(q1) * u128::from(w2)).cmp(&(u128::from(q2) * u128::from(w1))).then(w1.cmp(&w2))
-    });
-    match strictest {
+    match windowed {
         Some((quota, window)) => Some(ServerPolicy { quota, window_sec: Some(window) }),
-        None => policies.into_iter().min_by_key(|p| p.quota),
+        None => unwindowed.map(|quota| ServerPolicy { quota, window_sec: None }),
     }
 }
 
@@ -278,7 +287,8 @@ struct Current {
 /// `limit=…, remaining=…, reset=…`.
 fn draft_current(value: &str, reference: Option<u64>, ignored: &mut Vec<HeaderError>) -> Option<Current> {
     if let Ok(members) = parse_list(value) {
-        let mut candidates = Vec::with_capacity(members.len());
+        // the most restrictive: the least remaining, then the latest reset (the first of equals)
+        let mut best: Option<(u64, Option<Duration>)> = None;
         for member in &members {
             let Some(remaining) = non_negative(member.param("r")).filter(|_| member.value.is_some()) else {
                 ignored.push(HeaderError::invalid(RATELIMIT, value, EXPECT_REMAINING));
@@ -297,9 +307,11 @@ fn draft_current(value: &str, reference: Option<u64>, ignored: &mut Vec<HeaderEr
                     }),
                 },
             };
-            candidates.push((remaining, reset));
+            if best.is_none_or(|(r, t)| (remaining, Reverse(reset)) < (r, Reverse(t))) {
+                best = Some((remaining, reset));
+            }
         }
-        let (remaining, reset) = candidates.into_iter().min_by_key(|&(r, t)| (r, Reverse(t)))?;
+        let (remaining, reset) = best?;
         return Some(Current { remaining: Some(remaining), reset, limit: None });
     }
     let Ok(entries) = parse_dictionary(value) else {
