@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{event, web_sys, Context, Env, Method, Request, RequestInit, Response};
+use worker::{event, web_sys, Context, Env, Method, Request, Response};
 
 /// The largest JSON request body accepted (`/v1/acquire`, `/v1/observe`).
 const MAX_JSON_BODY: usize = 64 * 1024;
@@ -63,29 +63,30 @@ fn known_code(code: &str) -> &'static str {
         .unwrap_or("internal")
 }
 
-async fn call<T: Serialize, R: DeserializeOwned>(stub: &worker::Stub, op: &str, body: &T) -> Result<R, ApiError> {
+async fn call<T: Serialize, R: DeserializeOwned>(stub: &JsValue, op: &str, body: &T) -> Result<R, ApiError> {
     let body = serde_json::to_string(body).map_err(|e| ApiError::internal(e.to_string()))?;
     call_raw(stub, op, body).await
 }
 
-async fn call_raw<R: DeserializeOwned>(stub: &worker::Stub, op: &str, body: String) -> Result<R, ApiError> {
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
-    let req = Request::new_with_init(&format!("https://object/{op}"), &init).map_err(internal("object request"))?;
-    let mut res = stub.fetch_with_request(req).await.map_err(internal("durable object call"))?;
-    let text = res.text().await.map_err(internal("durable object answer"))?;
-    if res.status_code() != 200 {
+async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -> Result<R, ApiError> {
+    let answer = JsFuture::from(js::object_call(stub, op, body)).await.map_err(|e| {
+        ApiError::internal(format!("durable object call: {}", js::get(&e, "message").as_string().unwrap_or_default()))
+    })?;
+    let status = js::get(&answer, "0").as_f64().unwrap_or(500.0) as u16;
+    let text = js::get(&answer, "1").as_string().unwrap_or_default();
+    if status != 200 {
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let code = v["error"]["code"].as_str().unwrap_or("internal");
         let message = v["error"]["message"].as_str().unwrap_or(&text).to_owned();
-        return Err(ApiError::new(res.status_code(), known_code(code), message));
+        return Err(ApiError::new(status, known_code(code), message));
     }
     serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))
 }
 
 /// The Durable Object of one host.
 struct HostClient {
-    stub: worker::Stub,
+    /// The object's stub, called through [`js::object_call`].
+    stub: JsValue,
     host: String,
 }
 
@@ -93,6 +94,7 @@ impl HostClient {
     fn new(env: &Env, key: &HostKey) -> Result<HostClient, ApiError> {
         let ns = env.durable_object("HOSTS").map_err(internal("HOSTS binding"))?;
         let stub = ns.id_from_name(key.as_str()).and_then(|id| id.get_stub()).map_err(internal("host object"))?;
+        let stub = stub.into_rpc::<JsValue>();
         Ok(HostClient { stub, host: key.to_string() })
     }
 
@@ -497,7 +499,7 @@ async fn admit(env: &Env, token: &str, key: &HostKey, max: u32) -> Result<(), Ap
         return Ok(());
     }
     let ns = env.durable_object("LEDGER").map_err(internal("LEDGER binding"))?;
-    let stub = ns.id_from_name(&id).and_then(|i| i.get_stub()).map_err(internal("token ledger"))?;
+    let stub = ns.id_from_name(&id).and_then(|i| i.get_stub()).map_err(internal("token ledger"))?.into_rpc::<JsValue>();
     let reply: AdmitReply = call(&stub, "admit", &AdmitRequest { host: key.to_string(), max }).await?;
     if !reply.admitted {
         return Err(ApiError::new(

@@ -6,6 +6,12 @@ use wasm_bindgen::prelude::*;
 use worker::web_sys;
 
 #[wasm_bindgen(inline_js = r#"
+// A call to a Durable Object: its status and text answer.
+export async function object_call(stub, op, body) {
+  const res = await stub.fetch('https://object/' + op, { method: 'POST', body });
+  return [res.status, await res.text()];
+}
+
 export function upstream_fetch(url, pairs, timeoutMs) {
   const headers = new Headers();
   for (const [name, value] of pairs) headers.append(name, value);
@@ -93,6 +99,8 @@ export function new_waiter() {
 extern "C" {
     /// `fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(ms) })`.
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
+    /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text]`.
+    pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
     /// `{ readable, done }`: the body passed through, bounded, and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, max_bytes: f64) -> js_sys::Object;
     /// A promise of `{ bytes, truncated }`.
