@@ -153,13 +153,13 @@ pub struct HostStats {
 /// Its methods take `now` as given: callers ([`crate::Registry`], [`HostLimiter`]) clamp it so that a clock that
 /// steps back is treated as standing still.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[repr(C)]
 pub struct HostState {
-    pub(crate) quota: Option<Box<SlidingWindow>>,
     pub(crate) bucket: TokenBucket,
     pub(crate) meter: LeakyBucket,
     pub(crate) cooldown: Cooldown,
     pub(crate) server_until: Instant,
+    /// The quota window of a standalone state ([`HostLimiter`]); a registry keeps its hosts' windows itself.
+    pub(crate) quota: Option<Box<SlidingWindow>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
     /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
