@@ -319,7 +319,7 @@ mod tests {
                 for t in [
                     start.saturating_sub(1),
                     start,
-                    start + 1,
+                    start.saturating_add(1),
                     start.saturating_add(sub - 1),
                     start.saturating_add(sub),
                     u64::MAX,
