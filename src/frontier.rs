@@ -47,7 +47,7 @@ struct Queued {
 
 #[derive(Debug, Default)]
 struct HostQueue {
-    /// The host (`None` only for an id no URL was pushed under yet).
+    /// The host (set by the first push).
     key: Option<HostKey>,
     urls: BinaryHeap<Queued>,
     /// Where the host last lived in the registry (see [`Registry::peek_at`]).
@@ -62,6 +62,10 @@ pub struct Frontier {
     /// Queues by interned host id.
     hosts: Vec<HostQueue>,
     ids: Interner,
+    /// The queue of each caller's host id given to [`Frontier::push_id`] (`u32::MAX`: none yet). A caller's ids
+    /// may be sparse (a limiter's ids count every host it ever saw), so they map to dense queues here: 4 bytes
+    /// per id up to the largest, not a queue record.
+    queue_of: Vec<u32>,
     /// (earliest instant the host may go, as last known; tie-break order; host index). An entry is a lower bound
     /// on the host's real ready time; stale entries are refreshed when they reach the top.
     ready: BinaryHeap<Reverse<(Instant, u64, u32)>>,
@@ -113,19 +117,28 @@ impl Frontier {
         self.push_id(h, key, url, priority)
     }
 
-    /// Queue `url` under host id `h`: `key`'s id in the interner the caller keeps (the JS binding passes its
-    /// limiter's ids, so a push costs no second host lookup). An id names one host: an id already given to
-    /// another key is refused. Ids are dense (an interner's), so the frontier keeps a slot per id up to `h`.
-    pub(crate) fn push_id(&mut self, h: u32, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
+    /// Queue `url` under `id`: `key`'s id in the interner the caller keeps (the JS binding passes its limiter's
+    /// ids, so a push costs no second host lookup). An id names one host: an id already given to another key is
+    /// refused. The frontier's own host ids (in [`Frontier::pop_id`]) are its queues', not the caller's.
+    pub(crate) fn push_id(&mut self, id: u32, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
         if self.len >= self.max_queued {
             return Err(Error::InvalidUrl {
                 input: clip(url),
                 reason: format!("the frontier is full ({} URLs queued)", self.max_queued),
             });
         }
-        if h as usize >= self.hosts.len() {
-            self.hosts.resize_with(h as usize + 1, || HostQueue { slot: u32::MAX, ..HostQueue::default() });
+        if id as usize >= self.queue_of.len() {
+            self.queue_of.resize(id as usize + 1, u32::MAX);
         }
+        let h = match self.queue_of[id as usize] {
+            u32::MAX => {
+                let h = self.hosts.len() as u32;
+                self.hosts.push(HostQueue { slot: u32::MAX, ..HostQueue::default() });
+                self.queue_of[id as usize] = h;
+                h
+            }
+            h => h,
+        };
         let queue = &mut self.hosts[h as usize];
         match &queue.key {
             Some(k) if k == key => {}
@@ -467,15 +480,18 @@ mod tests {
         let mut f = Frontier::new();
         let a = HostKey::parse("a.example").unwrap();
         let b = HostKey::parse("b.example").unwrap();
-        // ids from another interner may skip numbers: the slots between stay empty
-        f.push_id(3, &a, "http://a.example/1", 0).unwrap();
-        f.push_id(3, &a, "http://a.example/2", 0).unwrap();
-        let err = f.push_id(3, &b, "http://b.example/1", 0).unwrap_err();
+        // a caller's ids may be sparse: they map to dense queues (no queue record per skipped id)
+        f.push_id(1_000_000, &a, "http://a.example/1", 0).unwrap();
+        f.push_id(1_000_000, &a, "http://a.example/2", 0).unwrap();
+        let err = f.push_id(1_000_000, &b, "http://b.example/1", 0).unwrap_err();
         assert!(err.to_string().contains("another host"), "{err}");
-        assert_eq!(f.len(), 2);
-        assert_eq!(f.host(3), Some(&a));
-        assert_eq!(f.host(0), None);
+        f.push_id(7, &b, "http://b.example/1", 0).unwrap();
+        assert_eq!((f.len(), f.hosts.len()), (3, 2));
         let r = registry();
-        assert_eq!(f.pop_id(&r, Instant::ZERO).map(|(u, h)| (u.to_string(), h)), Ok(("http://a.example/1".into(), 3)));
+        let (url, h) = f.pop_id(&r, Instant::ZERO).unwrap();
+        assert_eq!((&*url, f.host(h)), ("http://a.example/1", Some(&a)));
+        let (url, h) = f.pop_id(&r, Instant::ZERO).unwrap();
+        assert_eq!((&*url, f.host(h)), ("http://b.example/1", Some(&b)));
+        assert_eq!(f.host(5), None);
     }
 }

@@ -569,7 +569,7 @@ impl JsFrontier {
         let id = self.shared.id_of(url)?;
         let hosts = self.shared.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
-        // the frontier keys its queues by the limiter's host ids: no second host lookup per push
+        // the frontier takes the limiter's host id: no second host lookup per push
         self.frontier.push_id(id, key, url, priority.unwrap_or(0)).map_err(js_error)
     }
 
