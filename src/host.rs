@@ -382,7 +382,7 @@ impl HostState {
         self.apply_limits_but_quota(limits);
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,
-            (Some((limit, window)), Some(q)) if q.limit() == limit && q.window_ns() == window => {}
+            (Some((limit, window)), Some(q)) if q.counts(limit, window) => {}
             (Some((limit, window)), q) => *q = Some(Box::new(SlidingWindow::from_nanos(limit, window))),
         }
     }

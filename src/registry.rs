@@ -38,6 +38,12 @@ impl Hosts {
         self.index.find(hash, |i| self.entries[i as usize].0 == *key).map(|i| i as usize)
     }
 
+    /// `slot`, when the entry there is `key`'s (a remembered slot checked by one key comparison; stale after
+    /// evictions moved the entries).
+    fn remembered(&self, key: &HostKey, slot: u32) -> Option<usize> {
+        self.entries.get(slot as usize).filter(|(k, _)| k == key).map(|_| slot as usize)
+    }
+
     fn get_mut(&mut self, key: &HostKey) -> Option<&mut HostState> {
         self.find(key).map(|i| &mut self.entries[i].1)
     }
@@ -200,7 +206,7 @@ impl Registry {
         match limits.quota {
             None => quotas.clear(),
             Some((limit, window)) => {
-                quotas.retain(|q| q.limit() == limit && q.window_ns() == window);
+                quotas.retain(|q| q.counts(limit, window));
                 if quotas.len() != self.hosts.entries.len() {
                     *quotas = vec![SlidingWindow::from_nanos(limit, window); self.hosts.entries.len()];
                 }
@@ -266,9 +272,9 @@ impl Registry {
     /// decision is the same either way.
     pub fn acquire_at(&mut self, host: &HostKey, slot: u32, now: Instant) -> Result<(Decision, u32), Error> {
         let now = self.clamp(now);
-        let at = match self.hosts.entries.get(slot as usize) {
-            Some((key, _)) if key == host => slot as usize,
-            _ => self.slot_of(host, now)?,
+        let at = match self.hosts.remembered(host, slot) {
+            Some(at) => at,
+            None => self.slot_of(host, now)?,
         };
         let (state, quota) = self.hosts.parts_mut(at);
         Ok((state.acquire_with(quota, now), at as u32))
@@ -290,11 +296,7 @@ impl Registry {
     /// slot now (`u32::MAX` for a host not tracked).
     pub fn peek_at(&self, host: &HostKey, slot: u32, now: Instant) -> (Decision, u32) {
         let now = now.max(self.last_seen);
-        let at = match self.hosts.entries.get(slot as usize) {
-            Some((key, _)) if key == host => Some(slot as usize),
-            _ => self.hosts.find(host),
-        };
-        match at {
+        match self.hosts.remembered(host, slot).or_else(|| self.hosts.find(host)) {
             Some(i) => {
                 let (state, quota) = self.hosts.parts(i);
                 (state.peek_with(quota, now), i as u32)

@@ -172,6 +172,12 @@ impl SlidingWindow {
         self.limit
     }
 
+    /// Whether this window counts `limit` departures per `window_ns` (under another quota, a host's window starts
+    /// over).
+    pub(crate) fn counts(&self, limit: u32, window_ns: u64) -> bool {
+        self.limit == limit && self.window_ns == window_ns
+    }
+
     /// The window length in nanoseconds.
     pub fn window_ns(&self) -> u64 {
         self.window_ns
