@@ -114,13 +114,21 @@ impl Frontier {
     /// Queue `url` under an already computed host key.
     pub fn push_keyed(&mut self, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
         let h = self.ids.intern(key);
-        self.push_id(h, key, url, priority)
+        self.push_id(h, key, url, plain_origin(url), priority)
     }
 
     /// Queue `url` under `id`: `key`'s id in the interner the caller keeps (the JS binding passes its limiter's
     /// ids, so a push costs no second host lookup). An id names one host: an id already given to another key is
-    /// refused. The frontier's own host ids (in [`Frontier::pop_id`]) are its queues', not the caller's.
-    pub(crate) fn push_id(&mut self, id: u32, key: &HostKey, url: &str, priority: i32) -> Result<(), Error> {
+    /// refused. The frontier's own host ids (in [`Frontier::pop_id`]) are its queues', not the caller's. `origin`
+    /// is `url`'s [`plain_origin`] (the caller has read it already).
+    pub(crate) fn push_id(
+        &mut self,
+        id: u32,
+        key: &HostKey,
+        url: &str,
+        origin: Option<&str>,
+        priority: i32,
+    ) -> Result<(), Error> {
         if self.len >= self.max_queued {
             return Err(Error::InvalidUrl {
                 input: clip(url),
@@ -152,7 +160,6 @@ impl Frontier {
             self.schedule(h, Instant::ZERO);
         }
         let queue = &mut self.hosts[h as usize];
-        let origin = plain_origin(url);
         if queue.origin.is_empty() {
             queue.origin = origin.unwrap_or_default().into();
         }
@@ -481,11 +488,11 @@ mod tests {
         let a = HostKey::parse("a.example").unwrap();
         let b = HostKey::parse("b.example").unwrap();
         // a caller's ids may be sparse: they map to dense queues (no queue record per skipped id)
-        f.push_id(1_000_000, &a, "http://a.example/1", 0).unwrap();
-        f.push_id(1_000_000, &a, "http://a.example/2", 0).unwrap();
-        let err = f.push_id(1_000_000, &b, "http://b.example/1", 0).unwrap_err();
+        f.push_id(1_000_000, &a, "http://a.example/1", plain_origin("http://a.example/1"), 0).unwrap();
+        f.push_id(1_000_000, &a, "http://a.example/2", plain_origin("http://a.example/2"), 0).unwrap();
+        let err = f.push_id(1_000_000, &b, "http://b.example/1", plain_origin("http://b.example/1"), 0).unwrap_err();
         assert!(err.to_string().contains("another host"), "{err}");
-        f.push_id(7, &b, "http://b.example/1", 0).unwrap();
+        f.push_id(7, &b, "http://b.example/1", plain_origin("http://b.example/1"), 0).unwrap();
         assert_eq!((f.len(), f.hosts.len()), (3, 2));
         let r = registry();
         let (url, h) = f.pop_id(&r, Instant::ZERO).unwrap();

@@ -403,8 +403,13 @@ impl OriginCache {
 
     /// The interned id of `url`'s host key (errors are [`HostKey::from_url`]'s).
     pub fn id_of(&mut self, url: &str) -> Result<u32, Error> {
+        self.id_in(url, plain_origin(url))
+    }
+
+    /// [`OriginCache::id_of`] for a caller that has `url`'s [`plain_origin`] already (`origin` must be it).
+    pub(crate) fn id_in(&mut self, url: &str, origin: Option<&str>) -> Result<u32, Error> {
         use std::hash::BuildHasher;
-        let Some(origin) = plain_origin(url).filter(|_| url.len() <= MAX_URL_LEN) else {
+        let Some(origin) = origin.filter(|_| url.len() <= MAX_URL_LEN) else {
             return Ok(self.ids.intern(&HostKey::from_url(url)?));
         };
         let hash = self.hasher.hash_one(origin);

@@ -5,7 +5,7 @@ use super::{clock_ms, duration_ms, instant, js_error, ms};
 use crate::error::Num;
 use crate::frontier::Frontier;
 use crate::host::Decision;
-use crate::host_key::{HostKey, OriginCache};
+use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
 use crate::registry::{Registry, Snapshot};
@@ -215,7 +215,12 @@ pub(crate) struct Shared {
 impl Shared {
     /// The interned id of `url`'s host.
     fn id_of(&self, url: &str) -> Result<u32, JsValue> {
-        let id = self.hosts.borrow_mut().id_of(url).map_err(js_error)?;
+        self.id_in(url, plain_origin(url))
+    }
+
+    /// [`Shared::id_of`] with `url`'s plain origin known already (see [`OriginCache::id_in`]).
+    fn id_in(&self, url: &str, origin: Option<&str>) -> Result<u32, JsValue> {
+        let id = self.hosts.borrow_mut().id_in(url, origin).map_err(js_error)?;
         let mut places = self.places.borrow_mut();
         if places.len() <= id as usize {
             places.resize_with(id as usize + 1, || Place { slot: u32::MAX, name: None });
@@ -566,11 +571,13 @@ impl JsFrontier {
     /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
     pub fn push(&mut self, url: &str, priority: Option<i32>) -> Result<(), JsValue> {
         // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
-        let id = self.shared.id_of(url)?;
+        // (the URL's origin read once, for both)
+        let origin = plain_origin(url);
+        let id = self.shared.id_in(url, origin)?;
         let hosts = self.shared.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
         // the frontier takes the limiter's host id: no second host lookup per push
-        self.frontier.push_id(id, key, url, priority.unwrap_or(0)).map_err(js_error)
+        self.frontier.push_id(id, key, url, origin, priority.unwrap_or(0)).map_err(js_error)
     }
 
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).
