@@ -83,7 +83,8 @@ async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -
     serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))
 }
 
-/// The Durable Object of one host.
+/// The Durable Object of one host (a clone calls the same object).
+#[derive(Clone)]
 struct HostClient {
     /// The object's stub, called through [`js::object_call`].
     stub: JsValue,
@@ -279,7 +280,6 @@ async fn pass_through(
     upstream_headers: &[(String, String)],
     permit: Option<u64>,
     host: &HostClient,
-    env: &Env,
     ctx: &Context,
     cfg: &GatewayConfig,
     gateway_headers: &[(&str, String)],
@@ -334,14 +334,10 @@ async fn pass_through(
             let readable: web_sys::ReadableStream = js::get(&passed, "readable").unchecked_into();
             let done: js_sys::Promise = js::get(&passed, "done").unchecked_into();
             if permit.is_some() {
-                let (env, host) = (env.clone(), host.host.clone());
+                let client = host.clone();
                 ctx.wait_until(async move {
                     let _ = JsFuture::from(done).await;
-                    if let Ok(key) = HostKey::parse(&host) {
-                        if let Ok(client) = HostClient::new(&env, &key) {
-                            let _ = client.release(permit).await;
-                        }
-                    }
+                    let _ = client.release(permit).await;
                 });
             }
             web_sys::Response::new_with_opt_readable_stream_and_init(Some(&readable), &init)
@@ -395,7 +391,7 @@ async fn handle_fetch(
                     None => not_yet(&host.host, wait_ms, &layer, attempt - 1),
                     Some((upstream, headers, last_layer)) => {
                         let gateway = gateway_headers(waited_total, &last_layer, attempt - 1, &host.host);
-                        pass_through(upstream, &headers, None, &host, env, ctx, cfg, &gateway).await
+                        pass_through(upstream, &headers, None, &host, ctx, cfg, &gateway).await
                     }
                 };
             }
@@ -459,15 +455,13 @@ async fn handle_fetch(
             // the core says this answer can change nothing at the host (and no permit rides on it): no object call
         } else {
             // what a success teaches (latency, RateLimit headers) is reported while the body streams
-            let (env, key) = (env.clone(), target.key.clone());
+            let client = host.clone();
             ctx.wait_until(async move {
-                if let Ok(client) = HostClient::new(&env, &key) {
-                    if let Err(e) = client.observe(observation).await {
-                        worker::console_error!(
-                            "{}",
-                            serde_json::json!({ "event": "error", "code": e.code, "message": e.message })
-                        );
-                    }
+                if let Err(e) = client.observe(observation).await {
+                    worker::console_error!(
+                        "{}",
+                        serde_json::json!({ "event": "error", "code": e.code, "message": e.message })
+                    );
                 }
             });
         }
@@ -478,7 +472,7 @@ async fn handle_fetch(
         }
         let gateway = gateway_headers(waited_total, &dep.layer, attempt, &host.host);
         let permit = if streams { dep.permit_id } else { None };
-        return pass_through(upstream, &headers, permit, &host, env, ctx, cfg, &gateway).await;
+        return pass_through(upstream, &headers, permit, &host, ctx, cfg, &gateway).await;
     }
 }
 
