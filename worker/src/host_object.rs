@@ -73,14 +73,14 @@ impl HostObject {
         save: bool,
         f: impl FnOnce(&mut HostDesk, Instant) -> Result<R, ApiError>,
     ) -> Result<R, ApiError> {
-        let config = self.config()?;
         let mut slot = self.desk.borrow_mut();
         let desk = match &mut *slot {
             Some(desk) if desk.key().as_str() == host => desk,
             Some(desk) => {
                 return Err(ApiError::internal(format!("object of {} asked about {host}", desk.key())));
             }
-            empty => empty.insert(self.load(host, &config)?),
+            // the configuration is needed only to load the desk, on first use
+            empty => empty.insert(self.load(host, &self.config()?)?),
         };
         let now = now();
         let out = f(desk, now)?;
