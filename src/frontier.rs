@@ -8,7 +8,7 @@
 use crate::error::{clip, Error};
 use crate::host::Decision;
 use crate::host_key::{plain_origin, HostKey, Interner};
-use crate::registry::Registry;
+use crate::registry::{Registry, Slot};
 use crate::time::Instant;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -51,7 +51,7 @@ struct HostQueue {
     key: Option<HostKey>,
     urls: BinaryHeap<Queued>,
     /// Where the host last lived in the registry (see [`Registry::peek_at`]).
-    slot: u32,
+    slot: Slot,
     /// The literal `scheme://authority` of the first plainly spelled URL pushed for the host (empty: none yet).
     origin: Box<str>,
 }
@@ -141,7 +141,7 @@ impl Frontier {
         let h = match self.queue_of[id as usize] {
             u32::MAX => {
                 let h = self.hosts.len() as u32;
-                self.hosts.push(HostQueue { slot: u32::MAX, ..HostQueue::default() });
+                self.hosts.push(HostQueue::default());
                 self.queue_of[id as usize] = h;
                 h
             }

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 use crate::observe::{Observation, Outcome, RobotsOutcome};
 use crate::policy::{bucket_nanos, Limits, Policy, MIN_RATE_PER_SEC};
-use crate::time::{duration_nanos, nanos_to_ms as ms, Instant};
+use crate::time::{nanos_to_ms as ms, Instant};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -233,6 +233,7 @@ impl HostState {
 
     /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
     /// Ties go to the layer listed first: cooldown, server quota, quota, interval, burst.
+    #[inline(always)]
     fn earliest(&self, quota: Option<&SlidingWindow>, now: Instant) -> (Instant, Layer) {
         let mut best = (now, Layer::None);
         let mut consider = |at: Instant, layer: Layer| {
@@ -292,9 +293,15 @@ impl HostState {
                 Some(taken) => permit = Some(taken),
                 None => {
                     let at = at.max(p.earliest(now));
-                    let wait = at.saturating_duration_since(now);
-                    self.add_wait(Layer::Concurrency, wait);
-                    return Decision { wait, layer: Layer::Concurrency, departs: at, reserved: false, permit: None };
+                    let wait_ns = at.nanos_since(now);
+                    self.add_wait(Layer::Concurrency, wait_ns);
+                    return Decision {
+                        wait: Duration::from_nanos(wait_ns),
+                        layer: Layer::Concurrency,
+                        departs: at,
+                        reserved: false,
+                        permit: None,
+                    };
                 }
             }
         }
@@ -303,15 +310,17 @@ impl HostState {
         if let Some(q) = quota {
             q.charge(at);
         }
-        let wait = at.saturating_duration_since(now);
+        let wait_ns = at.nanos_since(now);
         self.counters.decisions = self.counters.decisions.saturating_add(1);
-        self.add_wait(layer, wait);
-        Decision { wait, layer, departs: at, reserved: true, permit }
+        self.add_wait(layer, wait_ns);
+        Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
     }
 
-    fn add_wait(&mut self, layer: Layer, wait: Duration) {
+    /// Count `wait_ns` (whole milliseconds) against `layer`.
+    #[inline(always)]
+    fn add_wait(&mut self, layer: Layer, wait_ns: u64) {
         if let Some(i) = layer.wait_index() {
-            let add = u32::try_from(duration_nanos(wait) / 1_000_000).unwrap_or(u32::MAX);
+            let add = u32::try_from(wait_ns / 1_000_000).unwrap_or(u32::MAX);
             self.counters.wait_ms[i] = self.counters.wait_ms[i].saturating_add(add);
         }
     }

@@ -54,7 +54,7 @@ pub use policy::{
     Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION, MAX_BURST_CAPACITY,
     MAX_DURATION_SEC, MIN_RATE_PER_SEC,
 };
-pub use registry::{Registry, Snapshot, SNAPSHOT_VERSION};
+pub use registry::{Registry, Slot, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;
 pub use time::{duration_nanos, nanos_to_ms, Clock, FakeClock, Instant};

@@ -11,6 +11,7 @@ use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The snapshot format version this build writes and reads.
@@ -23,25 +24,92 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 /// pointer in its state: a decision then finds both from the index at once (two memory accesses in parallel, not
 /// one after the other — at 1M hosts each is a cache and TLB miss). The states held here have no quota of their
 /// own; [`Hosts::attached`] puts it back for callers outside the registry.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 struct Hosts {
     entries: Vec<(HostKey, HostState)>,
+    /// This table's epoch (see [`Slot`]): drawn afresh whenever entries move, and for every new or cloned table.
+    epoch: u64,
     /// One window per entry when the policy has a quota, else empty.
     quotas: Vec<SlidingWindow>,
     index: IdTable,
     hasher: crate::host_key::KeyHasher,
 }
 
+/// A fresh epoch, never handed out before in this process (at 1 per nanosecond, u64 lasts 584 years).
+fn fresh_epoch() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Default for Hosts {
+    fn default() -> Hosts {
+        Hosts {
+            entries: Vec::new(),
+            epoch: fresh_epoch(),
+            quotas: Vec::new(),
+            index: IdTable::default(),
+            hasher: Default::default(),
+        }
+    }
+}
+
+impl Clone for Hosts {
+    /// A copy with an epoch of its own: from here on the two tables append different hosts at the same indices.
+    fn clone(&self) -> Hosts {
+        Hosts {
+            entries: self.entries.clone(),
+            epoch: fresh_epoch(),
+            quotas: self.quotas.clone(),
+            index: self.index.clone(),
+            hasher: self.hasher.clone(),
+        }
+    }
+}
+
+/// Where a host lives in a [`Registry`], remembered by a caller that decides for the same host again
+/// ([`Registry::acquire_at`], [`Registry::peek_at`]): an index into the registry's dense table, valid while the
+/// table's epoch is the one it was taken in. Within an epoch entries are only appended, never moved or removed, so
+/// the entry at a valid slot's index is the host the slot was returned for — checked without reading the key.
+/// Evictions (and cloning the registry) start a new epoch, after which every older slot is stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    index: u32,
+    epoch: u64,
+}
+
+impl Slot {
+    /// No slot: what a caller passes the first time (epoch 0 is never a table's).
+    pub const NONE: Slot = Slot { index: u32::MAX, epoch: 0 };
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot::NONE
+    }
+}
+
 impl Hosts {
+    /// Entry `i`'s slot.
+    #[inline(always)]
+    fn slot(&self, i: usize) -> Slot {
+        Slot { index: i as u32, epoch: self.epoch }
+    }
+
     fn find(&self, key: &HostKey) -> Option<usize> {
         let hash = self.hasher.hash_one(key);
         self.index.find(hash, |i| self.entries[i as usize].0 == *key).map(|i| i as usize)
     }
 
-    /// `slot`, when the entry there is `key`'s (a remembered slot checked by one key comparison; stale after
-    /// evictions moved the entries).
-    fn remembered(&self, key: &HostKey, slot: u32) -> Option<usize> {
-        self.entries.get(slot as usize).filter(|(k, _)| k == key).map(|_| slot as usize)
+    /// `slot`'s index, when the slot is of this table's epoch (then the entry there is the host it was returned
+    /// for, `key`: see [`Slot`]).
+    #[inline(always)]
+    fn remembered(&self, key: &HostKey, slot: Slot) -> Option<usize> {
+        let i = slot.index as usize;
+        if slot.epoch != self.epoch || i >= self.entries.len() {
+            return None;
+        }
+        debug_assert!(self.entries[i].0 == *key, "a slot of {} used for {key}", self.entries[i].0);
+        Some(i)
     }
 
     fn get_mut(&mut self, key: &HostKey) -> Option<&mut HostState> {
@@ -54,6 +122,7 @@ impl Hosts {
     }
 
     /// Entry `i`'s state and quota window, to change.
+    #[inline(always)]
     fn parts_mut(&mut self, i: usize) -> (&mut HostState, Option<&mut SlidingWindow>) {
         (&mut self.entries[i].1, self.quotas.get_mut(i))
     }
@@ -95,6 +164,7 @@ impl Hosts {
         self.entries.truncate(kept);
         self.quotas.truncate(kept);
         if kept != before {
+            self.epoch = fresh_epoch();
             let Hosts { entries, index, hasher, .. } = self;
             index.clear();
             for (i, (k, _)) in entries.iter().enumerate() {
@@ -260,24 +330,23 @@ impl Registry {
 
     /// Reserve the next departure to `host` (see [`HostState::acquire`]).
     pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
-        let now = self.clamp(now);
-        let at = self.slot_of(host, now)?;
-        let (state, quota) = self.hosts.parts_mut(at);
-        Ok(state.acquire_with(quota, now))
+        Ok(self.acquire_at(host, Slot::NONE, now)?.0)
     }
 
     /// [`Registry::acquire`] for a caller that remembers where `host` lives: `slot` is what an earlier call for
-    /// the same host returned (any value the first time). Returns the decision and the host's slot now, for the
-    /// next call. A stale slot (hosts were evicted since) costs one key comparison, then the usual lookup; the
-    /// decision is the same either way.
-    pub fn acquire_at(&mut self, host: &HostKey, slot: u32, now: Instant) -> Result<(Decision, u32), Error> {
+    /// the same host on this registry returned ([`Slot::NONE`] the first time). Returns the decision and the
+    /// host's slot now, for the next call. A valid slot skips the host lookup; a stale one (hosts were evicted
+    /// since) costs the usual lookup; the decision is the same either way. A slot returned for *another* host
+    /// would decide for that host: keep each slot with its host.
+    pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
         let now = self.clamp(now);
         let at = match self.hosts.remembered(host, slot) {
             Some(at) => at,
             None => self.slot_of(host, now)?,
         };
         let (state, quota) = self.hosts.parts_mut(at);
-        Ok((state.acquire_with(quota, now), at as u32))
+        let decision = state.acquire_with(quota, now);
+        Ok((decision, self.hosts.slot(at)))
     }
 
     /// Parse `url`, then reserve the next departure to its host.
@@ -289,21 +358,21 @@ impl Registry {
 
     /// When could one request go to `host`, without reserving (an unknown host may go now).
     pub fn peek(&self, host: &HostKey, now: Instant) -> Decision {
-        self.peek_at(host, u32::MAX, now).0
+        self.peek_at(host, Slot::NONE, now).0
     }
 
     /// [`Registry::peek`] through a remembered slot (as [`Registry::acquire_at`]): the decision, and the host's
-    /// slot now (`u32::MAX` for a host not tracked).
-    pub fn peek_at(&self, host: &HostKey, slot: u32, now: Instant) -> (Decision, u32) {
+    /// slot now ([`Slot::NONE`] for a host not tracked).
+    pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
         let now = now.max(self.last_seen);
         match self.hosts.remembered(host, slot).or_else(|| self.hosts.find(host)) {
             Some(i) => {
                 let (state, quota) = self.hosts.parts(i);
-                (state.peek_with(quota, now), i as u32)
+                (state.peek_with(quota, now), self.hosts.slot(i))
             }
             None => (
                 Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
-                u32::MAX,
+                Slot::NONE,
             ),
         }
     }
@@ -498,7 +567,7 @@ mod tests {
         let policy = Policy { max_hosts: 3, rate_per_sec: 4.0, burst_capacity: 2.0, ..Policy::default() };
         let (mut plain, mut hinted) = (Registry::new(policy.clone()).unwrap(), Registry::new(policy).unwrap());
         let hosts: Vec<HostKey> = ["a.example", "b.example", "c.example", "d.example"].map(key).into();
-        let mut slots = [u32::MAX; 4];
+        let mut slots = [Slot::NONE; 4];
         let mut stale = 0;
         for step in 0..400u64 {
             let h = ((step * 7) % 11 % 4) as usize;
@@ -510,7 +579,7 @@ mod tests {
             match (expected, got) {
                 (Ok(d), Ok((g, slot))) => {
                     assert_eq!(d, g, "step {step}");
-                    stale += usize::from(slots[h] != u32::MAX && slots[h] != slot);
+                    stale += usize::from(slots[h] != Slot::NONE && slots[h] != slot);
                     slots[h] = slot;
                 }
                 (Err(e), Err(g)) => assert_eq!(e, g),
@@ -519,6 +588,34 @@ mod tests {
         }
         assert!(stale > 0, "the test must exercise slots that moved");
         assert_eq!(plain.snapshot(Instant::ZERO), hinted.snapshot(Instant::ZERO));
+    }
+
+    #[test]
+    fn a_slot_is_only_valid_in_the_registry_and_epoch_it_came_from() {
+        let policy = Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let (x, y, z) = (key("x.example"), key("y.example"), key("z.example"));
+        let t = Instant::from_secs(10);
+        // another registry holding the same hosts at other indices
+        let mut a = Registry::new(policy.clone()).unwrap();
+        let mut b = Registry::new(policy).unwrap();
+        let (_, slot_x) = a.acquire_at(&x, Slot::NONE, t).unwrap();
+        a.acquire(&y, t).unwrap();
+        b.acquire(&y, t).unwrap();
+        b.acquire(&x, t).unwrap();
+        let (d, in_b) = b.acquire_at(&x, slot_x, t).unwrap();
+        assert_ne!(in_b, slot_x);
+        assert_eq!(d.wait, Duration::from_secs(1), "x's second departure in b");
+        assert_eq!(b.stats(&y, t).unwrap().decisions, 1, "y in b untouched");
+        // a clone appends its own hosts at the same indices as the original: the original's slots are stale there
+        let mut c = a.clone();
+        let (_, slot_z_in_a) = a.acquire_at(&z, Slot::NONE, t).unwrap();
+        c.acquire(&key("w.example"), t).unwrap();
+        let (d, in_c) = c.acquire_at(&z, slot_z_in_a, t).unwrap();
+        assert!(d.wait.is_zero(), "z is new in c");
+        assert_ne!(in_c, slot_z_in_a);
+        assert_eq!(c.stats(&key("w.example"), t).unwrap().decisions, 1, "w in c untouched");
+        // and a slot of the current epoch is taken as it is
+        assert_eq!(c.acquire_at(&z, in_c, t).unwrap().1, in_c);
     }
 
     /// The registry keeps quota windows in a table of their own, beside the states: through evictions (which

@@ -89,8 +89,15 @@ impl Instant {
 
 /// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
 pub fn duration_nanos(d: Duration) -> u64 {
-    // in u64 arithmetic: `as_nanos` is a u128, a library call per operation in wasm
-    d.as_secs().saturating_mul(1_000_000_000).saturating_add(u64::from(d.subsec_nanos()))
+    // in u64 arithmetic: `as_nanos` is a u128, and so is an overflow-checked multiplication: a library call per
+    // operation in wasm. Below the bound, `secs * 1e9 + subsec` fits in a u64.
+    const MAX_SECS: u64 = u64::MAX / 1_000_000_000 - 1;
+    let secs = d.as_secs();
+    if secs > MAX_SECS {
+        let nanos = secs.checked_mul(1_000_000_000).and_then(|n| n.checked_add(u64::from(d.subsec_nanos())));
+        return nanos.unwrap_or(u64::MAX);
+    }
+    secs * 1_000_000_000 + u64::from(d.subsec_nanos())
 }
 
 /// Nanoseconds as fractional milliseconds (the unit shells show).
@@ -188,6 +195,17 @@ mod tests {
         assert_eq!(Instant::ZERO.saturating_sub(Duration::from_secs(1)), Instant::ZERO);
         assert_eq!(Instant::from_secs(1).saturating_duration_since(Instant::from_secs(2)), Duration::ZERO);
         assert_eq!(Instant::from_secs(u64::MAX), Instant::MAX);
+    }
+
+    #[test]
+    fn duration_nanos_is_exact_up_to_the_u64_bound_and_saturates_past_it() {
+        for secs in [0, 1, 59, u64::MAX / 1_000_000_000 - 1, u64::MAX / 1_000_000_000, u64::MAX / 2, u64::MAX] {
+            for sub in [0, 1, 709_551_615, 709_551_616, 999_999_999] {
+                let d = Duration::new(secs, sub);
+                let want = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                assert_eq!(duration_nanos(d), want, "{secs} s {sub} ns");
+            }
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ impl Cooldown {
     }
 
     /// The first instant at or after `now` outside the cooldown.
+    #[inline(always)]
     pub fn earliest(&self, now: Instant) -> Instant {
         now.max(self.until)
     }

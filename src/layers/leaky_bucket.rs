@@ -75,11 +75,13 @@ impl LeakyBucket {
 
 impl Meter for LeakyBucket {
     /// The first free slot at or after `now`.
+    #[inline(always)]
     fn earliest(&self, now: Instant) -> Instant {
         now.max(self.next_slot())
     }
 
     /// Reserve the slot at `at` (normally `earliest(now)`); the next slot is one interval later.
+    #[inline(always)]
     fn charge(&mut self, at: Instant) {
         self.last = if self.last == Instant::MAX { at } else { self.last.max(at) };
     }

@@ -87,11 +87,13 @@ impl TokenBucket {
 
 impl Meter for TokenBucket {
     /// The first instant at or after `now` at which a token is available.
+    #[inline(always)]
     fn earliest(&self, now: Instant) -> Instant {
         now.max(Instant::from_nanos(self.tat.as_nanos().saturating_sub(self.tau_ns)))
     }
 
     /// Take one token for a departure at `at` (normally `earliest(now)`).
+    #[inline(always)]
     fn charge(&mut self, at: Instant) {
         self.tat = self.tat.max(at).add_nanos(self.emission_ns);
     }

@@ -8,7 +8,7 @@ use crate::host::Decision;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
-use crate::registry::{Registry, Snapshot};
+use crate::registry::{Registry, Slot, Snapshot};
 use crate::time::Instant;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -89,8 +89,17 @@ export interface HostStats {
 }
 /** Options of `schedule` and `fetch`. */
 export interface ScheduleOptions { signal?: AbortSignal }
-/** The asynchronous half of `Limiter` (added by the package's entry points). */
+/** The JavaScript half of `Limiter` (added by the package's entry points). */
 export interface Limiter {
+  /**
+   * Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
+   * milliseconds, in order, exactly as that many `acquireId` calls would give. `nowsMs[i]` is decision `i`'s
+   * instant (same length as `ids`); without it, the clock is read once for the whole batch. The waits are written
+   * to `waitsOut` when it is given (a `Float64Array` at least as long as `ids`; reusing one spares an allocation
+   * per batch) and returned. A bad id or time throws before anything is reserved; at the host bound (`maxHosts`)
+   * it throws with the decisions before the new host reserved.
+   */
+  acquireIds(ids: Uint32Array | number[], nowsMs?: Float64Array | number[] | null, waitsOut?: Float64Array): Float64Array;
   /**
    * Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release its permit.
    * The departure is reserved synchronously, before this returns (a bad URL rejects). Right before the task
@@ -194,8 +203,8 @@ fn decision_js(host: &JsValue, d: &Decision) -> JsValue {
 
 /// What the bindings remember of an interned host.
 struct Place {
-    /// Where the host last lived in the registry (`u32::MAX`: not placed yet; a stale slot costs one lookup).
-    slot: u32,
+    /// Where the host last lived in the registry (`Slot::NONE`: not placed yet; a stale slot costs one lookup).
+    slot: Slot,
     /// Its name as a JS string, made once.
     name: Option<JsValue>,
 }
@@ -223,7 +232,7 @@ impl Shared {
         let id = self.hosts.borrow_mut().id_in(url, origin).map_err(js_error)?;
         let mut places = self.places.borrow_mut();
         if places.len() <= id as usize {
-            places.resize_with(id as usize + 1, || Place { slot: u32::MAX, name: None });
+            places.resize_with(id as usize + 1, || Place { slot: Slot::NONE, name: None });
         }
         Ok(id)
     }
@@ -248,26 +257,30 @@ impl Shared {
     }
 
     /// Decide for interned hosts in order, through each id's remembered registry slot: decision `i` at
-    /// `nows_ms[i]` (validated by the caller), or at `clock` when `nows_ms` is empty. Every id is checked before
-    /// anything is reserved.
-    fn acquire_ids(&self, ids: &[u32], nows_ms: &[f64], clock: Instant) -> Result<Vec<f64>, JsValue> {
+    /// `nows_ms[i]` (validated by the caller), or at `clock` when `nows_ms` is empty; its wait in milliseconds goes
+    /// to `waits[i]` (as long as `ids` at least, checked by the caller). Every id is checked before anything is
+    /// reserved.
+    fn acquire_ids(&self, ids: &[u32], nows_ms: &[f64], clock: Instant, waits: &mut [f64]) -> Result<(), JsValue> {
         let hosts = self.hosts.borrow();
         let mut places = self.places.borrow_mut();
         if let Some(bad) = ids.iter().find(|&&id| hosts.ids().key(id).is_none() || places.len() <= id as usize) {
             return Err(js_error(format!("unknown host id {bad}")));
         }
         let mut registry = self.registry.borrow_mut();
-        let mut waits = Vec::with_capacity(ids.len());
-        for (i, &id) in ids.iter().enumerate() {
+        for ((i, &id), wait) in ids.iter().enumerate().zip(waits) {
             let (Some(key), Some(place)) = (hosts.ids().key(id), places.get_mut(id as usize)) else {
                 return Err(js_error(format!("unknown host id {id}")));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            let (decision, at) = registry.acquire_at(key, place.slot, now).map_err(js_error)?;
-            place.slot = at;
-            waits.push(ms(decision.wait));
+            match registry.acquire_at(key, place.slot, now) {
+                Ok((decision, at)) => {
+                    place.slot = at;
+                    *wait = ms(decision.wait);
+                }
+                Err(e) => return Err(js_error(e)),
+            }
         }
-        Ok(waits)
+        Ok(())
     }
 
     fn observe_value(
@@ -383,29 +396,32 @@ impl JsLimiter {
     /// Reserve a departure to an interned host; returns the wait in milliseconds.
     #[wasm_bindgen(js_name = acquireId)]
     pub fn acquire_id(&self, id: u32, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        let now = instant(now_ms)?;
-        Ok(self.shared.acquire_ids(&[id], &[], now)?[0])
+        let mut wait = [0.0];
+        self.shared.acquire_ids(&[id], &[], instant(now_ms)?, &mut wait)?;
+        Ok(wait[0])
     }
 
-    /// Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
-    /// milliseconds, in order, exactly as that many `acquireId` calls would give. `nowsMs[i]` is decision `i`'s
-    /// instant (same length as `ids`); without it, the clock is read once for the whole batch. A bad id or
-    /// time throws before anything is reserved; at the host bound (`maxHosts`) it throws with the decisions
-    /// before the new host reserved.
-    #[wasm_bindgen(js_name = acquireIds)]
+    /// `acquireIds` (typed and documented with the package's JS half, which gives it its `waitsOut` array):
+    /// reserve departures to many interned hosts in one call, decision `i` at `nowsMs[i]` (or the clock, read
+    /// once), its wait in milliseconds written to `waits[i]`.
+    #[wasm_bindgen(js_name = acquireIds, skip_typescript)]
     pub fn acquire_ids(
         &self,
         ids: &[u32],
         #[wasm_bindgen(js_name = nowsMs)] nows_ms: Option<Box<[f64]>>,
-    ) -> Result<Vec<f64>, JsValue> {
+        waits: &mut [f64],
+    ) -> Result<(), JsValue> {
         let nows = nows_ms.unwrap_or_default();
         if !nows.is_empty() && nows.len() != ids.len() {
             return Err(js_error(format!("invalid nowsMs: {} times for {} ids", nows.len(), ids.len())));
         }
-        for &t in nows.iter() {
-            instant(Some(t))?;
+        if waits.len() < ids.len() {
+            return Err(js_error(format!("invalid waitsOut: room for {} waits, {} ids", waits.len(), ids.len())));
         }
-        self.shared.acquire_ids(ids, &nows, instant(None)?)
+        if let Some(&bad) = nows.iter().find(|t| !(t.is_finite() && **t >= 0.0)) {
+            instant(Some(bad))?;
+        }
+        self.shared.acquire_ids(ids, &nows, instant(None)?, waits)
     }
 
     /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the

@@ -91,6 +91,16 @@ async function runReserved(limiter, url, decision, signal, task) {
   return result;
 }
 
+const rawAcquireIds = Limiter.prototype.acquireIds;
+Limiter.prototype.acquireIds = function acquireIds(ids, nowsMs, waitsOut) {
+  if (waitsOut !== undefined && !(waitsOut instanceof Float64Array)) {
+    throw new Error('invalid waitsOut: expected a Float64Array');
+  }
+  const waits = waitsOut === undefined ? new Float64Array(ids.length) : waitsOut;
+  rawAcquireIds.call(this, ids, nowsMs, waits);
+  return waits;
+};
+
 const rawRelease = Limiter.prototype.release;
 Limiter.prototype.release = function release(url, permitId) {
   rawRelease.call(this, url, permitId);

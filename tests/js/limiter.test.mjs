@@ -529,6 +529,33 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     const waits = Array.from(limiter.acquireIds(Uint32Array.of(id, id, id, id)));
     assert.deepEqual(waits, [0, 0, 500, 1000]);
   });
+  test('acquireIds writes into waitsOut when given (the same array, returned), leaving the rest of it as it was', () => {
+    const [given, fresh] = [new Limiter(config), new Limiter(config)];
+    const [a, b] = [given.intern('https://a.example/'), given.intern('https://b.example/')];
+    fresh.intern('https://a.example/');
+    fresh.intern('https://b.example/');
+    const ids = Uint32Array.of(a, a, b, a);
+    const times = Float64Array.of(0, 0, 0, 100);
+    const out = new Float64Array(6).fill(-1);
+    const returned = given.acquireIds(ids, times, out);
+    assert.equal(returned, out);
+    assert.deepEqual(Array.from(out), [0, 0, 0, 400, -1, -1]);
+    assert.deepEqual(Array.from(fresh.acquireIds(ids, times)), [0, 0, 0, 400]);
+    // reused: the next batch overwrites the front
+    given.acquireIds(Uint32Array.of(b), Float64Array.of(100), out);
+    assert.deepEqual(Array.from(out), [0, 0, 0, 400, -1, -1]);
+    given.acquireIds(Uint32Array.of(b), Float64Array.of(100), out);
+    assert.deepEqual(Array.from(out), [400, 0, 0, 400, -1, -1]);
+  });
+  test('a waitsOut too short or not a Float64Array throws before anything is reserved', () => {
+    const limiter = new Limiter(config);
+    const id = limiter.intern('https://a.example/');
+    const ids = Uint32Array.of(id, id);
+    assert.throws(() => limiter.acquireIds(ids, null, new Float64Array(1)), /invalid waitsOut: room for 1 waits, 2 ids/);
+    assert.throws(() => limiter.acquireIds(ids, null, [0, 0]), /invalid waitsOut: expected a Float64Array/);
+    assert.throws(() => limiter.acquireIds(ids, null, new Float32Array(2)), /invalid waitsOut: expected a Float64Array/);
+    assert.equal(limiter.stats('a.example'), undefined, 'no decision was made for the host');
+  });
   test('bad ids and times throw before anything is reserved', () => {
     const limiter = new Limiter(config);
     const id = limiter.intern('https://a.example/');

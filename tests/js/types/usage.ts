@@ -180,11 +180,14 @@ audit(undefined, ['0']);
 const hostId: number = limiter.intern('https://example.com/');
 const oneWait: number = limiter.acquireId(hostId, 0);
 const batchWaits: Float64Array = limiter.acquireIds(Uint32Array.of(hostId, hostId), Float64Array.of(0, 1));
+const reusedWaits: Float64Array = limiter.acquireIds(Uint32Array.of(hostId), null, new Float64Array(1000));
+// @ts-expect-error: waits are written into a Float64Array only
+limiter.acquireIds(Uint32Array.of(hostId), null, [0]);
 // @ts-expect-error: ids are a Uint32Array, not a list of URLs
 limiter.acquireIds(['https://example.com/']);
 
 void [
-  hostId, oneWait, batchWaits, violations, firstKind, gapOf,
+  hostId, oneWait, batchWaits, reusedWaits, violations, firstKind, gapOf,
   defaults, warnings, hosts, wait, host, layer, departs, reserved, atTime, peeked, waitText, notALayer, describeLayer,
   politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
   bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2,
