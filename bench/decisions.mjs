@@ -3,6 +3,7 @@
 //
 //   node bench/decisions.mjs            # full run (< 3 min on a 2-core machine)
 //   node bench/decisions.mjs --quick    # 1/10 of the decisions, for a smoke check
+//   node bench/decisions.mjs --only=hostpace.acquireIds,limiter.tryRemoveTokens   # some rows (development)
 //
 // Workload (shared by every row): DECISIONS decisions over HOSTS hosts, the host of decision k taken from a fixed
 // pseudo-random sequence (mulberry32, fixed seed), so every library sees the same hosts in the same order. A
@@ -102,14 +103,15 @@ const rows = [
     id: 'hostpace.acquireIds.virtual',
     library: 'hostpace',
     kind: 'hostpace',
-    call: `limiter.acquireIds(ids, nowsMs) (${BATCH} decisions per call, same hosts and instants as acquireId.virtual)`,
+    call: `limiter.acquireIds(ids, nowsMs, waitsOut) (${BATCH} decisions per call into a reused array, same hosts and instants as acquireId.virtual)`,
     setup() {
       const state = hostpaceIds();
       state.batchIds = new Uint32Array(BATCH);
       state.batchNows = new Float64Array(BATCH);
+      state.waits = new Float64Array(BATCH);
       return state;
     },
-    run({ limiter, ids, batchIds, batchNows }, n) {
+    run({ limiter, ids, batchIds, batchNows, waits }, n) {
       let go = 0;
       let now = T0_MS;
       for (let k = 0; k < n; k += BATCH) {
@@ -119,7 +121,7 @@ const rows = [
           batchIds[j] = ids[seq[k + j]];
           batchNows[j] = now;
         }
-        const waits = limiter.acquireIds(batchIds.subarray(0, m), batchNows.subarray(0, m));
+        limiter.acquireIds(batchIds.subarray(0, m), batchNows.subarray(0, m), waits);
         for (let j = 0; j < m; j++) if (waits[j] === 0) go++;
       }
       return go;
@@ -489,11 +491,18 @@ process.stderr.write(
     `${QUICK ? ' (--quick)' : ''}; node ${process.version}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
 );
 for (const s of SKIPPED) process.stderr.write(`  skipped ${s.library}: ${s.reason}\n`);
-for (const row of rows) await measure(row);
+// --only=a,b: just the rows whose id contains one of these (a development aid: prints them, writes no JSON)
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+for (const row of rows) if (!ONLY || ONLY.some((part) => row.id.includes(part))) await measure(row);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Report.
 
+if (ONLY) {
+  // a partial run: its rows only, nothing written (ratios and the JSON need every row)
+  for (const r of results) console.log(`${r.id}: ${r.nsPerDecision} ns/decision (median of ${r.runs}), go now ${r.goNow}`);
+  process.exit(0);
+}
 const byId = Object.fromEntries(results.map((r) => [r.id, r]));
 const peers = results.filter((r) => r.kind === 'peer');
 const fastestPeer = peers.reduce((a, b) => (b.perSecMedian > a.perSecMedian ? b : a));
