@@ -40,7 +40,7 @@ fn now() -> Instant {
 }
 
 fn json<T: Serialize>(value: &T) -> worker::Result<Response> {
-    Response::from_json(value)
+    js::reply(&serde_json::to_string(value)?)
 }
 
 fn error(e: &ApiError) -> worker::Result<Response> {
@@ -284,7 +284,7 @@ impl DurableObject for HostObject {
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
         let path = req.path();
-        let body = req.text().await?;
+        let body = js::call_text(&mut req).await?;
         let answer = match path.as_str() {
             "/ask" => self.handle_ask(&body).await.map(|r| json(&r)),
             "/depart" => self.handle_depart(&body).await.map(|r| json(&r)),

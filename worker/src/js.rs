@@ -6,10 +6,20 @@ use wasm_bindgen::prelude::*;
 use worker::web_sys;
 
 #[wasm_bindgen(inline_js = r#"
-// A call to a Durable Object: its status and text answer.
+// A call to a Durable Object: its status and text answer. A small message (the usual case) travels
+// percent-encoded in a header each way instead of a body, so neither side makes or reads a body stream.
 export async function object_call(stub, op, body) {
-  const res = await stub.fetch('https://object/' + op, { method: 'POST', body });
-  return [res.status, await res.text()];
+  const encoded = encodeURIComponent(body);
+  const init = encoded.length <= 8192 ? { method: 'POST', headers: { 'hostpace-call': encoded } } : { method: 'POST', body };
+  const res = await stub.fetch('https://object/' + op, init);
+  const reply = res.headers.get('hostpace-reply');
+  return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text()];
+}
+
+// The header form of a Durable Object's answer when it is small enough, else null (answer with a body).
+export function reply_header(text) {
+  const encoded = encodeURIComponent(text);
+  return encoded.length <= 8192 ? encoded : null;
 }
 
 export function upstream_fetch(url, pairs, timeoutMs) {
@@ -101,6 +111,8 @@ extern "C" {
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
     /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text]`.
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
+    /// `text` percent-encoded for the `hostpace-reply` header, or `None` when too long for a header.
+    fn reply_header(text: &str) -> Option<String>;
     /// `{ readable, done }`: the body passed through, bounded, and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, max_bytes: f64) -> js_sys::Object;
     /// A promise of `{ bytes, truncated }`.
@@ -134,6 +146,28 @@ pub fn pairs(headers: &web_sys::Headers) -> Vec<(String, String)> {
 /// Pairs as a JS array of `[name, value]`.
 pub fn to_array(pairs: &[(String, String)]) -> js_sys::Array {
     pairs.iter().map(|(n, v)| js_sys::Array::of2(&JsValue::from_str(n), &JsValue::from_str(v))).collect()
+}
+
+/// The message a Durable Object was called with by [`object_call`]: from its header, or its body when long.
+pub async fn call_text(req: &mut worker::Request) -> worker::Result<String> {
+    match req.headers().get("hostpace-call")? {
+        Some(encoded) => js_sys::decode_uri_component(&encoded)
+            .map(String::from)
+            .map_err(|_| worker::Error::RustError("a call header that is not percent-encoding".into())),
+        None => req.text().await,
+    }
+}
+
+/// A Durable Object's answer to [`object_call`]: `text` in the `hostpace-reply` header, or as the body when long.
+pub fn reply(text: &str) -> worker::Result<worker::Response> {
+    match reply_header(text) {
+        Some(encoded) => {
+            let mut response = worker::Response::empty()?;
+            response.headers_mut().set("hostpace-reply", &encoded)?;
+            Ok(response)
+        }
+        None => worker::Response::ok(text),
+    }
 }
 
 /// Epoch milliseconds (in Workers, frozen while code runs; it advances across I/O).

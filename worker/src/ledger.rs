@@ -63,12 +63,12 @@ impl DurableObject for TokenLedger {
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let body = req.text().await?;
+        let body = crate::js::call_text(&mut req).await?;
         let answer = serde_json::from_str::<AdmitRequest>(&body)
             .map_err(|e| ApiError::internal(format!("bad request to the token ledger: {e}")))
             .and_then(|r| self.admit(&r));
         match answer {
-            Ok(reply) => Response::from_json(&reply),
+            Ok(reply) => crate::js::reply(&serde_json::to_string(&reply)?),
             Err(e) => Response::error(e.body(), e.status),
         }
     }
