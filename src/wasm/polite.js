@@ -91,6 +91,15 @@ async function runReserved(limiter, url, decision, signal, task) {
   return result;
 }
 
+const rawWarnings = Object.getOwnPropertyDescriptor(Limiter.prototype, 'warnings').get;
+Object.defineProperty(Limiter.prototype, 'warnings', {
+  get() {
+    const text = rawWarnings.call(this);
+    return text === '' ? [] : text.split('\n');
+  },
+  configurable: true,
+});
+
 const rawAcquireIds = Limiter.prototype.acquireIds;
 Limiter.prototype.acquireIds = function acquireIds(ids, nowsMs, waitsOut) {
   if (waitsOut !== undefined && !(waitsOut instanceof Float64Array)) {

@@ -339,7 +339,13 @@ describe('bad inputs are Errors naming the problem, and lose no state', () => {
     assert.throws(() => new SlidingWindow(3, 0), namesField('windowMs'));
     // a valid config builds (and a justified large burst carries no warning)
     assert.deepEqual(new Limiter({ ratePerSec: 2, burstCapacity: 4, burstJustification: 'tests' }).warnings, []);
-    assert.ok(new Limiter({ ratePerSec: 1, burstCapacity: 50 }).warnings.length > 0, 'an unjustified burst warns');
+    const warned = new Limiter({ ratePerSec: 1, burstCapacity: 50 });
+    const expected = [
+      'burstCapacity 50 is more than one second of traffic at 1/s; set burstJustification to record why such a ' +
+        'burst is acceptable',
+    ];
+    assert.deepEqual(warned.warnings, expected, 'an unjustified burst warns');
+    assert.deepEqual(Limiter.restore(warned.snapshot()).warnings, expected, 'and so does its restored copy');
   });
 
   test('bad URL, non-response, bad nowMs → Error; the limiter keeps its state', async () => {
