@@ -1,7 +1,7 @@
 //! `audit` for JS: check one host's departure times (an access log) against a config.
 
-use super::js_error;
 use super::limiter::{policy_from_js, LimiterConfigArg};
+use super::{is_ms, js_error};
 use crate::audit::{audit_sorted, AuditLimits, Blackout, Violation};
 use crate::error::Num;
 use crate::time::Instant;
@@ -44,7 +44,7 @@ pub fn audit_flat(
     // every time in nanoseconds, or the first bad one
     let mut bad = None;
     let mut ns = |v: f64| {
-        if !(v.is_finite() && v >= 0.0) {
+        if !is_ms(v) {
             bad = bad.or(Some(v));
         }
         Instant::from_millis_f64(v)

@@ -1,7 +1,7 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
 use super::glue;
-use super::{clock_ms, duration_ms, instant, js_error, ms};
+use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
 use crate::error::Num;
 use crate::frontier::Frontier;
 use crate::host::Decision;
@@ -195,7 +195,7 @@ pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
 
 /// A latency in milliseconds from JS, if it is one.
 fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
-    ms.filter(|l| l.is_finite() && *l >= 0.0).map(duration_ms)
+    ms.filter(|&l| is_ms(l)).map(duration_ms)
 }
 
 fn decision_js(host: &JsValue, d: &Decision) -> JsValue {
@@ -421,7 +421,7 @@ impl JsLimiter {
         if waits.len() < ids.len() {
             return Err(js_error(format!("invalid waitsOut: room for {} waits, {} ids", waits.len(), ids.len())));
         }
-        if let Some(&bad) = nows.iter().find(|t| !(t.is_finite() && **t >= 0.0)) {
+        if let Some(&bad) = nows.iter().find(|&&t| !is_ms(t)) {
             instant(Some(bad))?;
         }
         self.shared.acquire_ids(ids, &nows, instant(None)?, waits)

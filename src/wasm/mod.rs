@@ -39,11 +39,16 @@ pub fn clock_ms() -> f64 {
     })
 }
 
+/// Whether a number from JS is a time or duration in milliseconds: finite and not negative.
+pub(crate) fn is_ms(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
 /// `nowMs` as given by a caller (validated), or the clock adapter's reading when absent.
 pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     match now_ms {
         None => Ok(Instant::from_millis_f64(clock_ms())),
-        Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Instant::from_millis_f64(ms)),
+        Some(ms) if is_ms(ms) => Ok(Instant::from_millis_f64(ms)),
         Some(ms) => {
             Err(js_error(format!("invalid nowMs: {} (expected a finite number of milliseconds >= 0)", Num(ms))))
         }

@@ -1,6 +1,6 @@
 //! The primitives for JS: each layer alone, with an explicit clock (`nowMs`, or the clock adapter).
 
-use super::{instant, js_error, ms};
+use super::{instant, is_ms, js_error, ms};
 use crate::error::Num;
 use crate::host::HostLimiter;
 use crate::layers::{LeakyBucket, Meter, SlidingWindow, TokenBucket};
@@ -145,7 +145,7 @@ impl JsHostLimiter {
     ) -> Result<f64, JsValue> {
         let retry = match retry_after_ms {
             None => None,
-            Some(r) if r.is_finite() && r >= 0.0 => Some(super::duration_ms(r)),
+            Some(r) if is_ms(r) => Some(super::duration_ms(r)),
             Some(r) => {
                 return Err(js_error(format!("invalid retryAfterMs: {} (expected a finite number >= 0)", Num(r))))
             }
