@@ -271,16 +271,13 @@ impl Registry {
         for (_, state) in self.hosts.entries.iter_mut() {
             state.apply_limits_but_quota(&limits);
         }
-        // a window whose quota changed starts over, as in HostState::apply_limits
-        let quotas = &mut self.hosts.quotas;
+        // a window whose quota changed starts over, as in HostState::apply_limits (every window has the policy's
+        // shape, so they are all kept or all started over)
+        let (quotas, hosts) = (&mut self.hosts.quotas, self.hosts.entries.len());
         match limits.quota {
             None => quotas.clear(),
-            Some((limit, window)) => {
-                quotas.retain(|q| q.counts(limit, window));
-                if quotas.len() != self.hosts.entries.len() {
-                    *quotas = vec![SlidingWindow::from_nanos(limit, window); self.hosts.entries.len()];
-                }
-            }
+            Some((limit, window)) if quotas.len() == hosts && quotas.iter().all(|q| q.counts(limit, window)) => {}
+            Some((limit, window)) => *quotas = vec![SlidingWindow::from_nanos(limit, window); hosts],
         }
         self.policy = policy;
         self.limits = limits;
