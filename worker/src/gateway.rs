@@ -351,13 +351,12 @@ async fn pass_through(
             let passed = js::pass_body(&stream, cfg.max_body_bytes as f64);
             let readable: web_sys::ReadableStream = js::get(&passed, "readable").unchecked_into();
             let done: js_sys::Promise = js::get(&passed, "done").unchecked_into();
-            if permit.is_some() {
-                let client = host.clone();
-                ctx.wait_until(async move {
-                    let _ = JsFuture::from(done).await;
-                    let _ = client.release(permit).await;
-                });
-            }
+            // the permit (there is one: see the arm above) is given back when the body has been passed on
+            let client = host.clone();
+            ctx.wait_until(async move {
+                let _ = JsFuture::from(done).await;
+                let _ = client.release(permit).await;
+            });
             web_sys::Response::new_with_opt_readable_stream_and_init(Some(&readable), &init)
         }
         None => {

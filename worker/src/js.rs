@@ -9,15 +9,15 @@ use worker::web_sys;
 // A call to a Durable Object: its status and text answer. A small message (the usual case) travels
 // percent-encoded in a header each way instead of a body, so neither side makes or reads a body stream.
 export async function object_call(stub, op, body) {
-  const encoded = encodeURIComponent(body);
-  const init = encoded.length <= 8192 ? { method: 'POST', headers: { 'hostpace-call': encoded } } : { method: 'POST', body };
+  const encoded = header_form(body);
+  const init = encoded !== null ? { method: 'POST', headers: { 'hostpace-call': encoded } } : { method: 'POST', body };
   const res = await stub.fetch('https://object/' + op, init);
   const reply = res.headers.get('hostpace-reply');
   return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text()];
 }
 
-// The header form of a Durable Object's answer when it is small enough, else null (answer with a body).
-export function reply_header(text) {
+// A message percent-encoded for a header when it is short enough (8 KiB encoded), else null (send a body).
+export function header_form(text) {
   const encoded = encodeURIComponent(text);
   return encoded.length <= 8192 ? encoded : null;
 }
@@ -111,8 +111,8 @@ extern "C" {
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
     /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text]`.
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
-    /// `text` percent-encoded for the `hostpace-reply` header, or `None` when too long for a header.
-    fn reply_header(text: &str) -> Option<String>;
+    /// `text` percent-encoded for a `hostpace-call`/`hostpace-reply` header, or `None` when too long for one.
+    fn header_form(text: &str) -> Option<String>;
     /// `{ readable, done }`: the body passed through, bounded, and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, max_bytes: f64) -> js_sys::Object;
     /// A promise of `{ bytes, truncated }`.
@@ -160,7 +160,7 @@ pub async fn call_text(req: &mut worker::Request) -> worker::Result<String> {
 
 /// A Durable Object's answer to [`object_call`]: `text` in the `hostpace-reply` header, or as the body when long.
 pub fn reply(text: &str) -> worker::Result<worker::Response> {
-    match reply_header(text) {
+    match header_form(text) {
         Some(encoded) => {
             let mut response = worker::Response::empty()?;
             response.headers_mut().set("hostpace-reply", &encoded)?;
