@@ -80,6 +80,7 @@ pub struct Decision {
 
 /// Per-host counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[repr(C)]
 pub struct Counters {
     /// Departures reserved.
     pub decisions: u32,
@@ -152,16 +153,21 @@ pub struct HostStats {
 ///
 /// Its methods take `now` as given: callers ([`crate::Registry`], [`HostLimiter`]) clamp it so that a clock that
 /// steps back is treated as standing still.
+///
+/// Laid out in declaration order (`repr(C)`), what a decision reads and writes first: the rate layers, the permit
+/// table's pointer and the decision counter fill the first 64 bytes (in wasm32; the pointer ends the line in 64-bit
+/// builds), the per-layer wait counters follow (see the registry's aligned cells).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[repr(C)]
 pub struct HostState {
     pub(crate) bucket: TokenBucket,
     pub(crate) meter: LeakyBucket,
     pub(crate) cooldown: Cooldown,
     pub(crate) server_until: Instant,
-    /// The quota window of a standalone state ([`HostLimiter`]); a registry keeps its hosts' windows itself.
-    pub(crate) quota: Option<Box<SlidingWindow>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
+    /// The quota window of a standalone state ([`HostLimiter`]); a registry keeps its hosts' windows itself.
+    pub(crate) quota: Option<Box<SlidingWindow>>,
     /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
     pub(crate) crawl_delay_ms: u32,
     /// The host's rate before any server cap: the configured rate, or the adaptive controller's level.

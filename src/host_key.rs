@@ -225,8 +225,36 @@ impl HostKey {
 }
 
 impl std::hash::Hash for HostKey {
+    /// Hashes the text a word at a time, then its length (the hash tables of the crate take no byte strings).
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
+        hash_text(self.as_str(), state);
+    }
+}
+
+/// Feed `text` to a hasher a word at a time (the last one zero-padded), then its length. Host tables hash through
+/// this rather than `str`'s `Hash`, which hands the hasher a byte string: foldhash's byte-string routines are
+/// ~1.5 KB of wasm. One `write_u64` call in the loop, because each is a 128-bit multiply spelled out in wasm.
+#[inline(never)]
+pub(crate) fn hash_text<H: std::hash::Hasher>(text: &str, state: &mut H) {
+    let bytes = text.as_bytes();
+    let words = bytes.len() / 8 + 2;
+    for k in 0..words {
+        let rest = bytes.get(k * 8..).unwrap_or_default();
+        let word = match rest {
+            _ if k == words - 1 => bytes.len() as u64,
+            [a, b, c, d, e, f, g, h, ..] => u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]),
+            short => short.iter().rev().fold(0, |w, &b| w << 8 | u64::from(b)),
+        };
+        state.write_u64(word);
+    }
+}
+
+/// A string hashed with [`hash_text`] (the origin cache's keys).
+struct Text<'a>(&'a str);
+
+impl std::hash::Hash for Text<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        hash_text(self.0, state);
     }
 }
 
@@ -447,7 +475,7 @@ impl OriginCache {
         let Some(origin) = origin.filter(|_| url.len() <= MAX_URL_LEN) else {
             return Ok(self.ids.intern(&HostKey::from_url(url)?));
         };
-        let hash = self.hasher.hash_one(origin);
+        let hash = self.hasher.hash_one(Text(origin));
         if let Some(i) = self.table.find(hash, |i| &*self.entries[i as usize].0 == origin) {
             return Ok(self.entries[i as usize].1);
         }
@@ -463,7 +491,7 @@ impl OriginCache {
         let OriginCache { entries, table, hasher, .. } = self;
         let at = entries.len() as u32;
         entries.push((origin.into(), id));
-        table.insert(hash, at, &|i| hasher.hash_one(&*entries[i as usize].0));
+        table.insert(hash, at, &|i| hasher.hash_one(Text(&entries[i as usize].0)));
         Ok(id)
     }
 
@@ -511,7 +539,7 @@ mod tests {
             let other = HostKey::from_url(&format!("HTTP://{}.:80/x", t.to_uppercase())).unwrap();
             assert_eq!(&other, k);
             assert_eq!(hasher.hash_one(&other), hasher.hash_one(k));
-            assert_eq!(hasher.hash_one(k), hasher.hash_one(*t));
+            assert_eq!(hasher.hash_one(k), hasher.hash_one(Text(t)));
             let json = serde_json::to_string(k).unwrap();
             assert_eq!(serde_json::from_str::<HostKey>(&json).unwrap(), *k);
         }
