@@ -99,7 +99,8 @@ export interface Limiter {
    * instant (same length as `ids`); without it, the clock is read once for the whole batch. The waits are written
    * to `waitsOut` when it is given (a `Float64Array` at least as long as `ids`; reusing one spares an allocation
    * per batch) and returned. A bad id or time throws before anything is reserved; at the host bound (`maxHosts`)
-   * it throws with the decisions before the new host reserved.
+   * it throws with the decisions before the new host reserved. Throws (reserving nothing) when the config sets
+   * `maxConcurrency`: the waits carry no permits; use `acquire(url)`, `schedule` or `fetch` then.
    */
   acquireIds(ids: Uint32Array | number[], nowsMs?: Float64Array | number[] | null, waitsOut?: Float64Array): Float64Array;
   /**
@@ -267,6 +268,12 @@ impl Shared {
             return Err(js_error(format!("unknown host id {bad}")));
         }
         let mut registry = self.registry.borrow_mut();
+        if registry.limits().max_concurrency > 0 {
+            // a decision would take a permit that these calls have no way to hand back
+            return Err(js_error(
+                "acquireId/acquireIds hand out no permits, and maxConcurrency is set: use acquire(url), schedule or fetch",
+            ));
+        }
         for ((i, &id), wait) in ids.iter().enumerate().zip(waits) {
             let (Some(key), Some(slot)) = (hosts.ids().key(id), slots.get_mut(id as usize)) else {
                 return Err(js_error(format!("unknown host id {id}")));
@@ -395,7 +402,8 @@ impl JsLimiter {
         self.shared.id_of(url)
     }
 
-    /// Reserve a departure to an interned host; returns the wait in milliseconds.
+    /// Reserve a departure to an interned host; returns the wait in milliseconds. Throws when the config sets
+    /// `maxConcurrency` (a decision would take a permit that this call cannot hand back: use `acquire(url)`).
     #[wasm_bindgen(js_name = acquireId)]
     pub fn acquire_id(&self, id: u32, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let mut wait = [0.0];

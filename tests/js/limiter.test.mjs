@@ -573,6 +573,18 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     assert.equal(limiter.stats('a.example'), undefined, 'no decision was made for the host');
     assert.equal(limiter.acquireId(id, 0), 0, 'the bucket is still full');
   });
+  test('with maxConcurrency set, acquireId and acquireIds throw (their waits carry no permits) and take nothing', () => {
+    const limiter = new Limiter({ ...config, maxConcurrency: 1 });
+    const id = limiter.intern('https://a.example/');
+    const message = /acquireId\/acquireIds hand out no permits, and maxConcurrency is set: use acquire\(url\), schedule or fetch/;
+    assert.throws(() => limiter.acquireId(id, 0), message);
+    assert.throws(() => limiter.acquireIds(Uint32Array.of(id), Float64Array.of(0)), message);
+    assert.equal(limiter.stats('a.example'), undefined, 'no decision was made, no permit taken');
+    const d = limiter.acquire('https://a.example/', 0);
+    assert.equal(d.waitMs, 0);
+    assert.equal(typeof d.permitId, 'number', 'acquire(url) hands out the permit');
+    assert.equal(limiter.stats('a.example', 0).inFlight, 1);
+  });
 });
 
 describe('snapshot and restore', () => {
