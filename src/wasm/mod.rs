@@ -41,7 +41,8 @@ pub fn clock_ms() -> f64 {
 
 /// Whether a number from JS is a time or duration in milliseconds: finite and not negative.
 pub(crate) fn is_ms(v: f64) -> bool {
-    v.is_finite() && v >= 0.0
+    // two comparisons (NaN fails both); `is_finite() && v >= 0.0` compiled to a dozen bit operations
+    (0.0..=f64::MAX).contains(&v)
 }
 
 /// `nowMs` as given by a caller (validated), or the clock adapter's reading when absent.
