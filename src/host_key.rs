@@ -233,11 +233,12 @@ impl std::hash::Hash for HostKey {
 
 /// Feed `text` to a hasher a word at a time (the last one zero-padded), then its length. Host tables hash through
 /// this rather than `str`'s `Hash`, which hands the hasher a byte string: foldhash's byte-string routines are
-/// ~1.5 KB of wasm. One `write_u64` call in the loop, because each is a 128-bit multiply spelled out in wasm.
+/// ~1.5 KB of wasm. One `write_u64` call site, in the loop: foldhash's word path (a 128-bit multiply every second
+/// word) spelled out in wasm is large.
 #[inline(never)]
 pub(crate) fn hash_text<H: std::hash::Hasher>(text: &str, state: &mut H) {
     let bytes = text.as_bytes();
-    let words = bytes.len() / 8 + 2;
+    let words = bytes.len().div_ceil(8) + 1;
     for k in 0..words {
         let rest = bytes.get(k * 8..).unwrap_or_default();
         let word = match rest {
