@@ -229,8 +229,7 @@ impl HostState {
                 // the configured bucket (see TokenBucket::retune)
                 let (emission, _) = bucket_nanos(rate, capacity);
                 let emission = emission.max(limits.emission_ns);
-                let tau = ((capacity.min(limits.burst_capacity) - 1.0) * emission as f64).floor();
-                let tau = if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 };
+                let tau = ((capacity.min(limits.burst_capacity) - 1.0) * emission as f64).floor() as u64; // saturating
                 (emission, tau.min(limits.tau_ns))
             }
         };
@@ -311,6 +310,27 @@ impl HostState {
                 }
             }
         }
+        let wait_ns = self.charge(quota, at, layer, now);
+        Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
+    }
+
+    /// [`HostState::acquire_with`]'s wait in nanoseconds, for a caller that needs nothing else of the decision (a
+    /// batch loop, into which this is inlined: no [`Decision`] is built). A host without concurrency permits always
+    /// reserves, so this is the whole decision; a host with permits goes through [`HostState::acquire_with`] (whose
+    /// wait is then the one reported, reserved or not).
+    #[inline(always)]
+    #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // the wasm limiter's batch loop; tested natively
+    pub(crate) fn acquire_wait_ns(&mut self, quota: Option<&mut SlidingWindow>, now: Instant) -> u64 {
+        if self.permits.is_some() {
+            return crate::time::duration_nanos(self.acquire_with(quota, now).wait);
+        }
+        let (at, layer) = self.earliest(quota.as_deref(), now);
+        self.charge(quota, at, layer, now)
+    }
+
+    /// Charge every rate layer for a departure at `at` set by `layer`, count it; returns its wait after `now`.
+    #[inline(always)]
+    fn charge(&mut self, quota: Option<&mut SlidingWindow>, at: Instant, layer: Layer, now: Instant) -> u64 {
         self.bucket.charge(at);
         self.meter.charge(at);
         if let Some(q) = quota {
@@ -319,7 +339,7 @@ impl HostState {
         let wait_ns = at.nanos_since(now);
         self.counters.decisions = self.counters.decisions.saturating_add(1);
         self.add_wait(layer, wait_ns);
-        Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
+        wait_ns
     }
 
     /// Count `wait_ns` (whole milliseconds) against `layer`.
@@ -655,6 +675,37 @@ mod tests {
 
     fn secs(s: u64) -> Instant {
         Instant::from_secs(s)
+    }
+
+    /// The batch loop's decision (the wait only) is `acquire_with`'s: same waits, same state after, for every
+    /// layer that can set a wait (interval, burst, quota, cooldown, server quota) and with permits (the fallback).
+    #[test]
+    fn acquire_wait_ns_decides_exactly_as_acquire_with() {
+        let policies = [
+            Policy { rate_per_sec: 4.0, burst_capacity: 2.0, min_interval_sec: 0.1, ..Policy::default() },
+            Policy { quota: Some(Quota { limit: 3, window_sec: 2.0 }), ..Policy::default() },
+            Policy { max_concurrency: 2, lease_sec: 1.0, ..Policy::default() },
+        ];
+        for policy in policies {
+            let limits = policy.limits().unwrap();
+            let (mut full, mut lean) = (HostState::new(&limits), HostState::new(&limits));
+            let (mut q_full, mut q_lean) = (full.quota.take(), lean.quota.take());
+            for step in 0..200u64 {
+                let now = Instant::from_millis(step * 37 + (step % 7) * 290);
+                if step % 50 == 20 {
+                    for s in [&mut full, &mut lean] {
+                        s.throttle(&limits, Some(Duration::from_millis(900)), now);
+                        s.server_quota_until(now.add_nanos(1_300_000_000));
+                    }
+                }
+                let d = full.acquire_with(q_full.as_deref_mut(), now);
+                let w = lean.acquire_wait_ns(q_lean.as_deref_mut(), now);
+                assert_eq!(w, crate::time::duration_nanos(d.wait), "{policy:?} step {step}");
+                assert_eq!(full, lean, "{policy:?} step {step}");
+                assert_eq!(q_full, q_lean, "{policy:?} step {step}");
+            }
+            assert!(full.counters.wait_ms.iter().sum::<u32>() > 0, "{policy:?}: the test must wait");
+        }
     }
 
     /// Seed 002: interval floor 2 s + burst rate 10 capacity 10 → the second acquire waits ≥ 2 s.

@@ -182,14 +182,8 @@ pub struct Limits {
 
 /// Seconds (already validated) to nanoseconds, rounded up so a floor is never undercut.
 pub(crate) fn secs_to_nanos(secs: f64) -> u64 {
-    let nanos = (secs * 1e9).ceil();
-    if nanos <= 0.0 {
-        0
-    } else if nanos >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        nanos as u64
-    }
+    // `as` saturates: below 0 (and NaN) → 0, beyond → u64::MAX
+    (secs * 1e9).ceil() as u64
 }
 
 /// Check a rate given in requests per second.
@@ -333,8 +327,7 @@ impl Policy {
 /// Token bucket parameters (validated rate and capacity) as GCRA emission interval and tolerance.
 pub(crate) fn bucket_nanos(rate_per_sec: f64, capacity: f64) -> (u64, u64) {
     let emission = secs_to_nanos(1.0 / rate_per_sec).max(1);
-    let tau = ((capacity - 1.0) * emission as f64).floor();
-    let tau = if tau >= u64::MAX as f64 { u64::MAX } else { tau as u64 };
+    let tau = ((capacity - 1.0) * emission as f64).floor() as u64; // saturating
     (emission, tau)
 }
 

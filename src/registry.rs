@@ -111,6 +111,56 @@ impl Default for Slot {
     }
 }
 
+/// Remembered [`Slot`]s of many hosts, by a caller's dense ids (0, 1, 2…), in 4 bytes each: they are all of one
+/// epoch, and all forgotten when a slot of another epoch is remembered (the registry has moved its entries since,
+/// so every one of them is stale). A batch of decisions then reads 4 bytes a host here, not 16.
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(not(feature = "wasm"), allow(dead_code))] // the wasm limiter's; tested natively
+pub(crate) struct Slots {
+    epoch: u64,
+    /// Per id: its index in the registry, or `u32::MAX` (never a valid index: a table holds fewer entries).
+    index: Vec<u32>,
+}
+
+#[cfg_attr(not(feature = "wasm"), allow(dead_code))]
+impl Slots {
+    /// Ids known.
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Know ids up to `len` (new ones have no slot yet).
+    pub(crate) fn grow_to(&mut self, len: usize) {
+        if self.index.len() < len {
+            self.index.resize(len, u32::MAX);
+        }
+    }
+
+    /// `id`'s slot ([`Slot::NONE`]-like, stale, when not remembered); `None` for an unknown id.
+    #[inline(always)]
+    pub(crate) fn get(&self, id: u32) -> Option<Slot> {
+        self.index.get(id as usize).map(|&index| Slot { index, epoch: self.epoch })
+    }
+
+    /// Remember `slot` for a known `id`, forgetting every other slot if it is of another epoch.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, id: u32, slot: Slot) {
+        if slot.epoch != self.epoch {
+            self.forget_all(slot.epoch);
+        }
+        if let Some(i) = self.index.get_mut(id as usize) {
+            *i = slot.index;
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn forget_all(&mut self, epoch: u64) {
+        self.index.fill(u32::MAX);
+        self.epoch = epoch;
+    }
+}
+
 impl Hosts {
     /// Entry `i`'s slot.
     #[inline(always)]
@@ -362,27 +412,28 @@ impl Registry {
     /// since) costs the usual lookup; the decision is the same either way. A slot returned for *another* host
     /// would decide for that host: keep each slot with its host.
     pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
-        self.acquire_at_inline(host, slot, now)
+        self.decide_at(host, slot, now, HostState::acquire_with)
     }
 
-    /// [`Registry::acquire_at`] inlined into its caller: a loop of decisions then makes no call per decision (in
-    /// wasm, each call of the chain set up a stack frame and passed the decision through memory). The host's
-    /// own decision ([`HostState::acquire_with`]) stays one shared function.
+    /// [`Registry::acquire_at`] with the host's own decision made by `decide` ([`HostState::acquire_with`], or
+    /// [`HostState::acquire_wait_ns`] for a loop that needs only waits), inlined into its caller: a loop of decisions
+    /// then makes no call per decision (in wasm, each call of the chain set up a stack frame and passed the decision
+    /// through memory).
     #[inline(always)]
-    pub(crate) fn acquire_at_inline(
+    pub(crate) fn decide_at<R>(
         &mut self,
         host: &HostKey,
         slot: Slot,
         now: Instant,
-    ) -> Result<(Decision, Slot), Error> {
+        decide: impl FnOnce(&mut HostState, Option<&mut SlidingWindow>, Instant) -> R,
+    ) -> Result<(R, Slot), Error> {
         let now = self.clamp(now);
         let at = match self.hosts.remembered(host, slot) {
             Some(at) => at,
             None => self.slot_of(host, now)?,
         };
         let (state, quota) = self.hosts.parts_mut(at);
-        let decision = state.acquire_with(quota, now);
-        Ok((decision, self.hosts.slot(at)))
+        Ok((decide(state, quota, now), self.hosts.slot(at)))
     }
 
     /// Parse `url`, then reserve the next departure to its host.
@@ -589,6 +640,39 @@ mod tests {
 
     fn key(s: &str) -> HostKey {
         HostKey::parse(s).unwrap()
+    }
+
+    #[test]
+    fn remembered_slots_are_all_forgotten_when_the_registry_moves_its_entries() {
+        let policy = Policy { max_hosts: 2, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        let hosts = [key("a.example"), key("b.example"), key("c.example")];
+        let mut slots = Slots::default();
+        slots.grow_to(3);
+        assert_eq!(slots.len(), 3);
+        assert!(slots.get(3).is_none(), "an id never known has no slot");
+        let t = Instant::from_secs(10);
+        for (id, h) in hosts[..2].iter().enumerate() {
+            let (_, at) = r.decide_at(h, slots.get(id as u32).unwrap(), t, HostState::acquire_wait_ns).unwrap();
+            slots.set(id as u32, at);
+        }
+        // a remembered slot skips the lookup and is the host's
+        let (_, at) = r.acquire_at(&hosts[0], slots.get(0).unwrap(), t).unwrap();
+        assert_eq!(at, slots.get(0).unwrap());
+        // much later both hosts are fresh again: c's arrival evicts them (a new epoch), its slot forgets a's and b's
+        let later = Instant::from_secs(100);
+        let (_, at_c) = r.acquire_at(&hosts[2], slots.get(2).unwrap(), later).unwrap();
+        assert_eq!(r.len(), 1, "a and b were evicted");
+        slots.set(2, at_c);
+        assert_eq!(slots.get(2), Some(at_c));
+        for id in 0..2 {
+            assert_eq!(slots.get(id).map(|s| s.index), Some(u32::MAX), "id {id} forgotten");
+        }
+        // and a forgotten slot still decides right, through the lookup
+        let expected = r.clone().acquire(&hosts[0], later).unwrap();
+        let (d, at_a) = r.acquire_at(&hosts[0], slots.get(0).unwrap(), later).unwrap();
+        assert_eq!(d, expected);
+        assert_eq!((at_a.index, r.len()), (1, 2), "a is back, after c");
     }
 
     #[test]

@@ -4,12 +4,12 @@ use super::glue;
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
 use crate::error::Num;
 use crate::frontier::Frontier;
-use crate::host::Decision;
+use crate::host::{Decision, HostState};
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
-use crate::registry::{Registry, Slot, Snapshot};
-use crate::time::Instant;
+use crate::registry::{Registry, Slots, Snapshot};
+use crate::time::{nanos_to_ms, Instant};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -199,6 +199,13 @@ fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
     ms.filter(|&l| is_ms(l)).map(duration_ms)
 }
 
+/// The error for an id no `intern` returned.
+#[cold]
+#[inline(never)]
+fn unknown_id(id: u32) -> JsValue {
+    js_error(format!("unknown host id {id}"))
+}
+
 fn decision_js(host: &JsValue, d: &Decision) -> JsValue {
     let permit = d.permit.map_or(-1.0, |p| p.id as f64);
     glue::decision(host, ms(d.wait), d.layer as u8, d.departs.as_millis_f64(), d.reserved, permit)
@@ -213,7 +220,7 @@ pub(crate) struct Shared {
     /// Per interned id: where the host last lived in the registry (`Slot::NONE`: not placed yet; a stale slot
     /// costs one lookup), so a decision skips the registry's hash lookup. Apart from the names, so that a batch of
     /// decisions reads 16 bytes a host here.
-    slots: RefCell<Vec<Slot>>,
+    slots: RefCell<Slots>,
     /// Per interned id: its host name as a JS string, made once (for `acquire(url)`'s answers).
     names: RefCell<Vec<Option<JsValue>>>,
     warnings: Vec<String>,
@@ -230,7 +237,7 @@ impl Shared {
         let id = self.hosts.borrow_mut().id_in(url, origin).map_err(js_error)?;
         let mut slots = self.slots.borrow_mut();
         if slots.len() <= id as usize {
-            slots.resize(id as usize + 1, Slot::NONE);
+            slots.grow_to(id as usize + 1);
             self.names.borrow_mut().resize(id as usize + 1, None);
         }
         Ok(id)
@@ -241,14 +248,13 @@ impl Shared {
         let id = self.id_of(url)?;
         let hosts = self.hosts.borrow();
         let (mut slots, mut names) = (self.slots.borrow_mut(), self.names.borrow_mut());
-        let (Some(key), Some(slot), Some(name)) =
-            (hosts.ids().key(id), slots.get_mut(id as usize), names.get_mut(id as usize))
+        let (Some(key), Some(slot), Some(name)) = (hosts.ids().key(id), slots.get(id), names.get_mut(id as usize))
         else {
-            return Err(js_error(format!("unknown host id {id}")));
+            return Err(unknown_id(id));
         };
         let decision = if reserve {
-            let (decision, at) = self.registry.borrow_mut().acquire_at(key, *slot, now).map_err(js_error)?;
-            *slot = at;
+            let (decision, at) = self.registry.borrow_mut().acquire_at(key, slot, now).map_err(js_error)?;
+            slots.set(id, at);
             decision
         } else {
             self.registry.borrow().peek(key, now)
@@ -265,7 +271,7 @@ impl Shared {
         let hosts = self.hosts.borrow();
         let mut slots = self.slots.borrow_mut();
         if let Some(bad) = ids.iter().find(|&&id| hosts.ids().key(id).is_none() || slots.len() <= id as usize) {
-            return Err(js_error(format!("unknown host id {bad}")));
+            return Err(unknown_id(*bad));
         }
         let mut registry = self.registry.borrow_mut();
         if registry.limits().max_concurrency > 0 {
@@ -275,14 +281,14 @@ impl Shared {
             ));
         }
         for ((i, &id), wait) in ids.iter().enumerate().zip(waits) {
-            let (Some(key), Some(slot)) = (hosts.ids().key(id), slots.get_mut(id as usize)) else {
-                return Err(js_error(format!("unknown host id {id}")));
+            let (Some(key), Some(slot)) = (hosts.ids().key(id), slots.get(id)) else {
+                return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            match registry.acquire_at_inline(key, *slot, now) {
-                Ok((decision, at)) => {
-                    *slot = at;
-                    *wait = ms(decision.wait);
+            match registry.decide_at(key, slot, now, HostState::acquire_wait_ns) {
+                Ok((wait_ns, at)) => {
+                    slots.set(id, at);
+                    *wait = nanos_to_ms(wait_ns);
                 }
                 Err(e) => return Err(js_error(e)),
             }
@@ -351,7 +357,7 @@ impl JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
                 hosts: RefCell::new(OriginCache::default()),
-                slots: RefCell::new(Vec::new()),
+                slots: RefCell::new(Slots::default()),
                 names: RefCell::new(Vec::new()),
                 warnings,
             }),
@@ -601,7 +607,7 @@ impl JsFrontier {
         let origin = plain_origin(url);
         let id = self.shared.id_in(url, origin)?;
         let hosts = self.shared.hosts.borrow();
-        let key = hosts.ids().key(id).ok_or_else(|| js_error(format!("unknown host id {id}")))?;
+        let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         // the frontier takes the limiter's host id: no second host lookup per push
         self.frontier.push_id(id, key, url, origin, priority.unwrap_or(0)).map_err(js_error)
     }
