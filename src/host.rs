@@ -677,24 +677,35 @@ mod tests {
         Instant::from_secs(s)
     }
 
-    /// The batch loop's decision (the wait only) is `acquire_with`'s: same waits, same state after, for every
-    /// layer that can set a wait (interval, burst, quota, cooldown, server quota) and with permits (the fallback).
+    /// The batch loop's decision (the wait only) is `acquire_with`'s: same waits, same state after, through waits
+    /// set by every layer (interval, burst, quota, cooldown, server quota); with permits `acquire_wait_ns` is
+    /// `acquire_with` itself (its fallback), checked here for the concurrency layer's waits all the same.
     #[test]
     fn acquire_wait_ns_decides_exactly_as_acquire_with() {
-        let policies = [
-            Policy { rate_per_sec: 4.0, burst_capacity: 2.0, min_interval_sec: 0.1, ..Policy::default() },
-            Policy { quota: Some(Quota { limit: 3, window_sec: 2.0 }), ..Policy::default() },
-            Policy { max_concurrency: 2, lease_sec: 1.0, ..Policy::default() },
+        let cases = [
+            (
+                Policy { rate_per_sec: 4.0, burst_capacity: 2.0, min_interval_sec: 0.1, ..Policy::default() },
+                vec![Layer::Interval, Layer::Burst, Layer::Cooldown, Layer::ServerQuota],
+            ),
+            (
+                Policy { quota: Some(Quota { limit: 3, window_sec: 2.0 }), ..Policy::default() },
+                vec![Layer::Quota], // its backlog outlasts the cooldown and the server block: those are case 1's
+            ),
+            (Policy { max_concurrency: 2, lease_sec: 1.0, ..Policy::default() }, vec![Layer::Concurrency]),
         ];
-        for policy in policies {
+        for (policy, layers) in cases {
             let limits = policy.limits().unwrap();
             let (mut full, mut lean) = (HostState::new(&limits), HostState::new(&limits));
             let (mut q_full, mut q_lean) = (full.quota.take(), lean.quota.take());
-            for step in 0..200u64 {
-                let now = Instant::from_millis(step * 37 + (step % 7) * 290);
-                if step % 50 == 20 {
-                    for s in [&mut full, &mut lean] {
+            let mut t = 0;
+            for step in 0..300u64 {
+                t += [0, 30, 250, 600, 80, 900, 5][step as usize % 7]; // ms: bursts and idle spells
+                let now = Instant::from_millis(t);
+                for s in [&mut full, &mut lean] {
+                    if step % 60 == 20 {
                         s.throttle(&limits, Some(Duration::from_millis(900)), now);
+                    }
+                    if step % 60 == 50 {
                         s.server_quota_until(now.add_nanos(1_300_000_000));
                     }
                 }
@@ -704,7 +715,10 @@ mod tests {
                 assert_eq!(full, lean, "{policy:?} step {step}");
                 assert_eq!(q_full, q_lean, "{policy:?} step {step}");
             }
-            assert!(full.counters.wait_ms.iter().sum::<u32>() > 0, "{policy:?}: the test must wait");
+            for layer in layers {
+                let waited = layer.wait_index().map(|i| full.counters.wait_ms[i]);
+                assert!(waited > Some(0), "{policy:?}: no wait set by {layer:?}: the test must exercise it");
+            }
         }
     }
 

@@ -656,7 +656,7 @@ mod tests {
             let (_, at) = r.decide_at(h, slots.get(id as u32).unwrap(), t, HostState::acquire_wait_ns).unwrap();
             slots.set(id as u32, at);
         }
-        // a remembered slot skips the lookup and is the host's
+        // a remembered slot is the host's own
         let (_, at) = r.acquire_at(&hosts[0], slots.get(0).unwrap(), t).unwrap();
         assert_eq!(at, slots.get(0).unwrap());
         // much later both hosts are fresh again: c's arrival evicts them (a new epoch), its slot forgets a's and b's
