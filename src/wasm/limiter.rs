@@ -437,7 +437,9 @@ impl JsLimiter {
         if let Some(&bad) = nows.iter().find(|&&t| !is_ms(t)) {
             instant(Some(bad))?;
         }
-        self.shared.acquire_ids(ids, &nows, instant(None)?, waits)
+        // the clock is read only for a batch without instants (it is a call out to JS)
+        let clock = if nows.is_empty() { instant(None)? } else { Instant::ZERO };
+        self.shared.acquire_ids(ids, &nows, clock, waits)
     }
 
     /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the
