@@ -128,6 +128,8 @@ const rows = [
     },
     teardown: ({ limiter }) => limiter.free(),
   },
+  // (its own loop, not the row above's with a branch: a loop shared by both rows measured ~5 ns a decision slower,
+  // a cost of the caller's code, not of the library)
   {
     id: 'hostpace.acquireIds.clock',
     library: 'hostpace',
