@@ -2,21 +2,16 @@
 # Build the npm package `hostpace` into pkg/: cargo (wasm32, feature wasm) → wasm-bindgen (web target, one glue
 # file) → wasm-opt (npm binaryen, never Debian's) → entry points per environment, package.json.
 #
-# Size (budget: 50 KB gzipped): the module is built by a pinned nightly with the standard library rebuilt for
-# size and `panic = immediate-abort` (no panic formatting machinery: a panic, which the core never does on
-# input, traps), without location details or Debug formatting; then `wasm-opt -Os --converge
-# --low-memory-unused` (Rust's linker keeps the first MiB for the stack, so the low 1 KiB is never used), with
-# functions called from one place inlined only up to 30 bytes (-400 B gzipped against the default; decisions,
-# URL decisions and the frontier measured as fast: see BENCHMARKS.md).
+# Size (budget: 96 KB gzipped, tests/js/size.test.mjs): built by stable Rust in the `wasm-release` profile
+# (`opt-level = "z"`, LTO, one codegen unit, `panic = "abort"`), then `wasm-opt -Os --converge --low-memory-unused`
+# (Rust's linker keeps the first MiB for the stack, so the low 1 KiB is never used), with functions called from
+# one place inlined only up to 30 bytes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=pkg
 PROFILE=wasm-release
-NIGHTLY=nightly-2026-05-20   # installed by scripts/setup.sh with rust-src and the wasm32 target
 
-RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
-  cargo "+$NIGHTLY" build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$PROFILE" \
-  -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --target-dir target/pkg
+cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$PROFILE" --target-dir target/pkg
 rm -rf "$OUT" && mkdir -p "$OUT"
 wasm-bindgen "target/pkg/wasm32-unknown-unknown/$PROFILE/hostpace.wasm" --target web --out-dir "$OUT" --out-name hostpace
 node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=30 --low-memory-unused --strip-debug --strip-producers \
@@ -33,7 +28,6 @@ cat > "$OUT/node.js" <<'JS'
 import { readFileSync } from 'node:fs';
 import { initSync } from './hostpace.js';
 import './polite.js';
-export { audit } from './polite.js';
 initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
 export * from './hostpace.js';
 export * from './gateway.js';
@@ -43,7 +37,6 @@ cat > "$OUT/workerd.js" <<'JS'
 import wasmModule from './hostpace_bg.wasm';
 import { initSync } from './hostpace.js';
 import './polite.js';
-export { audit } from './polite.js';
 initSync({ module: wasmModule });
 export * from './hostpace.js';
 export * from './gateway.js';
@@ -52,7 +45,6 @@ cat > "$OUT/browser.js" <<'JS'
 // Browsers and bundlers: fetched next to this file, initialised by top-level await.
 import init from './hostpace.js';
 import './polite.js';
-export { audit } from './polite.js';
 await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
 export * from './hostpace.js';
 export * from './gateway.js';

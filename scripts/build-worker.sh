@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the gateway Worker (worker/, crate hostpace-worker) into worker/build/ with worker-build 0.8.7, offline:
 # wasm-bindgen, wasm-opt and esbuild are the ones installed by scripts/setup.sh (worker-build would otherwise
-# try to download them; see ../shared/TOOLCHAIN.md). wrangler.toml's [build] command runs this.
+# try to download them; see docs/TOOLCHAIN.md). wrangler.toml's [build] command runs this.
 #
 # HOSTPACE_WORKER_PREBUILT=1 skips the build when worker/build/ exists (the gateway tests build once, then start
 # wrangler dev several times).

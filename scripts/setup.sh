@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install, idempotently, everything the run and test commands need on a fresh machine.
 # Reaches only the package registries (crates.io, npm, Debian) and rustup's own server; see
-# ../shared/TOOLCHAIN.md for why each pin is what it is.
+# docs/TOOLCHAIN.md for why each pin is what it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,16 +23,6 @@ done
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
-fi
-
-# A pinned nightly for the npm package's wasm module only (built for size with the standard library rebuilt;
-# see scripts/build-pkg.sh). Everything else builds and tests on stable.
-NIGHTLY=nightly-2026-05-20
-if ! rustup run "$NIGHTLY" rustc --version >/dev/null 2>&1 \
-  || ! rustup component list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src' \
-  || ! rustup target list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
-  log "rustup toolchain install $NIGHTLY (rust-src, wasm32 target)"
-  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src --target wasm32-unknown-unknown
 fi
 
 # wasm-bindgen CLI (and its test runner), pinned to the crate's version. Without --locked: its lock file names

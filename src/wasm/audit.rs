@@ -1,74 +1,68 @@
 //! `audit` for JS: check one host's departure times (an access log) against a config.
 
-use super::limiter::{policy_from_js, LimiterConfigArg};
+use super::args::{self, absent, to_js, type_error, ConfigArg, NumberArg, TimesArg};
+use super::limiter::policy_of;
+use super::shapes::Violation;
 use super::{is_ms, js_error};
-use crate::audit::{audit_sorted, AuditLimits, Blackout, Violation};
+use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::error::Num;
 use crate::time::Instant;
+use js_sys::{Array, Float64Array};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_AUDIT: &'static str = r#"
-/** One broken rule in an access log, at the departure that broke it (times in the log's milliseconds). */
-export type Violation =
-  | { kind: "interval"; atMs: number; gapMs: number; requiredMs: number }
-  | { kind: "burst"; atMs: number; earlyMs: number }
-  | { kind: "quota"; atMs: number; count: number; limit: number }
-  | { kind: "cooldown"; atMs: number; untilMs: number };
-/**
- * Every violation of `config`'s limits in one host's departures (`departuresMs`, any order): two departures closer
- * than the interval, a burst beyond the token bucket (also after idle), a window over the quota, a departure
- * inside a cooldown (`cooldownsMs`: flat `[startMs, endMs, startMs, endMs, …]`). `toleranceMs` of slack is allowed
- * on every check (0 for a virtual clock). An empty array means the log was polite. Throws on a bad config or a
- * time that is not a finite number >= 0.
- */
-export function audit(
-  config: LimiterConfig | undefined,
-  departuresMs: ArrayLike<number>,
-  cooldownsMs?: ArrayLike<number>,
-  toleranceMs?: number,
-): Violation[];
-"#;
-
-/// The core's `audit` over flat arrays (departures sorted ascending by the caller): `(kind, atMs, a, b)` per violation, kind 0 interval (a = gap,
-/// b = required), 1 burst (a = early), 2 quota (a = count, b = limit), 3 cooldown (a = until). The package's
-/// `audit` (polite.js) builds the objects.
-#[wasm_bindgen(js_name = auditFlat, skip_typescript)]
-pub fn audit_flat(
-    config: Option<LimiterConfigArg>,
-    departures_ms: &[f64],
-    cooldowns_ms: &[f64],
-    tolerance_ms: f64,
-) -> Result<Vec<f64>, JsValue> {
-    let policy = policy_from_js(&config.map_or(JsValue::UNDEFINED, Into::into))?;
-    // every time in nanoseconds, or the first bad one
-    let mut bad = None;
-    let mut ns = |v: f64| {
-        if !is_ms(v) {
-            bad = bad.or(Some(v));
+/// Times in milliseconds from an array of numbers or a `Float64Array` (`undefined`/`null`: none), each checked.
+fn times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
+    let out = if let Some(typed) = value.dyn_ref::<Float64Array>() {
+        typed.to_vec()
+    } else if Array::is_array(value) {
+        let mut out = Vec::new();
+        for (i, v) in Array::from(value).iter().enumerate() {
+            out.push(args::number(&v, &format!("{name}[{i}]"))?);
         }
-        Instant::from_millis_f64(v)
+        out
+    } else if absent(value) {
+        Vec::new()
+    } else {
+        return Err(type_error(name, "an array of numbers or a Float64Array", value));
     };
-    let tolerance = ns(tolerance_ms).as_nanos();
-    let departures: Vec<u64> = departures_ms.iter().map(|&v| ns(v).as_nanos()).collect();
-    let blackouts: Vec<Blackout> =
-        cooldowns_ms.chunks_exact(2).map(|p| Blackout { start: ns(p[0]), end: ns(p[1]) }).collect();
-    if let Some(v) = bad {
-        return Err(js_error(format!("invalid time: {} (expected finite milliseconds >= 0)", Num(v))));
+    match out.iter().find(|&&v| !is_ms(v)) {
+        Some(&bad) => Err(js_error(format!("invalid time: {} (expected finite milliseconds >= 0)", Num(bad)))),
+        None => Ok(out),
     }
-    if cooldowns_ms.len() % 2 != 0 {
+}
+
+/// Every violation of `config`'s limits in one host's departures (`departuresMs`, any order): two departures
+/// closer than the interval, a burst beyond the token bucket (also after idle), a window over the quota, a
+/// departure inside a cooldown (`cooldownsMs`: flat `[startMs, endMs, startMs, endMs, …]`). `toleranceMs` of slack
+/// is allowed on every check (0 for a virtual clock). An empty array means the log was polite. Throws on a bad
+/// config or a time that is not a finite number >= 0.
+#[wasm_bindgen(unchecked_return_type = "Violation[]")]
+pub fn audit(
+    config: Option<ConfigArg>,
+    #[wasm_bindgen(js_name = departuresMs, unchecked_param_type = "number[] | Float64Array")] departures_ms: JsValue,
+    #[wasm_bindgen(js_name = cooldownsMs)] cooldowns_ms: Option<TimesArg>,
+    #[wasm_bindgen(js_name = toleranceMs)] tolerance_ms: Option<NumberArg>,
+) -> Result<JsValue, JsValue> {
+    let policy = policy_of(&config)?;
+    let mut departures = times(&departures_ms, "departuresMs")?;
+    if absent(&departures_ms) {
+        return Err(type_error("departuresMs", "an array of numbers or a Float64Array", &departures_ms));
+    }
+    let cooldowns = times(args::given(&cooldowns_ms).unwrap_or(&JsValue::UNDEFINED), "cooldownsMs")?;
+    if cooldowns.len() % 2 != 0 {
         return Err(js_error("invalid cooldownsMs: expected pairs [startMs, endMs, ...]"));
     }
-    let limits = AuditLimits::from_policy(&policy, tolerance).map_err(js_error)?;
-    let ms = |ns: u64| ns as f64 / 1e6;
-    let mut out = Vec::new();
-    for v in audit_sorted(&limits, &departures, &blackouts) {
-        out.extend_from_slice(&match v {
-            Violation::Interval { at, gap_ns, required_ns } => [0.0, at.as_millis_f64(), ms(gap_ns), ms(required_ns)],
-            Violation::Burst { at, early_ns } => [1.0, at.as_millis_f64(), ms(early_ns), 0.0],
-            Violation::Quota { at, count, limit } => [2.0, at.as_millis_f64(), f64::from(count), f64::from(limit)],
-            Violation::Cooldown { at, until } => [3.0, at.as_millis_f64(), until.as_millis_f64(), 0.0],
-        });
+    let tolerance = args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0);
+    if !is_ms(tolerance) {
+        return Err(js_error(format!("invalid time: {} (expected finite milliseconds >= 0)", Num(tolerance))));
     }
-    Ok(out)
+    departures.sort_by(f64::total_cmp);
+    let ns = |v: f64| Instant::from_millis_f64(v);
+    let departures: Vec<u64> = departures.iter().map(|&v| ns(v).as_nanos()).collect();
+    let blackouts: Vec<Blackout> =
+        cooldowns.chunks_exact(2).map(|p| Blackout { start: ns(p[0]), end: ns(p[1]) }).collect();
+    let limits = AuditLimits::from_policy(&policy, ns(tolerance).as_nanos()).map_err(js_error)?;
+    let found: Vec<Violation> = audit_sorted(&limits, &departures, &blackouts).into_iter().map(Into::into).collect();
+    to_js(&found)
 }

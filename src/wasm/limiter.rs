@@ -1,108 +1,34 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
-use super::glue;
+use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, TimesArg};
+use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
 use crate::error::Num;
 use crate::frontier::Frontier;
-use crate::host::{Decision, HostState};
+use crate::host::HostState;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
-use crate::policy::{Adaptive, Policy, Quota};
+use crate::policy::Policy;
 use crate::registry::{Registry, Slots, Snapshot};
 use crate::time::{nanos_to_ms, Instant};
+use js_sys::{Array, Float64Array, Reflect, Uint32Array};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** Limiter configuration; every field is optional (defaults: seed 000's knobs). */
-export interface LimiterConfig {
-  ratePerSec?: number;
-  burstCapacity?: number;
-  burstJustification?: string | null;
-  minIntervalSec?: number;
-  quota?: { limit: number; windowSec: number } | null;
-  maxConcurrency?: number;
-  leaseSec?: number;
-  maxBackoffSec?: number;
-  maxRetries?: number;
-  defaultRetryAfterSec?: number;
-  maxCrawlDelaySec?: number;
-  maxHosts?: number;
-  adaptive?: { minRatePerSec?: number; targetLatencyMs?: number; steps?: number } | null;
-}
-/** The layer that set a wait. */
-export type Layer = "none" | "interval" | "burst" | "quota" | "cooldown" | "concurrency" | "serverQuota";
-/** A reserved departure. */
-export interface Decision {
-  host: string;
-  waitMs: number;
-  layer: Layer;
-  departsMs: number;
-  reserved: boolean;
-  permitId?: number;
-}
 /** A response as `observe` accepts it: a fetch `Response`, or its parts. */
 export type ResponseLike =
   | Response
-  | { status: number; headers?: Headers | Record<string, string> | [string, string][]; latencyMs?: number };
-/** What an observation changed. */
-export interface Observation {
-  host: string;
-  cooldownUntilMs?: number;
-  retryAfterMs?: number;
-  serverQuotaUntilMs?: number;
-  serverRateCap?: number;
-  ratePerSec: [number, number];
-  burstCapacity: [number, number];
-  ignored: string[];
-}
-/** What a robots.txt changed. */
-export interface RobotsOutcome {
-  host: string;
-  requestedMs?: number;
-  intervalMs: number;
-  capped: boolean;
-}
-/** A host's state and counters. */
-export interface HostStats {
-  host: string;
-  decisions: number;
-  throttled: number;
-  totalWaitMs: number;
-  waitMsByLayer: { interval: number; burst: number; quota: number; cooldown: number; concurrency: number; serverQuota: number };
-  tokens: number;
-  capacity: number;
-  intervalMs: number;
-  nextSlotInMs: number;
-  cooldownRemainingMs: number;
-  serverQuotaRemainingMs: number;
-  quotaUsed?: number;
-  quotaLimit?: number;
-  inFlight: number;
-  nextDepartureInMs: number;
-  ratePerSec: number;
-  crawlDelayMs: number;
-  serverRateCap?: number;
-}
+  | { status: number; headers?: Headers | Record<string, string | number> | [string, string][]; latencyMs?: number };
+/** A URL as every method accepts it: a string or a `URL` object. */
+export type UrlLike = string | URL;
 /** Options of `schedule` and `fetch`. */
 export interface ScheduleOptions { signal?: AbortSignal }
 /** The JavaScript half of `Limiter` (added by the package's entry points). */
 export interface Limiter {
-  /** Warnings about the config (a burst above about one second of traffic without a justification). */
-  readonly warnings: string[];
-  /**
-   * Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
-   * milliseconds, in order, exactly as that many `acquireId` calls would give. `nowsMs[i]` is decision `i`'s
-   * instant (same length as `ids`); without it, the clock is read once for the whole batch. The waits are written
-   * to `waitsOut` when it is given (a `Float64Array` at least as long as `ids`; reusing one spares an allocation
-   * per batch) and returned. A bad id or time throws before anything is reserved; at the host bound (`maxHosts`)
-   * it throws with the decisions before the new host reserved. Throws (reserving nothing) when the config sets
-   * `maxConcurrency`: the waits carry no permits; use `acquire(url)`, `schedule` or `fetch` then.
-   */
-  acquireIds(ids: Uint32Array | number[], nowsMs?: Float64Array | number[] | null, waitsOut?: Float64Array): Float64Array;
   /**
    * Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release its permit.
    * The departure is reserved synchronously, before this returns (a bad URL rejects). Right before the task
@@ -110,93 +36,20 @@ export interface Limiter {
    * `options.signal` aborts the wait: the promise rejects with the signal's reason, the permit is released, the
    * task never runs.
    */
-  schedule<T>(url: string, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
+  schedule<T>(url: UrlLike, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /**
    * A polite `fetch(url, init)`: waits its turn, fetches, learns from the response; on 429/503 waits the cooldown
    * (Retry-After, capped by maxBackoffSec) and retries at most `maxRetries` times, then returns the last response.
    * `hostpaceAttempts` says how many attempts it took. In a page, a relative URL is resolved against the
    * document, as `fetch` does.
    */
-  fetch(url: string, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
+  fetch(url: UrlLike, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
 }
 "#;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `LimiterConfig` in TypeScript.
-    #[wasm_bindgen(typescript_type = "LimiterConfig")]
-    pub type LimiterConfigArg;
-    /// `Decision` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Decision")]
-    pub type DecisionJs;
-    /// `ResponseLike` in TypeScript.
-    #[wasm_bindgen(typescript_type = "ResponseLike")]
-    pub type ResponseArg;
-    /// `Observation` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Observation")]
-    pub type ObservationJs;
-    /// `RobotsOutcome` in TypeScript.
-    #[wasm_bindgen(typescript_type = "RobotsOutcome")]
-    pub type RobotsJs;
-    /// `HostStats | undefined` in TypeScript.
-    #[wasm_bindgen(typescript_type = "HostStats | undefined")]
-    pub type StatsJs;
-}
-
-fn whole(value: f64, field: &str) -> Result<u32, JsValue> {
-    if value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value) {
-        Ok(value as u32)
-    } else {
-        Err(js_error(format!("invalid config field {field}: {} (expected a whole number >= 0)", Num(value))))
-    }
-}
-
-/// Read a `LimiterConfig` into a policy (missing fields take the defaults); an error names the field. The JS glue
-/// checks keys and types; values are validated by whoever compiles the policy (`Policy::validate`/`limits`).
-pub(crate) fn policy_from_js(config: &JsValue) -> Result<Policy, JsValue> {
-    let v = glue::config_numbers(config)?;
-    let d = Policy::default();
-    if v.is_empty() {
-        return Ok(d);
-    }
-    // pair i is [present, value]
-    let get = |i: usize| (v.get(2 * i).copied() == Some(1.0)).then(|| v.get(2 * i + 1).copied().unwrap_or(f64::NAN));
-    let num = |i: usize, default: f64| get(i).unwrap_or(default);
-    let count = |i: usize, field: &str, default: u32| get(i).map_or(Ok(default), |x| whole(x, field));
-    let quota = match get(10) {
-        None => None,
-        Some(_) => Some(Quota { limit: count(11, "quota.limit", 0)?, window_sec: num(12, f64::NAN) }),
-    };
-    let da = Adaptive::default();
-    let adaptive = match get(13) {
-        None => None,
-        Some(_) => Some(Adaptive {
-            min_rate_per_sec: num(14, da.min_rate_per_sec),
-            target_latency_ms: num(15, da.target_latency_ms),
-            steps: count(16, "adaptive.steps", da.steps)?,
-        }),
-    };
-    let policy = Policy {
-        rate_per_sec: num(0, d.rate_per_sec),
-        burst_capacity: num(1, d.burst_capacity),
-        burst_justification: glue::config_justification(config)?,
-        min_interval_sec: num(2, d.min_interval_sec),
-        quota,
-        max_concurrency: count(3, "maxConcurrency", d.max_concurrency)?,
-        lease_sec: num(4, d.lease_sec),
-        max_backoff_sec: num(5, d.max_backoff_sec),
-        max_retries: count(6, "maxRetries", d.max_retries)?,
-        default_retry_after_sec: num(7, d.default_retry_after_sec),
-        max_crawl_delay_sec: num(8, d.max_crawl_delay_sec),
-        max_hosts: count(9, "maxHosts", d.max_hosts)?,
-        adaptive,
-    };
-    Ok(policy)
-}
-
-/// A latency in milliseconds from JS, if it is one.
-fn latency_from_ms(ms: Option<f64>) -> Option<Duration> {
-    ms.filter(|&l| is_ms(l)).map(duration_ms)
+/// The policy a JS config asks for; an error names the bad field.
+pub(crate) fn policy_of(config: &Option<ConfigArg>) -> Result<Policy, JsValue> {
+    args::config(config)?.policy().map_err(js_error)
 }
 
 /// The error for an id no `intern` returned.
@@ -206,9 +59,75 @@ fn unknown_id(id: u32) -> JsValue {
     js_error(format!("unknown host id {id}"))
 }
 
-fn decision_js(host: &JsValue, d: &Decision) -> JsValue {
-    let permit = d.permit.map_or(-1.0, |p| p.id as f64);
-    glue::decision(host, ms(d.wait), d.layer as u8, d.departs.as_millis_f64(), d.reserved, permit)
+/// A response's parts as `observe` reads them, before anything is borrowed: reading them runs the caller's
+/// getters, which may call back into the limiter.
+struct ResponseParts {
+    status: u16,
+    headers: Vec<(String, String)>,
+    latency_ms: Option<f64>,
+}
+
+/// `value[key]`, or `undefined` when reading it throws.
+fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A header name or value: a string, or a number as JS writes it.
+fn header_text(value: &JsValue) -> Option<String> {
+    value.as_string().or_else(|| value.as_f64().map(|n| Num(n).to_string()))
+}
+
+/// The headers of a response: a `Headers` (or any iterable of `[name, value]` pairs, such as an array or a
+/// `Map`), or a plain object of name → value.
+fn header_list(headers: &JsValue) -> Result<Vec<(String, String)>, JsValue> {
+    let expected = "a Headers, an array of [name, value] pairs or an object of name: value";
+    let bad = || type_error("response.headers", expected, headers);
+    let mut out = Vec::new();
+    if absent(headers) {
+        return Ok(out);
+    }
+    if !headers.is_object() {
+        return Err(bad());
+    }
+    if let Some(pairs) = js_sys::try_iter(headers).map_err(|_| bad())? {
+        for pair in pairs {
+            let pair = pair.map_err(|_| bad())?;
+            let part = |i| Reflect::get_u32(&pair, i).ok().as_ref().and_then(header_text);
+            match (part(0), part(1)) {
+                (Some(name), Some(value)) => out.push((name, value)),
+                _ => return Err(bad()),
+            }
+        }
+        return Ok(out);
+    }
+    for name in Reflect::own_keys(headers).map_err(|_| bad())?.iter() {
+        let Some(text) = name.as_string() else { continue };
+        match header_text(&Reflect::get(headers, &name).unwrap_or(JsValue::UNDEFINED)) {
+            Some(value) => out.push((text, value)),
+            None => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
+impl ResponseParts {
+    /// A `Response` or `{ status, headers?, latencyMs? }`.
+    fn read(value: &JsValue) -> Result<ResponseParts, JsValue> {
+        let expected = "a Response or an object { status, headers }";
+        if absent(value) || !value.is_object() {
+            return Err(type_error("response", expected, value));
+        }
+        let status = get(value, "status").as_f64().ok_or_else(|| type_error("response", expected, value))?;
+        if !(status.fract() == 0.0 && (100.0..=999.0).contains(&status)) {
+            return Err(js_error(format!(
+                "invalid response status: {} (expected an HTTP status 100-999)",
+                Num(status)
+            )));
+        }
+        let headers = header_list(&get(value, "headers"))?;
+        let latency_ms = get(value, "latencyMs").as_f64().filter(|&l| is_ms(l));
+        Ok(ResponseParts { status: status as u16, headers, latency_ms })
+    }
 }
 
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
@@ -223,7 +142,55 @@ pub(crate) struct Shared {
     slots: RefCell<Slots>,
     /// Per interned id: its host name as a JS string, made once (for `acquire(url)`'s answers).
     names: RefCell<Vec<Option<JsValue>>>,
+    /// The batch being decided by `acquireIds`, copied in from JS (kept to spare an allocation per batch).
+    batch: RefCell<Batch>,
     warnings: Vec<String>,
+}
+
+/// Room for one batch of `acquireIds`: its ids, instants and waits.
+#[derive(Default)]
+struct Batch {
+    ids: Vec<u32>,
+    nows: Vec<f64>,
+    waits: Vec<f64>,
+}
+
+impl Batch {
+    /// `ids` (a `Uint32Array` or an array of whole numbers) and `nowsMs` (a `Float64Array`, an array of numbers,
+    /// or absent) copied in; every value checked.
+    fn read(&mut self, ids: &JsValue, nows_ms: Option<&JsValue>) -> Result<(), JsValue> {
+        let none = JsValue::UNDEFINED;
+        let nows_ms = nows_ms.unwrap_or(&none);
+        self.ids.clear();
+        self.nows.clear();
+        if let Some(typed) = ids.dyn_ref::<Uint32Array>() {
+            self.ids.resize(typed.length() as usize, 0);
+            typed.copy_to(&mut self.ids);
+        } else if Array::is_array(ids) {
+            for (i, v) in Array::from(ids).iter().enumerate() {
+                self.ids.push(args::whole(&v, &format!("ids[{i}]"), 0.0, f64::from(u32::MAX))? as u32);
+            }
+        } else {
+            return Err(type_error("ids", "a Uint32Array or an array of host ids", ids));
+        }
+        if let Some(typed) = nows_ms.dyn_ref::<Float64Array>() {
+            self.nows.resize(typed.length() as usize, 0.0);
+            typed.copy_to(&mut self.nows);
+        } else if Array::is_array(nows_ms) {
+            for (i, v) in Array::from(nows_ms).iter().enumerate() {
+                self.nows.push(args::number(&v, &format!("nowsMs[{i}]"))?);
+            }
+        } else if !absent(nows_ms) {
+            return Err(type_error("nowsMs", "a Float64Array, an array of numbers, or null", nows_ms));
+        }
+        if !self.nows.is_empty() && self.nows.len() != self.ids.len() {
+            return Err(js_error(format!("invalid nowsMs: {} times for {} ids", self.nows.len(), self.ids.len())));
+        }
+        if let Some(&bad) = self.nows.iter().find(|&&t| !is_ms(t)) {
+            instant(Some(bad))?;
+        }
+        Ok(())
+    }
 }
 
 impl Shared {
@@ -243,24 +210,29 @@ impl Shared {
         Ok(id)
     }
 
+    /// The key of `url`'s host.
+    fn key(&self, url: &str) -> Result<HostKey, JsValue> {
+        self.hosts.borrow_mut().key_of(url).map_err(js_error)
+    }
+
     /// A departure to `url`'s host as a JS object: reserved (`acquire`) or only looked at (`peek`).
     fn decide_url(&self, url: &str, now: Instant, reserve: bool) -> Result<JsValue, JsValue> {
         let id = self.id_of(url)?;
         let hosts = self.hosts.borrow();
-        let (mut slots, mut names) = (self.slots.borrow_mut(), self.names.borrow_mut());
-        let (Some(key), Some(slot), Some(name)) = (hosts.ids().key(id), slots.get(id), names.get_mut(id as usize))
-        else {
-            return Err(unknown_id(id));
-        };
+        let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         let decision = if reserve {
+            let mut slots = self.slots.borrow_mut();
+            let slot = slots.get(id).ok_or_else(|| unknown_id(id))?;
             let (decision, at) = self.registry.borrow_mut().acquire_at(key, slot, now).map_err(js_error)?;
             slots.set(id, at);
             decision
         } else {
             self.registry.borrow().peek(key, now)
         };
+        let mut names = self.names.borrow_mut();
+        let name = names.get_mut(id as usize).ok_or_else(|| unknown_id(id))?;
         let name = name.get_or_insert_with(|| JsValue::from_str(key.as_str()));
-        Ok(decision_js(name, &decision))
+        Ok(Decision::object(name, &decision))
     }
 
     /// Decide for interned hosts in order, through each id's remembered registry slot: decision `i` at
@@ -295,54 +267,6 @@ impl Shared {
         }
         Ok(())
     }
-
-    fn observe_value(
-        &self,
-        key: &HostKey,
-        value: &JsValue,
-        latency: Option<Duration>,
-        now: Option<Instant>,
-    ) -> Result<JsValue, JsValue> {
-        let status = glue::status_of(value);
-        if !(status.fract() == 0.0 && (100.0..=999.0).contains(&status)) {
-            return Err(js_error(format!(
-                "invalid response status: {} (expected an HTTP status 100-999)",
-                Num(status)
-            )));
-        }
-        let flat = glue::header_pairs(value);
-        let mut parts = flat.split('\0');
-        let mut headers: Vec<(&str, &str)> = Vec::new();
-        while let (Some(name), Some(v)) = (parts.next(), parts.next()) {
-            headers.push((name, v));
-        }
-        let latency = latency.or_else(|| latency_from_ms(glue::latency_of(value)));
-        // HTTP-dates without a Date header are measured from the wall clock; decisions use the caller's clock
-        let wall = clock_ms();
-        let response = Response { status: status as u16, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
-        let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
-        let obs = self.registry.borrow_mut().observe(key, &Outcome::Response(response), now).map_err(js_error)?;
-        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        let values = [
-            opt(obs.cooldown_until.map(Instant::as_millis_f64)),
-            opt(obs.retry_after_ms),
-            opt(obs.server_quota_until.map(Instant::as_millis_f64)),
-            opt(obs.server_rate_cap),
-            obs.rate_per_sec.0,
-            obs.rate_per_sec.1,
-            obs.burst_capacity.0,
-            obs.burst_capacity.1,
-        ];
-        // NUL-joined for the glue (a loop: `join` brings its own copy routine into the wasm)
-        let mut ignored = String::new();
-        for (i, what) in obs.ignored.iter().enumerate() {
-            if i > 0 {
-                ignored.push('\0');
-            }
-            ignored.push_str(what);
-        }
-        Ok(glue::observation_object(key.as_str(), &values, &ignored))
-    }
 }
 
 /// A politeness limiter: one layered limiter per host, created lazily, under one config.
@@ -359,173 +283,189 @@ impl JsLimiter {
                 hosts: RefCell::new(OriginCache::default()),
                 slots: RefCell::new(Slots::default()),
                 names: RefCell::new(Vec::new()),
+                batch: RefCell::new(Batch::default()),
                 warnings,
             }),
         }
-    }
-
-    fn key(&self, url: &str) -> Result<HostKey, JsValue> {
-        self.shared.hosts.borrow_mut().key_of(url).map_err(js_error)
     }
 }
 
 #[wasm_bindgen(js_class = Limiter)]
 impl JsLimiter {
-    /// A limiter; throws an `Error` naming the first bad field of `config`.
+    /// A limiter; throws a `TypeError` naming an unknown field or a value of the wrong type, an `Error` naming a
+    /// value out of range.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: Option<LimiterConfigArg>) -> Result<JsLimiter, JsValue> {
-        let policy = policy_from_js(&config.map_or(JsValue::UNDEFINED, Into::into))?;
+    pub fn new(config: Option<ConfigArg>) -> Result<JsLimiter, JsValue> {
+        let policy = policy_of(&config)?;
         let warnings = policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         let registry = Registry::new(policy).map_err(js_error)?;
         Ok(JsLimiter::from_registry(registry, warnings))
     }
 
-    /// `warnings`, one per line (the package's JS half splits them into the `string[]` of the typed getter: one
-    /// string across the boundary instead of an array of them, which costs the module ~0.3 KB).
-    #[wasm_bindgen(getter, skip_typescript)]
-    pub fn warnings(&self) -> String {
-        self.shared.warnings.join("\n")
+    /// Warnings about the config (a burst above about one second of traffic without a justification).
+    #[wasm_bindgen(getter)]
+    pub fn warnings(&self) -> Vec<String> {
+        self.shared.warnings.clone()
     }
 
     /// Reserve a departure to `url`'s host: `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
     /// Release `permitId` (when the config limits concurrency) once the response is finished.
+    #[wasm_bindgen(unchecked_return_type = "Decision")]
     pub fn acquire(
         &self,
-        url: &str,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
-    ) -> Result<DecisionJs, JsValue> {
-        Ok(self.shared.decide_url(url, instant(now_ms)?, true)?.unchecked_into())
+    ) -> Result<JsValue, JsValue> {
+        self.shared.decide_url(url, instant(now_ms)?, true)
     }
 
     /// When could a request to `url`'s host go, without reserving.
-    pub fn peek(&self, url: &str, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<DecisionJs, JsValue> {
-        Ok(self.shared.decide_url(url, instant(now_ms)?, false)?.unchecked_into())
+    #[wasm_bindgen(unchecked_return_type = "Decision")]
+    pub fn peek(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+    ) -> Result<JsValue, JsValue> {
+        self.shared.decide_url(url, instant(now_ms)?, false)
     }
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
     /// decision).
-    pub fn intern(&self, url: &str) -> Result<u32, JsValue> {
+    pub fn intern(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> Result<u32, JsValue> {
         self.shared.id_of(url)
     }
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds. Throws when the config sets
     /// `maxConcurrency` (a decision would take a permit that this call cannot hand back: use `acquire(url)`).
     #[wasm_bindgen(js_name = acquireId)]
-    pub fn acquire_id(&self, id: u32, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn acquire_id(&self, id: f64, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
+        if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
+            return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
+        }
         let mut wait = [0.0];
-        self.shared.acquire_ids(&[id], &[], instant(now_ms)?, &mut wait)?;
+        self.shared.acquire_ids(&[id as u32], &[], instant(now_ms)?, &mut wait)?;
         Ok(wait[0])
     }
 
-    /// `acquireIds` (typed and documented with the package's JS half, which gives it its `waitsOut` array):
-    /// reserve departures to many interned hosts in one call, decision `i` at `nowsMs[i]` (or the clock, read
-    /// once), its wait in milliseconds written to `waits[i]`.
-    #[wasm_bindgen(js_name = acquireIds, skip_typescript)]
+    /// Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
+    /// milliseconds, in order, exactly as that many `acquireId` calls would give. `nowsMs[i]` is decision `i`'s
+    /// instant (same length as `ids`); without it, the clock is read once for the whole batch. The waits are
+    /// written to `waitsOut` when it is given (a `Float64Array` at least as long as `ids`, the rest of it left as
+    /// it was; reusing one spares an allocation per batch) and returned. A bad id or time throws before anything
+    /// is reserved; at the host bound (`maxHosts`) it throws with the decisions before the new host reserved.
+    /// Throws (reserving nothing) when the config sets `maxConcurrency`: the waits carry no permits; use
+    /// `acquire(url)`, `schedule` or `fetch` then.
+    #[wasm_bindgen(js_name = acquireIds)]
     pub fn acquire_ids(
         &self,
-        ids: &[u32],
-        #[wasm_bindgen(js_name = nowsMs)] nows_ms: Option<Box<[f64]>>,
-        waits: &mut [f64],
-    ) -> Result<(), JsValue> {
-        let nows = nows_ms.unwrap_or_default();
-        if !nows.is_empty() && nows.len() != ids.len() {
-            return Err(js_error(format!("invalid nowsMs: {} times for {} ids", nows.len(), ids.len())));
-        }
-        if waits.len() < ids.len() {
-            return Err(js_error(format!("invalid waitsOut: room for {} waits, {} ids", waits.len(), ids.len())));
-        }
-        if let Some(&bad) = nows.iter().find(|&&t| !is_ms(t)) {
-            instant(Some(bad))?;
+        #[wasm_bindgen(unchecked_param_type = "Uint32Array | number[]")] ids: JsValue,
+        #[wasm_bindgen(js_name = nowsMs)] nows_ms: Option<TimesArg>,
+        #[wasm_bindgen(js_name = waitsOut)] waits_out: Option<Float64ArrayArg>,
+    ) -> Result<Float64Array, JsValue> {
+        let out = match args::given(&waits_out) {
+            None => None,
+            Some(v) => Some(v.dyn_ref::<Float64Array>().ok_or_else(|| type_error("waitsOut", "a Float64Array", v))?),
+        };
+        let mut batch = self.shared.batch.borrow_mut();
+        batch.read(&ids, args::given(&nows_ms))?;
+        let n = batch.ids.len();
+        if let Some(out) = &out {
+            if (out.length() as usize) < n {
+                return Err(js_error(format!("invalid waitsOut: room for {} waits, {n} ids", out.length())));
+            }
         }
         // the clock is read only for a batch without instants (it is a call out to JS)
-        let clock = if nows.is_empty() { instant(None)? } else { Instant::ZERO };
-        self.shared.acquire_ids(ids, &nows, clock, waits)
+        let clock = if batch.nows.is_empty() { instant(None)? } else { Instant::ZERO };
+        let Batch { ids, nows, waits } = &mut *batch;
+        waits.clear();
+        waits.resize(n, 0.0);
+        self.shared.acquire_ids(ids, nows, clock, waits)?;
+        let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
+        out.subarray(0, n as u32).copy_from(waits);
+        Ok(out)
     }
 
     /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the
     /// milliseconds to wait before confirming again (a late departure before it must keep its interval).
     /// `schedule` and `fetch` do this; callers of `acquire` who send on their own should too.
-    pub fn depart(&self, url: &str) -> Result<f64, JsValue> {
-        let key = self.key(url)?;
+    pub fn depart(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> Result<f64, JsValue> {
+        let key = self.shared.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
         Ok(ms(self.shared.registry.borrow_mut().depart(&key, now)))
     }
 
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.
-    pub fn release(&self, url: &str, #[wasm_bindgen(js_name = permitId)] permit_id: u32) -> Result<(), JsValue> {
-        let key = self.key(url)?;
-        self.shared.registry.borrow_mut().release(&key, u64::from(permit_id));
+    pub fn release(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue,
+        #[wasm_bindgen(js_name = permitId, unchecked_param_type = "number")] permit_id: JsValue,
+    ) -> Result<(), JsValue> {
+        let key = self.shared.key(&args::url(&url, "url")?)?;
+        let permit = args::whole(&permit_id, "permitId", 0.0, 9_007_199_254_740_991.0)? as u64;
+        self.shared.registry.borrow_mut().release(&key, permit);
         Ok(())
     }
 
     /// Learn from a response to a request for `url`: a fetch `Response` or `{ status, headers, latencyMs? }`;
     /// `latencyMs` (departure to headers) lets adaptive pacing widen; `nowMs` for a caller-driven clock.
+    #[wasm_bindgen(unchecked_return_type = "Observation")]
     pub fn observe(
         &self,
-        url: &str,
-        response: ResponseArg,
-        #[wasm_bindgen(js_name = latencyMs)] latency_ms: Option<f64>,
-        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
-    ) -> Result<ObservationJs, JsValue> {
-        let now = now_ms.map(|m| instant(Some(m))).transpose()?;
-        let key = self.key(url)?;
-        if !glue::is_response_like(&response) {
-            return Err(js_error("invalid response: expected a Response or an object { status, headers }"));
-        }
-        Ok(self.shared.observe_value(&key, &response, latency_from_ms(latency_ms), now)?.unchecked_into())
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ResponseLike")] response: JsValue,
+        #[wasm_bindgen(js_name = latencyMs)] latency_ms: Option<NumberArg>,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
+    ) -> Result<JsValue, JsValue> {
+        let url = args::url(&url, "url")?;
+        let latency_ms = args::optional_number(&latency_ms, "latencyMs")?;
+        let now = args::optional_ms(&now_ms, "nowMs")?.map(Instant::from_millis_f64);
+        let key = self.shared.key(&url)?;
+        // read before anything is borrowed: the response's getters are the caller's code
+        let parts = ResponseParts::read(&response)?;
+        let headers: Vec<(&str, &str)> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let latency = latency_ms.or(parts.latency_ms).filter(|&l| is_ms(l)).map(duration_ms);
+        // HTTP-dates without a Date header are measured from the wall clock; decisions use the caller's clock
+        let wall = clock_ms();
+        let response = Response { status: parts.status, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
+        let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
+        let obs =
+            self.shared.registry.borrow_mut().observe(&key, &Outcome::Response(response), now).map_err(js_error)?;
+        to_js(&Observation::new(key.as_str(), obs))
     }
 
     /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it); `nowMs` for a
     /// caller-driven clock.
-    #[wasm_bindgen(js_name = setRobots)]
+    #[wasm_bindgen(js_name = setRobots, unchecked_return_type = "RobotsOutcome")]
     pub fn set_robots(
         &self,
-        host: &str,
-        #[wasm_bindgen(js_name = robotsTxt)] robots_txt: &str,
-        #[wasm_bindgen(js_name = userAgent)] user_agent: &str,
-        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
-    ) -> Result<RobotsJs, JsValue> {
-        let key = host_arg(host)?;
-        let now = instant(now_ms)?;
-        let out = self.shared.registry.borrow_mut().set_robots(&key, robots_txt, user_agent, now).map_err(js_error)?;
-        Ok(glue::robots_object(key.as_str(), out.requested_ms, out.interval_ms, out.capped).unchecked_into())
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] host: JsValue,
+        #[wasm_bindgen(js_name = robotsTxt, unchecked_param_type = "string")] robots_txt: JsValue,
+        #[wasm_bindgen(js_name = userAgent, unchecked_param_type = "string")] user_agent: JsValue,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
+    ) -> Result<JsValue, JsValue> {
+        let key = host_arg(&host)?;
+        let robots_txt = args::string(&robots_txt, "robotsTxt")?;
+        let user_agent = args::string(&user_agent, "userAgent")?;
+        let now = instant(args::optional_ms(&now_ms, "nowMs")?)?;
+        let out =
+            self.shared.registry.borrow_mut().set_robots(&key, &robots_txt, &user_agent, now).map_err(js_error)?;
+        to_js(&RobotsOutcome::new(key.as_str(), &out))
     }
 
     /// A host's state and counters (`undefined` if the host was never seen).
-    pub fn stats(&self, host: &str, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<StatsJs, JsValue> {
-        let key = host_arg(host)?;
-        let now = instant(now_ms)?;
-        let Some(stats) = self.shared.registry.borrow().stats(&key, now) else {
-            return Ok(JsValue::UNDEFINED.unchecked_into());
-        };
-        let by = &stats.wait_ms_by_layer;
-        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        let values = [
-            f64::from(stats.decisions),
-            f64::from(stats.throttled),
-            stats.total_wait_ms as f64,
-            stats.tokens,
-            stats.capacity,
-            stats.interval_ms,
-            stats.next_slot_in_ms,
-            stats.cooldown_remaining_ms,
-            stats.server_quota_remaining_ms,
-            f64::from(stats.in_flight),
-            stats.next_departure_in_ms,
-            stats.rate_per_sec,
-            f64::from(stats.crawl_delay_ms),
-            by.interval as f64,
-            by.burst as f64,
-            by.quota as f64,
-            by.cooldown as f64,
-            by.concurrency as f64,
-            by.server_quota as f64,
-            opt(stats.quota_used.map(|u| u as f64)),
-            opt(stats.quota_limit.map(f64::from)),
-            opt(stats.server_rate_cap),
-        ];
-        let value = glue::stats_object(key.as_str(), &values);
-        Ok(value.unchecked_into())
+    #[wasm_bindgen(unchecked_return_type = "HostStats | undefined")]
+    pub fn stats(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] host: JsValue,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
+    ) -> Result<JsValue, JsValue> {
+        let key = host_arg(&host)?;
+        let now = instant(args::optional_ms(&now_ms, "nowMs")?)?;
+        let stats = self.shared.registry.borrow().stats(&key, now);
+        match stats {
+            Some(stats) => to_js(&HostStats::new(key.as_str(), &stats)),
+            None => Ok(JsValue::UNDEFINED),
+        }
     }
 
     /// All state as an opaque string (exact instants, in epoch nanoseconds); `Limiter.restore` rebuilds it.
@@ -535,8 +475,9 @@ impl JsLimiter {
     }
 
     /// A limiter from `snapshot()`'s string: every host owes exactly what it owed (no burst on restore).
-    pub fn restore(snapshot: &str) -> Result<JsLimiter, JsValue> {
-        let snap = Snapshot::decode(snapshot).map_err(js_error)?;
+    pub fn restore(#[wasm_bindgen(unchecked_param_type = "string")] snapshot: JsValue) -> Result<JsLimiter, JsValue> {
+        let snapshot = args::string(&snapshot, "snapshot")?;
+        let snap = Snapshot::decode(&snapshot).map_err(js_error)?;
         let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings))
     }
@@ -550,30 +491,39 @@ impl JsLimiter {
     /// Learn that a request to `url` got no response (a timeout or a failed connection): narrows an adaptive
     /// host. Used by `schedule`/`fetch`.
     #[wasm_bindgen(js_name = observeFailure)]
-    pub fn observe_failure(&self, url: &str) -> Result<(), JsValue> {
-        let key = self.key(url)?;
+    pub fn observe_failure(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue,
+    ) -> Result<(), JsValue> {
+        let key = self.shared.key(&args::url(&url, "url")?)?;
         let now = Instant::from_millis_f64(clock_ms());
         self.shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map(|_| ()).map_err(js_error)
     }
 
     /// What to do after attempt number `attempts` of one request answered `status`: `"done"`, `"retry"` (a
     /// 429/503 with retries left), or `"giveUp"` (a 429/503 after `maxRetries` retries). Used by `fetch`.
-    #[wasm_bindgen(js_name = retryVerdict)]
-    pub fn retry_verdict(&self, status: f64, attempts: u32) -> String {
+    #[wasm_bindgen(js_name = retryVerdict, unchecked_return_type = "\"done\" | \"retry\" | \"giveUp\"")]
+    pub fn retry_verdict(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] status: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] attempts: JsValue,
+    ) -> Result<String, JsValue> {
+        let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
+        let attempts = args::whole(&attempts, "attempts", 1.0, f64::from(u32::MAX))? as u32;
         let max_retries = self.shared.registry.borrow().policy().max_retries;
-        let status = if (0.0..=999.0).contains(&status) { status as u16 } else { 0 };
-        match RetryBudget::verdict(max_retries, attempts.max(1), status) {
+        Ok(match RetryBudget::verdict(max_retries, attempts, status) {
             RetryVerdict::Done => "done",
             RetryVerdict::Retry => "retry",
             RetryVerdict::GiveUp => "giveUp",
         }
-        .to_owned()
+        .to_owned())
     }
 }
 
-/// A host name (`example.com`, `EXAMPLE.com.:80`) or any URL on the host.
-fn host_arg(host: &str) -> Result<HostKey, JsValue> {
-    if host.as_bytes().windows(3).any(|w| w == b"://") { HostKey::from_url(host) } else { HostKey::parse(host) }
+/// A host name (`example.com`, `EXAMPLE.com.:80`) or any URL on the host (a string or a `URL`).
+fn host_arg(host: &JsValue) -> Result<HostKey, JsValue> {
+    let host = args::url(host, "host")?;
+    if host.as_bytes().windows(3).any(|w| w == b"://") { HostKey::from_url(&host) } else { HostKey::parse(&host) }
         .map_err(js_error)
 }
 
@@ -581,9 +531,9 @@ fn host_arg(host: &str) -> Result<HostKey, JsValue> {
 #[wasm_bindgen(js_name = Frontier)]
 pub struct JsFrontier {
     shared: Rc<Shared>,
-    frontier: Frontier,
-    /// The concurrency permit of the last `take` (when the config limits concurrency).
-    permit: Option<f64>,
+    /// The queue, and the concurrency permit of the last `take` (when the config limits concurrency). Behind a
+    /// `RefCell` of its own so that reading a caller's argument (a `URL`'s getter) never runs while it is borrowed.
+    queue: RefCell<(Frontier, Option<f64>)>,
 }
 
 #[wasm_bindgen(js_class = Frontier)]
@@ -592,18 +542,27 @@ impl JsFrontier {
     #[wasm_bindgen(constructor)]
     pub fn new(
         limiter: &JsLimiter,
-        #[wasm_bindgen(js_name = maxQueued)] max_queued: Option<f64>,
+        #[wasm_bindgen(js_name = maxQueued)] max_queued: Option<NumberArg>,
     ) -> Result<JsFrontier, JsValue> {
-        let frontier = match max_queued {
+        let frontier = match args::optional_number(&max_queued, "maxQueued")? {
             None => Frontier::new(),
             Some(m) if m.fract() == 0.0 && m >= 1.0 => Frontier::with_capacity_limit(m.min(1e15) as usize),
             Some(m) => return Err(js_error(format!("invalid maxQueued: {} (expected a whole number >= 1)", Num(m)))),
         };
-        Ok(JsFrontier { shared: limiter.shared.clone(), frontier, permit: None })
+        Ok(JsFrontier { shared: limiter.shared.clone(), queue: RefCell::new((frontier, None)) })
     }
 
     /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
-    pub fn push(&mut self, url: &str, priority: Option<i32>) -> Result<(), JsValue> {
+    pub fn push(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
+        priority: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let priority = match priority {
+            None => 0,
+            Some(p) if p.fract() == 0.0 && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&p) => p as i32,
+            Some(p) => return Err(js_error(format!("invalid priority: {} (expected a whole number)", Num(p)))),
+        };
         // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
         // (the URL's origin read once, for both)
         let origin = plain_origin(url);
@@ -611,13 +570,14 @@ impl JsFrontier {
         let hosts = self.shared.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         // the frontier takes the limiter's host id: no second host lookup per push
-        self.frontier.push_id(id, key, url, origin, priority.unwrap_or(0)).map_err(js_error)
+        self.queue.borrow_mut().0.push_id(id, key, url, origin, priority).map_err(js_error)
     }
 
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).
-    pub fn pop(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
+    pub fn pop(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
         let now = instant(now_ms)?;
-        Ok(self.frontier.pop_id(&self.shared.registry.borrow(), now).ok().map(|(url, _)| url.into()))
+        let registry = self.shared.registry.borrow();
+        Ok(self.queue.borrow_mut().0.pop_id(&registry, now).ok().map(|(url, _)| url.into()))
     }
 
     /// Pop the next URL whose host may depart now with its departure reserved in the limiter: `pop` and then
@@ -625,11 +585,12 @@ impl JsFrontier {
     /// reserves again). `undefined` when no host may go now (see `waitMs`). When the config limits concurrency,
     /// the permit taken is `takenPermitId`: release it with `limiter.release(url, id)` once the response is
     /// finished. At the limiter's host bound it throws and the URL stays queued.
-    pub fn take(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
+    pub fn take(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
         let now = instant(now_ms)?;
-        let taken = self.frontier.take(&mut self.shared.registry.borrow_mut(), now).map_err(js_error)?;
+        let mut queue = self.queue.borrow_mut();
+        let taken = queue.0.take(&mut self.shared.registry.borrow_mut(), now).map_err(js_error)?;
         Ok(taken.map(|(url, _, decision)| {
-            self.permit = decision.permit.map(|p| p.id as f64);
+            queue.1 = decision.permit.map(|p| p.id as f64);
             url.into()
         }))
     }
@@ -638,19 +599,20 @@ impl JsFrontier {
     /// concurrency).
     #[wasm_bindgen(getter, js_name = takenPermitId)]
     pub fn taken_permit_id(&self) -> Option<f64> {
-        self.permit
+        self.queue.borrow().1
     }
 
     /// Milliseconds until `pop` or `take` could return a URL: 0 if now, `Infinity` if nothing is queued.
     #[wasm_bindgen(js_name = waitMs)]
-    pub fn wait_ms(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
+    pub fn wait_ms(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;
-        Ok(self.frontier.next_wait(&self.shared.registry.borrow(), now).map_or(f64::INFINITY, ms))
+        let registry = self.shared.registry.borrow();
+        Ok(self.queue.borrow_mut().0.next_wait(&registry, now).map_or(f64::INFINITY, ms))
     }
 
     /// URLs queued.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> f64 {
-        self.frontier.len() as f64
+        self.queue.borrow().0.len() as f64
     }
 }

@@ -5,12 +5,14 @@
 //! `Error`s with the core's message, and drives the asynchronous parts (`schedule`, `fetch`): sleep for the wait
 //! the core gave, run the task, report the response back.
 
+mod args;
 mod audit;
 mod glue;
 mod limiter;
 mod primitives;
+pub mod shapes;
 
-pub use audit::audit_flat;
+pub use audit::audit;
 pub use limiter::{JsFrontier, JsLimiter};
 pub use primitives::{JsHostLimiter, JsLeakyBucket, JsSlidingWindow, JsTokenBucket};
 
@@ -21,7 +23,7 @@ use wasm_bindgen::prelude::*;
 
 /// A JS `Error` carrying `message`.
 pub(crate) fn js_error(message: impl std::fmt::Display) -> JsValue {
-    glue::error(&message.to_string())
+    js_sys::Error::new(&message.to_string()).into()
 }
 
 thread_local! {
@@ -39,10 +41,14 @@ pub fn clock_ms() -> f64 {
     })
 }
 
-/// Whether a number from JS is a time or duration in milliseconds: finite and not negative.
+/// The largest time or duration in milliseconds the core holds (`u64` nanoseconds: about 584 years).
+pub(crate) const MAX_MS: f64 = u64::MAX as f64 / 1e6;
+
+/// Whether a number from JS is a time or duration in milliseconds: not negative and within what the core holds
+/// (a larger instant would saturate, and the limiter's clock, which never steps back, would stand at its end).
 pub(crate) fn is_ms(v: f64) -> bool {
-    // two comparisons (NaN fails both); `is_finite() && v >= 0.0` compiled to a dozen bit operations
-    (0.0..=f64::MAX).contains(&v)
+    // two comparisons (NaN fails both)
+    (0.0..=MAX_MS).contains(&v)
 }
 
 /// `nowMs` as given by a caller (validated), or the clock adapter's reading when absent.
@@ -50,9 +56,7 @@ pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     match now_ms {
         None => Ok(Instant::from_millis_f64(clock_ms())),
         Some(ms) if is_ms(ms) => Ok(Instant::from_millis_f64(ms)),
-        Some(ms) => {
-            Err(js_error(format!("invalid nowMs: {} (expected a finite number of milliseconds >= 0)", Num(ms))))
-        }
+        Some(ms) => Err(js_error(format!("invalid nowMs: {} (expected milliseconds from 0 to {MAX_MS:.0})", Num(ms)))),
     }
 }
 

@@ -1,7 +1,7 @@
 // The asynchronous half of Limiter: sleep for the waits the core computed, run the task, report back.
 // Every decision (waits, layers, retry verdicts) comes from the wasm core; this file only waits and calls.
 // Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
-import { Limiter, auditFlat, nowMs } from './hostpace.js';
+import { Frontier, Limiter, nowMs } from './hostpace.js';
 
 /** Calls waiting for a concurrency permit of a limiter, woken on every release. */
 const waiting = new WeakMap();
@@ -91,23 +91,63 @@ async function runReserved(limiter, url, decision, signal, task) {
   return result;
 }
 
-const rawWarnings = Object.getOwnPropertyDescriptor(Limiter.prototype, 'warnings').get;
-Object.defineProperty(Limiter.prototype, 'warnings', {
-  get() {
-    const text = rawWarnings.call(this);
-    return text === '' ? [] : text.split('\n');
-  },
-  configurable: true,
-});
+// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart; Frontier's push, pop, take,
+// waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is what keeps
+// a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value of
+// another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
+// Every other method reads and checks its arguments in Rust.
 
-const rawAcquireIds = Limiter.prototype.acquireIds;
-Limiter.prototype.acquireIds = function acquireIds(ids, nowsMs, waitsOut) {
-  if (waitsOut !== undefined && !(waitsOut instanceof Float64Array)) {
-    throw new Error('invalid waitsOut: expected a Float64Array');
-  }
-  const waits = waitsOut === undefined ? new Float64Array(ids.length) : waitsOut;
-  rawAcquireIds.call(this, ids, nowsMs, waits);
-  return waits;
+/** What kind of value `value` is, for messages (never its contents). */
+function kind(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return type === 'undefined' ? 'undefined' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** A URL as the core reads it: a string, or a `URL` object's `href`. */
+function urlArg(value) {
+  if (typeof value === 'string') return value;
+  if (value instanceof URL) return value.href;
+  throw new TypeError(`invalid url: expected a URL string or a URL object, got ${kind(value)}`);
+}
+
+/** A number, or (when `optional`) `undefined`/`null`. */
+function numberArg(value, name, optional) {
+  if (typeof value === 'number' || (optional && (value === undefined || value === null))) return value;
+  throw new TypeError(`invalid ${name}: expected a number${optional ? ' or undefined' : ''}, got ${kind(value)}`);
+}
+
+const limiterRaw = Limiter.prototype;
+const { acquire, peek, intern, acquireId, depart } = limiterRaw;
+limiterRaw.acquire = function (url, nowMs) {
+  return acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true));
+};
+limiterRaw.peek = function (url, nowMs) {
+  return peek.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true));
+};
+limiterRaw.intern = function (url) {
+  return intern.call(this, urlArg(url));
+};
+limiterRaw.acquireId = function (id, nowMs) {
+  return acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true));
+};
+limiterRaw.depart = function (url) {
+  return depart.call(this, urlArg(url));
+};
+const frontierRaw = Frontier.prototype;
+const { push, pop, take, waitMs } = frontierRaw;
+frontierRaw.push = function (url, priority) {
+  return push.call(this, urlArg(url), numberArg(priority, 'priority', true));
+};
+frontierRaw.pop = function (nowMs) {
+  return pop.call(this, numberArg(nowMs, 'nowMs', true));
+};
+frontierRaw.take = function (nowMs) {
+  return take.call(this, numberArg(nowMs, 'nowMs', true));
+};
+frontierRaw.waitMs = function (nowMs) {
+  return waitMs.call(this, numberArg(nowMs, 'nowMs', true));
 };
 
 const rawRelease = Limiter.prototype.release;
@@ -128,6 +168,9 @@ Limiter.prototype.schedule = async function schedule(url, task, options) {
 
 Limiter.prototype.fetch = async function politeFetch(input, init) {
   if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
+  if (typeof input !== 'string' && !(input instanceof URL)) {
+    throw new TypeError(`invalid url: expected a URL string or a URL object, got ${input === null ? 'null' : typeof input}`);
+  }
   // like fetch in a page: a relative URL is resolved against the document (elsewhere it stays invalid)
   let url = String(input);
   if (globalThis.location && typeof globalThis.location.href === 'string') {
@@ -155,21 +198,3 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
     decision = this.acquire(url);
   }
 };
-
-const AUDIT_KINDS = ['interval', 'burst', 'quota', 'cooldown'];
-
-/** `audit(config, departuresMs, cooldownsMs?, toleranceMs?)`: the core's verdict on one host's access log. */
-export function audit(config, departuresMs, cooldownsMs, toleranceMs) {
-  const flat = auditFlat(config, Float64Array.from(departuresMs).sort(), Float64Array.from(cooldownsMs ?? []), toleranceMs ?? 0);
-  const out = [];
-  for (let i = 0; i < flat.length; i += 4) {
-    const kind = AUDIT_KINDS[flat[i]];
-    const v = { kind, atMs: flat[i + 1] };
-    if (kind === 'interval') Object.assign(v, { gapMs: flat[i + 2], requiredMs: flat[i + 3] });
-    else if (kind === 'burst') v.earlyMs = flat[i + 2];
-    else if (kind === 'quota') Object.assign(v, { count: flat[i + 2], limit: flat[i + 3] });
-    else v.untilMs = flat[i + 2];
-    out.push(v);
-  }
-  return out;
-}

@@ -1,11 +1,17 @@
 //! The primitives for JS: each layer alone, with an explicit clock (`nowMs`, or the clock adapter).
 
-use super::{instant, is_ms, js_error, ms};
+use super::args::{self, ConfigArg, NumberArg};
+use super::{instant, js_error, ms};
 use crate::error::Num;
 use crate::host::HostLimiter;
 use crate::layers::{LeakyBucket, Meter, SlidingWindow, TokenBucket};
 use crate::policy::Policy;
 use wasm_bindgen::prelude::*;
+
+/// The instant a caller passed as `nowMs`, or the clock adapter's reading.
+fn now(now_ms: &Option<NumberArg>) -> Result<crate::time::Instant, JsValue> {
+    instant(args::optional_ms(now_ms, "nowMs")?)
+}
 
 /// A token bucket: `ratePerSec` refill, `capacity` tokens, starts full.
 #[wasm_bindgen(js_name = TokenBucket)]
@@ -16,25 +22,27 @@ impl JsTokenBucket {
     /// Throws if the rate is not a finite number > 0 or the capacity is below 1.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(js_name = ratePerSec)] rate_per_sec: f64,
-        capacity: f64,
+        #[wasm_bindgen(js_name = ratePerSec, unchecked_param_type = "number")] rate_per_sec: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] capacity: JsValue,
     ) -> Result<JsTokenBucket, JsValue> {
+        let rate_per_sec = args::number(&rate_per_sec, "ratePerSec")?;
+        let capacity = args::number(&capacity, "capacity")?;
         TokenBucket::new(rate_per_sec, capacity).map(JsTokenBucket).map_err(js_error)
     }
 
     /// Reserve a token; returns the wait in milliseconds.
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(instant(now_ms)?)))
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(now(&now_ms)?)))
     }
 
     /// The wait for one token, in milliseconds, without taking it.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(instant(now_ms)?)))
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(now(&now_ms)?)))
     }
 
     /// Tokens in the bucket (negative while departures are reserved ahead).
-    pub fn tokens(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(self.0.tokens(instant(now_ms)?))
+    pub fn tokens(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(self.0.tokens(now(&now_ms)?))
     }
 
     /// The capacity.
@@ -52,20 +60,23 @@ pub struct JsLeakyBucket(LeakyBucket);
 impl JsLeakyBucket {
     /// Throws if the interval is not a finite number ≥ 0.
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(js_name = intervalMs)] interval_ms: f64) -> Result<JsLeakyBucket, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(js_name = intervalMs, unchecked_param_type = "number")] interval_ms: JsValue,
+    ) -> Result<JsLeakyBucket, JsValue> {
+        let interval_ms = args::number(&interval_ms, "intervalMs")?;
         LeakyBucket::new(interval_ms / 1000.0)
             .map(JsLeakyBucket)
             .map_err(|_| js_error(format!("invalid intervalMs: {} (expected a finite number >= 0)", Num(interval_ms))))
     }
 
     /// Reserve the next slot; returns the wait in milliseconds.
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(instant(now_ms)?)))
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(now(&now_ms)?)))
     }
 
     /// The wait for the next free slot, in milliseconds, without reserving it.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(instant(now_ms)?)))
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(now(&now_ms)?)))
     }
 
     /// The next free slot, in milliseconds of the clock used.
@@ -83,7 +94,12 @@ pub struct JsSlidingWindow(SlidingWindow);
 impl JsSlidingWindow {
     /// Throws if the limit is not a whole number ≥ 1 or the window not > 0.
     #[wasm_bindgen(constructor)]
-    pub fn new(limit: f64, #[wasm_bindgen(js_name = windowMs)] window_ms: f64) -> Result<JsSlidingWindow, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+        #[wasm_bindgen(js_name = windowMs, unchecked_param_type = "number")] window_ms: JsValue,
+    ) -> Result<JsSlidingWindow, JsValue> {
+        let limit = args::number(&limit, "limit")?;
+        let window_ms = args::number(&window_ms, "windowMs")?;
         if !(limit.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&limit)) {
             return Err(js_error(format!("invalid limit: {} (expected a whole number >= 1)", Num(limit))));
         }
@@ -93,18 +109,18 @@ impl JsSlidingWindow {
     }
 
     /// Reserve a place in the quota; returns the wait in milliseconds.
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(instant(now_ms)?)))
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(now(&now_ms)?)))
     }
 
     /// The wait for a place, in milliseconds, without reserving it.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(instant(now_ms)?)))
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(now(&now_ms)?)))
     }
 
     /// Departures counted against the window ending now.
-    pub fn used(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(self.0.used(instant(now_ms)?) as f64)
+    pub fn used(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(self.0.used(now(&now_ms)?) as f64)
     }
 }
 
@@ -116,40 +132,34 @@ pub struct JsHostLimiter(HostLimiter);
 impl JsHostLimiter {
     /// Same config as `Limiter`; throws an `Error` naming the first bad field.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: Option<super::limiter::LimiterConfigArg>) -> Result<JsHostLimiter, JsValue> {
-        let policy: Policy = super::limiter::policy_from_js(&config.map_or(JsValue::UNDEFINED, Into::into))?;
+    pub fn new(config: Option<ConfigArg>) -> Result<JsHostLimiter, JsValue> {
+        let policy: Policy = super::limiter::policy_of(&config)?;
         HostLimiter::new(&policy).map(JsHostLimiter).map_err(js_error)
     }
 
     /// Reserve a departure; returns the wait in milliseconds (every layer is charged).
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(instant(now_ms)?).wait))
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.acquire(now(&now_ms)?).wait))
     }
 
     /// The wait in milliseconds, without reserving.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(instant(now_ms)?).wait))
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
+        Ok(ms(self.0.peek(now(&now_ms)?).wait))
     }
 
     /// The layer that would set the next wait (`none`, `interval`, `burst`, …).
     #[wasm_bindgen(unchecked_return_type = "Layer")]
-    pub fn layer(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<String, JsValue> {
-        Ok(self.0.peek(instant(now_ms)?).layer.as_str().to_owned())
+    pub fn layer(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<String, JsValue> {
+        Ok(self.0.peek(now(&now_ms)?).layer.as_str().to_owned())
     }
 
     /// A 429/503 with `retryAfterMs` (or the default when undefined): returns the cooldown's end in ms.
     pub fn throttle(
         &mut self,
-        #[wasm_bindgen(js_name = retryAfterMs)] retry_after_ms: Option<f64>,
-        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+        #[wasm_bindgen(js_name = retryAfterMs)] retry_after_ms: Option<NumberArg>,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
     ) -> Result<f64, JsValue> {
-        let retry = match retry_after_ms {
-            None => None,
-            Some(r) if is_ms(r) => Some(super::duration_ms(r)),
-            Some(r) => {
-                return Err(js_error(format!("invalid retryAfterMs: {} (expected a finite number >= 0)", Num(r))))
-            }
-        };
-        Ok(self.0.throttle(retry, instant(now_ms)?).as_millis_f64())
+        let retry = args::optional_ms(&retry_after_ms, "retryAfterMs")?.map(super::duration_ms);
+        Ok(self.0.throttle(retry, now(&now_ms)?).as_millis_f64())
     }
 }

@@ -2,6 +2,7 @@
 //! (see scripts/test.sh). The clock adapter, errors as JS `Error`s naming what was wrong, decisions as objects,
 //! the primitives, snapshot/restore, and (in host_key's tests) URL parsing by the platform's `URL`.
 
+use super::args::{ConfigArg, NumberArg};
 use super::limiter::{JsFrontier, JsLimiter};
 use super::primitives::{JsHostLimiter, JsLeakyBucket, JsSlidingWindow, JsTokenBucket};
 use super::{clock_ms, now_ms_export};
@@ -9,13 +10,30 @@ use js_sys::{Reflect, JSON};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-fn config(json: &str) -> JsValue {
-    JSON::parse(json).expect("test config is valid JSON")
+fn config(json: &str) -> Option<ConfigArg> {
+    Some(JSON::parse(json).expect("test config is valid JSON").unchecked_into())
+}
+
+/// A time argument in milliseconds.
+fn t(ms: f64) -> Option<NumberArg> {
+    Some(JsValue::from_f64(ms).unchecked_into())
 }
 
 fn field(obj: &JsValue, key: &str) -> JsValue {
     Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
+
+/// A JS string.
+fn s(text: &str) -> JsValue {
+    JsValue::from_str(text)
+}
+
+/// A JS number.
+fn n(v: f64) -> JsValue {
+    JsValue::from_f64(v)
+}
+
+const NONE: JsValue = JsValue::UNDEFINED;
 
 fn error_message(err: JsValue) -> String {
     let err: js_sys::Error = err.dyn_into().expect("a JS Error");
@@ -38,9 +56,9 @@ fn the_clock_is_epoch_milliseconds_and_never_decreases() {
 
 #[wasm_bindgen_test]
 fn decisions_are_objects_with_camel_case_fields() {
-    let limiter = JsLimiter::new(Some(config(r#"{"ratePerSec":2,"burstCapacity":1}"#).unchecked_into())).unwrap();
-    let first: JsValue = limiter.acquire("https://Example.com./a", Some(0.0)).unwrap().into();
-    let second: JsValue = limiter.acquire("https://example.com:443/b", Some(0.0)).unwrap().into();
+    let limiter = JsLimiter::new(config(r#"{"ratePerSec":2,"burstCapacity":1}"#)).unwrap();
+    let first: JsValue = limiter.acquire("https://Example.com./a", Some(0.0)).unwrap();
+    let second: JsValue = limiter.acquire("https://example.com:443/b", Some(0.0)).unwrap();
     assert_eq!(field(&first, "host").as_string().as_deref(), Some("example.com"));
     assert_eq!(field(&first, "waitMs").as_f64(), Some(0.0));
     assert_eq!(field(&first, "layer").as_string().as_deref(), Some("none"));
@@ -60,7 +78,7 @@ fn bad_config_urls_and_clocks_are_js_errors_naming_the_problem() {
         (r#"{"adaptive":{"steps":0}}"#, "adaptive.steps"),
     ];
     for (json, expected) in cases {
-        let err = JsLimiter::new(Some(config(json).unchecked_into())).err().expect(json);
+        let err = JsLimiter::new(config(json)).err().expect(json);
         let message = error_message(err);
         assert!(message.contains(expected), "{json}: {message}");
     }
@@ -74,50 +92,50 @@ fn bad_config_urls_and_clocks_are_js_errors_naming_the_problem() {
         assert!(message.contains("nowMs"), "{message}");
     }
     // nothing was lost: the limiter still decides
-    let d: JsValue = limiter.acquire("http://example.com/", Some(0.0)).unwrap().into();
+    let d: JsValue = limiter.acquire("http://example.com/", Some(0.0)).unwrap();
     assert_eq!(field(&d, "waitMs").as_f64(), Some(0.0));
 }
 
 #[wasm_bindgen_test]
 fn primitives_take_an_explicit_clock() {
-    let mut bucket = JsTokenBucket::new(1.0, 5.0).unwrap();
-    let waits: Vec<f64> = (0..7).map(|_| bucket.acquire(Some(0.0)).unwrap()).collect();
+    let mut bucket = JsTokenBucket::new(n(1.0), n(5.0)).unwrap();
+    let waits: Vec<f64> = (0..7).map(|_| bucket.acquire(t(0.0)).unwrap()).collect();
     assert_eq!(waits, [0.0, 0.0, 0.0, 0.0, 0.0, 1000.0, 2000.0]);
-    let mut leaky = JsLeakyBucket::new(2000.0).unwrap();
-    let waits: Vec<f64> = (0..4).map(|_| leaky.acquire(Some(0.0)).unwrap()).collect();
+    let mut leaky = JsLeakyBucket::new(n(2000.0)).unwrap();
+    let waits: Vec<f64> = (0..4).map(|_| leaky.acquire(t(0.0)).unwrap()).collect();
     assert_eq!(waits, [0.0, 2000.0, 4000.0, 6000.0]);
-    let mut window = JsSlidingWindow::new(2.0, 1500.0).unwrap();
-    assert_eq!(window.acquire(Some(0.0)).unwrap(), 0.0);
-    assert_eq!(window.acquire(Some(0.0)).unwrap(), 0.0);
-    assert!(window.acquire(Some(0.0)).unwrap() >= 1500.0);
+    let mut window = JsSlidingWindow::new(n(2.0), n(1500.0)).unwrap();
+    assert_eq!(window.acquire(t(0.0)).unwrap(), 0.0);
+    assert_eq!(window.acquire(t(0.0)).unwrap(), 0.0);
+    assert!(window.acquire(t(0.0)).unwrap() >= 1500.0);
     let cfg = config(r#"{"ratePerSec":10,"burstCapacity":10,"minIntervalSec":2,"burstJustification":"test"}"#);
-    let mut host = JsHostLimiter::new(Some(cfg.unchecked_into())).unwrap();
-    assert_eq!(host.acquire(Some(0.0)).unwrap(), 0.0);
-    assert_eq!(host.layer(Some(0.0)).unwrap(), "interval");
-    assert_eq!(host.acquire(Some(0.0)).unwrap(), 2000.0);
-    assert!(JsTokenBucket::new(f64::NAN, 1.0).is_err());
-    assert!(JsLeakyBucket::new(-5.0).is_err());
-    assert!(JsSlidingWindow::new(0.5, 1000.0).is_err());
+    let mut host = JsHostLimiter::new(cfg).unwrap();
+    assert_eq!(host.acquire(t(0.0)).unwrap(), 0.0);
+    assert_eq!(host.layer(t(0.0)).unwrap(), "interval");
+    assert_eq!(host.acquire(t(0.0)).unwrap(), 2000.0);
+    assert!(JsTokenBucket::new(n(f64::NAN), n(1.0)).is_err());
+    assert!(JsLeakyBucket::new(n(-5.0)).is_err());
+    assert!(JsSlidingWindow::new(n(0.5), n(1000.0)).is_err());
 }
 
 #[wasm_bindgen_test]
 fn snapshot_and_restore_grant_no_burst() {
-    let limiter = JsLimiter::new(Some(config(r#"{"ratePerSec":2,"burstCapacity":4}"#).unchecked_into())).unwrap();
+    let limiter = JsLimiter::new(config(r#"{"ratePerSec":2,"burstCapacity":4}"#)).unwrap();
     let now = clock_ms();
     for _ in 0..4 {
         limiter.acquire("https://example.com/", Some(now)).unwrap();
     }
-    let restored = JsLimiter::restore(&limiter.snapshot()).unwrap();
-    let d: JsValue = restored.acquire("https://example.com/", Some(now)).unwrap().into();
+    let restored = JsLimiter::restore(s(&limiter.snapshot())).unwrap();
+    let d: JsValue = restored.acquire("https://example.com/", Some(now)).unwrap();
     assert_eq!(field(&d, "waitMs").as_f64(), Some(500.0));
-    let message = error_message(JsLimiter::restore("{\"not\":\"a snapshot\"}").err().expect("garbage"));
+    let message = error_message(JsLimiter::restore(s("{\"not\":\"a snapshot\"}")).err().expect("garbage"));
     assert!(message.contains("snapshot"), "{message}");
 }
 
 #[wasm_bindgen_test]
 fn the_frontier_pops_ready_hosts_and_reports_waits() {
-    let limiter = JsLimiter::new(Some(config(r#"{"ratePerSec":1,"burstCapacity":1}"#).unchecked_into())).unwrap();
-    let mut frontier = JsFrontier::new(&limiter, None).unwrap();
+    let limiter = JsLimiter::new(config(r#"{"ratePerSec":1,"burstCapacity":1}"#)).unwrap();
+    let frontier = JsFrontier::new(&limiter, None).unwrap();
     frontier.push("http://a.example/1", None).unwrap();
     frontier.push("http://a.example/2", None).unwrap();
     let url = frontier.pop(Some(0.0)).unwrap().unwrap();
@@ -126,4 +144,48 @@ fn the_frontier_pops_ready_hosts_and_reports_waits() {
     assert_eq!(frontier.wait_ms(Some(0.0)).unwrap(), 1000.0);
     assert_eq!(frontier.pop(Some(1000.0)).unwrap().as_deref(), Some("http://a.example/2"));
     assert!(frontier.push("mailto:x@example.com", None).is_err());
+}
+
+#[wasm_bindgen_test]
+fn arguments_of_any_type_are_type_errors_naming_the_argument_and_lose_nothing() {
+    let limiter = JsLimiter::new(config(r#"{"ratePerSec":2,"burstCapacity":1}"#)).unwrap();
+    limiter.acquire("https://example.com/a", Some(0.0)).unwrap();
+    let url = js_sys::eval("new URL('https://Example.com./a')").unwrap();
+    let stats = limiter.stats(url, t(0.0)).unwrap();
+    assert_eq!(field(&stats, "host").as_string().as_deref(), Some("example.com"), "a URL object is a URL");
+    let not_urls = [NONE, JsValue::NULL, n(123.0), js_sys::Object::new().into(), js_sys::Symbol::for_("x").into()];
+    for bad in not_urls {
+        let err = limiter.stats(bad.clone(), t(0.0)).err().expect("not a URL");
+        assert!(err.is_instance_of::<js_sys::TypeError>(), "{bad:?}: a TypeError");
+        assert!(error_message(err).starts_with("invalid host: expected a URL string or a URL object"), "{bad:?}");
+    }
+    let err = limiter.stats(s("example.com"), Some(s("0").unchecked_into())).err().expect("a string is not a time");
+    assert!(err.is_instance_of::<js_sys::TypeError>());
+    assert!(error_message(err).contains("nowMs"));
+    let response = js_sys::eval("({ status: 429, headers: { 'retry-after': Symbol('x') } })").unwrap();
+    let err = limiter.observe(s("https://example.com/"), response, None, t(0.0)).err().expect("a bad header");
+    assert!(error_message(err).contains("response.headers"));
+    // nothing was reserved or learnt by the refused calls
+    let second = limiter.acquire("https://example.com/b", Some(0.0)).unwrap();
+    assert_eq!(field(&second, "waitMs").as_f64(), Some(500.0));
+}
+
+#[wasm_bindgen_test]
+fn the_fast_decision_object_is_the_object_serde_makes_of_the_shape() {
+    use crate::host::{Decision as CoreDecision, Layer};
+    use crate::layers::Permit;
+    use crate::time::Instant;
+    use std::time::Duration;
+    for (layer, permit) in [(Layer::None, None), (Layer::ServerQuota, Some(7)), (Layer::Interval, None)] {
+        let d = CoreDecision {
+            wait: Duration::from_millis(1500),
+            layer,
+            departs: Instant::from_millis_f64(2500.0),
+            reserved: true,
+            permit: permit.map(|id| Permit { id, expires: Instant::ZERO }),
+        };
+        let fast = super::shapes::Decision::object(&s("example.com"), &d);
+        let by_serde = super::args::to_js(&super::shapes::Decision::new("example.com", &d)).unwrap();
+        assert_eq!(JSON::stringify(&fast).unwrap(), JSON::stringify(&by_serde).unwrap(), "{layer:?}");
+    }
 }

@@ -1,0 +1,230 @@
+//! Reading what JS callers pass, and answering with JS values.
+//!
+//! Every exported function takes its arguments as `JsValue`s and reads them here, so that no value of any type
+//! reaches wasm-bindgen's own conversions (which read a non-string as a string's pointer and length, or a
+//! string as a number, and trap or decide for the wrong host). A value of the wrong type is a `TypeError`
+//! naming the argument; a value of the right type that is out of range is an `Error` naming it.
+
+use super::shapes::{AdaptiveConfig, LimiterConfig, QuotaConfig};
+use crate::error::Num;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen]
+extern "C" {
+    /// An optional number argument, `number` in TypeScript (read and checked here, like every argument).
+    #[wasm_bindgen(typescript_type = "number")]
+    pub type NumberArg;
+    /// An optional `LimiterConfig` argument.
+    #[wasm_bindgen(typescript_type = "LimiterConfig")]
+    pub type ConfigArg;
+    /// An optional list of times: `Float64Array | number[]`.
+    #[wasm_bindgen(typescript_type = "Float64Array | number[]")]
+    pub type TimesArg;
+    /// An optional `Float64Array` to write into.
+    #[wasm_bindgen(typescript_type = "Float64Array")]
+    pub type Float64ArrayArg;
+    /// The platform's WHATWG `URL` (accepted wherever a URL string is).
+    #[wasm_bindgen(js_name = URL)]
+    type Url;
+    #[wasm_bindgen(method, getter)]
+    fn href(this: &Url) -> String;
+}
+
+/// A `TypeError` naming `name`: `invalid {name}: expected {expected}, got {what value was}`.
+pub(crate) fn type_error(name: &str, expected: &str, value: &JsValue) -> JsValue {
+    js_sys::TypeError::new(&format!("invalid {name}: expected {expected}, got {}", describe(value))).into()
+}
+
+/// What kind of value `value` is, for messages (never its contents, which may be huge or hostile).
+fn describe(value: &JsValue) -> &'static str {
+    if value.is_undefined() {
+        "undefined"
+    } else if value.is_null() {
+        "null"
+    } else if value.as_bool().is_some() {
+        "a boolean"
+    } else if value.as_f64().is_some() {
+        "a number"
+    } else if value.is_string() {
+        "a string"
+    } else if value.is_symbol() {
+        "a symbol"
+    } else if value.is_bigint() {
+        "a bigint"
+    } else if value.is_function() {
+        "a function"
+    } else if js_sys::Array::is_array(value) {
+        "an array"
+    } else {
+        "an object"
+    }
+}
+
+/// Whether `value` is `undefined` or `null` (an optional argument left out).
+pub(crate) fn absent(value: &JsValue) -> bool {
+    value.is_undefined() || value.is_null()
+}
+
+/// A URL: a string, or a `URL` object (its `href`).
+pub(crate) fn url(value: &JsValue, name: &str) -> Result<String, JsValue> {
+    if let Some(text) = value.as_string() {
+        return Ok(text);
+    }
+    match value.dyn_ref::<Url>() {
+        Some(url) => Ok(url.href()),
+        None => Err(type_error(name, "a URL string or a URL object", value)),
+    }
+}
+
+/// A string.
+pub(crate) fn string(value: &JsValue, name: &str) -> Result<String, JsValue> {
+    value.as_string().ok_or_else(|| type_error(name, "a string", value))
+}
+
+/// A number (any, NaN included: the caller checks its range).
+pub(crate) fn number(value: &JsValue, name: &str) -> Result<f64, JsValue> {
+    value.as_f64().ok_or_else(|| type_error(name, "a number", value))
+}
+
+/// An optional number: left out, `undefined` or `null` is `None`.
+pub(crate) fn optional_number<T: AsRef<JsValue>>(value: &Option<T>, name: &str) -> Result<Option<f64>, JsValue> {
+    match given(value) {
+        Some(v) => number(v, name).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// An optional argument's value, `None` when it was left out or is `undefined`/`null`.
+pub(crate) fn given<T: AsRef<JsValue>>(value: &Option<T>) -> Option<&JsValue> {
+    value.as_ref().map(AsRef::as_ref).filter(|v| !absent(v))
+}
+
+/// An optional time or duration in milliseconds: a finite number ≥ 0, or `undefined`/`null`.
+pub(crate) fn optional_ms<T: AsRef<JsValue>>(value: &Option<T>, name: &str) -> Result<Option<f64>, JsValue> {
+    match optional_number(value, name)? {
+        Some(ms) if !super::is_ms(ms) => Err(super::js_error(format!(
+            "invalid {name}: {} (expected milliseconds from 0 to {:.0})",
+            Num(ms),
+            super::MAX_MS
+        ))),
+        ms => Ok(ms),
+    }
+}
+
+/// A whole number from `min` to `max`.
+pub(crate) fn whole(value: &JsValue, name: &str, min: f64, max: f64) -> Result<f64, JsValue> {
+    let v = number(value, name)?;
+    if v.fract() == 0.0 && (min..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(super::js_error(format!("invalid {name}: {} (expected a whole number from {min} to {max})", Num(v))))
+    }
+}
+
+/// Whether `value` is a plain object (not an array, a function or a primitive).
+fn is_plain_object(value: &JsValue) -> bool {
+    value.is_object() && !value.is_function() && !js_sys::Array::is_array(value)
+}
+
+/// A `LimiterConfig`: `undefined`/`null` for the defaults, else an object whose every field is known and of the
+/// right type. An error names the field (`quota.limit`, `unknown config field ratePerSecond`).
+pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue> {
+    let Some(value) = given(value) else {
+        return Ok(LimiterConfig::default());
+    };
+    if !is_plain_object(value) {
+        return Err(type_error("config", "an object like { ratePerSec: 2, burstCapacity: 4 }", value));
+    }
+    known_keys::<LimiterConfig>(value, "")?;
+    for (name, fields) in [("quota", field_names::<QuotaConfig>()), ("adaptive", field_names::<AdaptiveConfig>())] {
+        let sub = js_sys::Reflect::get(value, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        if !absent(&sub) && !is_plain_object(&sub) {
+            return Err(type_error(&format!("config field {name}"), "an object", &sub));
+        }
+        if !absent(&sub) {
+            check_keys(&sub, fields, &format!("{name}."))?;
+        }
+    }
+    from_js(value, "config")
+}
+
+/// Refuse a key of `value` that is not a field of `T` (serde-wasm-bindgen reads a struct's fields by name, so
+/// it never sees the others): a typo must not fall back to a default.
+fn known_keys<'de, T: serde::Deserialize<'de>>(value: &JsValue, path: &str) -> Result<(), JsValue> {
+    check_keys(value, field_names::<T>(), path)
+}
+
+fn check_keys(value: &JsValue, known: &[&str], path: &str) -> Result<(), JsValue> {
+    let keys = js_sys::Reflect::own_keys(value).map_err(|_| type_error("config", "a plain object", value))?;
+    for key in keys.iter() {
+        let Some(key) = key.as_string() else { continue };
+        if !known.contains(&key.as_str()) {
+            let message = format!("unknown config field {path}{key} (expected one of {})", known.join(", "));
+            return Err(js_sys::TypeError::new(&message).into());
+        }
+    }
+    Ok(())
+}
+
+/// The field names serde's derive gives `T` (what its `deserialize_struct` is asked for).
+fn field_names<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{Error, Visitor};
+    use serde::forward_to_deserialize_any;
+    struct Names(&'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for &mut Names {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = fields;
+            Err(Error::custom("names read"))
+        }
+        forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+            unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut names = Names(&[]);
+    let _ = T::deserialize(&mut names);
+    names.0
+}
+
+/// `value` read as a `T` by serde, or a `TypeError` naming the field of `what` that was wrong.
+pub(crate) fn from_js<T: serde::de::DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, JsValue> {
+    let deserializer = serde_wasm_bindgen::Deserializer::from(value.clone());
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = JsValue::from(e.into_inner());
+        let inner = inner.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default();
+        js_sys::TypeError::new(&field_error(what, &path, &inner)).into()
+    })
+}
+
+/// A message naming the field: `invalid config field ratePerSec: invalid type: string "fast", expected a number`,
+/// `missing config field quota.windowSec`.
+fn field_error(what: &str, path: &str, inner: &str) -> String {
+    let inner = inner.replace("expected f64", "expected a number");
+    if let Some(rest) = inner.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or(rest);
+        let prefix = if path == "." { String::new() } else { format!("{path}.") };
+        return format!("missing {what} field {prefix}{name}");
+    }
+    if path == "." {
+        format!("invalid {what}: {inner}")
+    } else {
+        format!("invalid {what} field {path}: {inner}")
+    }
+}
+
+/// A JS value of `value` (objects for structs, camelCase names, absent options left out).
+pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value.serialize(&serde_wasm_bindgen::Serializer::new()).map_err(super::js_error)
+}

@@ -1,0 +1,451 @@
+//! Every value that crosses between JS and the core, defined once, here, with names.
+//!
+//! Each shape is a Rust type with serde's camelCase names: `serde-wasm-bindgen` turns a JS value into it (or it
+//! into a JS object), and `tsify` writes its TypeScript declaration into the package's `.d.ts` from the same
+//! definition. Nothing crosses as a positional array; a field added here is added in JS and TypeScript at once.
+
+use crate::audit::Violation as CoreViolation;
+use crate::host::{Decision as CoreDecision, HostStats as CoreStats, Layer as CoreLayer};
+use crate::observe::{Observation as CoreObservation, RobotsOutcome as CoreRobots};
+use crate::policy::{Adaptive, Policy, Quota};
+use crate::time::Instant;
+use serde::{Deserialize, Serialize};
+use tsify::Tsify;
+use wasm_bindgen::JsValue;
+
+/// Limiter configuration; every field is optional (defaults: rate 2/s, burst capacity 4, max backoff 120 s,
+/// max retries 3). An unknown field or a value of the wrong type is an error naming the field.
+#[derive(Clone, Debug, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimiterConfig {
+    /// Requests per second the token bucket refills (> 0).
+    #[tsify(optional)]
+    pub rate_per_sec: Option<f64>,
+    /// Tokens the bucket holds (≥ 1): how many requests may leave back to back after an idle time.
+    #[tsify(optional)]
+    pub burst_capacity: Option<f64>,
+    /// Why a burst above about one second of traffic is wanted (without it, `warnings` says so).
+    #[tsify(optional, type = "string | null")]
+    pub burst_justification: Option<String>,
+    /// The least time between two departures to a host, in seconds (robots.txt Crawl-delay may raise it).
+    #[tsify(optional)]
+    pub min_interval_sec: Option<f64>,
+    /// At most `limit` departures to a host in any `windowSec`.
+    #[tsify(optional, type = "QuotaConfig | null")]
+    pub quota: Option<QuotaConfig>,
+    /// Requests in flight to a host at once (0: unlimited).
+    #[tsify(optional)]
+    pub max_concurrency: Option<f64>,
+    /// Seconds after which a permit not released is reclaimed.
+    #[tsify(optional)]
+    pub lease_sec: Option<f64>,
+    /// The longest cooldown a 429/503 or a server's header can impose, in seconds.
+    #[tsify(optional)]
+    pub max_backoff_sec: Option<f64>,
+    /// Retries of one request after a 429/503 before its failure is returned.
+    #[tsify(optional)]
+    pub max_retries: Option<f64>,
+    /// The cooldown of a 429/503 without a usable Retry-After, in seconds.
+    #[tsify(optional)]
+    pub default_retry_after_sec: Option<f64>,
+    /// The largest robots.txt Crawl-delay obeyed, in seconds (larger ones are capped).
+    #[tsify(optional)]
+    pub max_crawl_delay_sec: Option<f64>,
+    /// Hosts tracked at most (hosts whose state is fresh are evicted first).
+    #[tsify(optional)]
+    pub max_hosts: Option<f64>,
+    /// Adaptive pacing: start slow, widen on fast successes, narrow on 429/503/timeouts.
+    #[tsify(optional, type = "AdaptiveConfig | null")]
+    pub adaptive: Option<AdaptiveConfig>,
+}
+
+/// A quota: at most `limit` departures in any `windowSec` seconds.
+#[derive(Clone, Debug, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QuotaConfig {
+    /// Departures allowed per window (a whole number ≥ 1).
+    pub limit: f64,
+    /// The window, in seconds (> 0).
+    pub window_sec: f64,
+}
+
+/// Adaptive pacing; every field is optional.
+#[derive(Clone, Debug, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AdaptiveConfig {
+    /// The slowest rate adaptive pacing narrows to, per second.
+    #[tsify(optional)]
+    pub min_rate_per_sec: Option<f64>,
+    /// Successes faster than this (milliseconds from departure to headers) widen the rate.
+    #[tsify(optional)]
+    pub target_latency_ms: Option<f64>,
+    /// Steps from the slowest rate to the configured one (a whole number ≥ 1).
+    #[tsify(optional)]
+    pub steps: Option<f64>,
+}
+
+/// `value` as a whole number in `u32`'s range, or an error naming `field`.
+fn whole(value: f64, field: &str) -> Result<u32, String> {
+    if value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(format!("invalid config field {field}: {} (expected a whole number >= 0)", crate::error::Num(value)))
+    }
+}
+
+impl LimiterConfig {
+    /// The policy this config asks for (missing fields take the defaults). Whole-number fields are checked here;
+    /// every other value is validated by whoever compiles the policy (`Policy::validate`/`limits`).
+    pub fn policy(&self) -> Result<Policy, String> {
+        let d = Policy::default();
+        let count = |v: Option<f64>, field: &str, default: u32| v.map_or(Ok(default), |x| whole(x, field));
+        let quota = match &self.quota {
+            None => None,
+            Some(q) => Some(Quota { limit: whole(q.limit, "quota.limit")?, window_sec: q.window_sec }),
+        };
+        let adaptive = match &self.adaptive {
+            None => None,
+            Some(a) => {
+                let da = Adaptive::default();
+                Some(Adaptive {
+                    min_rate_per_sec: a.min_rate_per_sec.unwrap_or(da.min_rate_per_sec),
+                    target_latency_ms: a.target_latency_ms.unwrap_or(da.target_latency_ms),
+                    steps: count(a.steps, "adaptive.steps", da.steps)?,
+                })
+            }
+        };
+        Ok(Policy {
+            rate_per_sec: self.rate_per_sec.unwrap_or(d.rate_per_sec),
+            burst_capacity: self.burst_capacity.unwrap_or(d.burst_capacity),
+            burst_justification: self.burst_justification.clone(),
+            min_interval_sec: self.min_interval_sec.unwrap_or(d.min_interval_sec),
+            quota,
+            max_concurrency: count(self.max_concurrency, "maxConcurrency", d.max_concurrency)?,
+            lease_sec: self.lease_sec.unwrap_or(d.lease_sec),
+            max_backoff_sec: self.max_backoff_sec.unwrap_or(d.max_backoff_sec),
+            max_retries: count(self.max_retries, "maxRetries", d.max_retries)?,
+            default_retry_after_sec: self.default_retry_after_sec.unwrap_or(d.default_retry_after_sec),
+            max_crawl_delay_sec: self.max_crawl_delay_sec.unwrap_or(d.max_crawl_delay_sec),
+            max_hosts: count(self.max_hosts, "maxHosts", d.max_hosts)?,
+            adaptive,
+        })
+    }
+}
+
+/// The layer that set a wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub enum Layer {
+    /// Nothing: go now.
+    None,
+    /// The interval floor (configured, or robots.txt Crawl-delay).
+    Interval,
+    /// The token bucket.
+    Burst,
+    /// The sliding-window quota.
+    Quota,
+    /// A cooldown after a 429/503 (Retry-After).
+    Cooldown,
+    /// Every concurrency permit is held.
+    Concurrency,
+    /// The server's published quota (RateLimit headers).
+    ServerQuota,
+}
+
+impl From<CoreLayer> for Layer {
+    fn from(layer: CoreLayer) -> Layer {
+        match layer {
+            CoreLayer::None => Layer::None,
+            CoreLayer::Interval => Layer::Interval,
+            CoreLayer::Burst => Layer::Burst,
+            CoreLayer::Quota => Layer::Quota,
+            CoreLayer::Cooldown => Layer::Cooldown,
+            CoreLayer::Concurrency => Layer::Concurrency,
+            CoreLayer::ServerQuota => Layer::ServerQuota,
+        }
+    }
+}
+
+/// A reserved (or, from `peek`, a possible) departure.
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// The host's key (`example.com`, `example.com:8080`).
+    pub host: String,
+    /// Milliseconds to wait before sending.
+    pub wait_ms: f64,
+    /// The layer that set the wait.
+    pub layer: Layer,
+    /// The departure instant, in the clock's epoch milliseconds.
+    pub departs_ms: f64,
+    /// False when every concurrency permit is held: nothing was reserved; wait `waitMs` and ask again.
+    pub reserved: bool,
+    /// The concurrency permit taken (when the config limits concurrency): release it when the response is done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub permit_id: Option<f64>,
+}
+
+thread_local! {
+    /// Each layer's name as a JS string, made once by serde (the names `Layer` serialises to).
+    static LAYER_NAMES: Vec<JsValue> =
+        CoreLayer::ALL.iter().map(|&l| super::args::to_js(&Layer::from(l)).unwrap_or(JsValue::UNDEFINED)).collect();
+}
+
+impl Decision {
+    /// The JS object of the core's decision `d`, built in one call to JS: the object serde makes of
+    /// [`Decision::new`] (a test checks that they are equal), at a fraction of the cost, for the per-call
+    /// decisions. `host` is the host's name as a JS string, made once per host by the caller.
+    pub fn object(host: &JsValue, d: &CoreDecision) -> JsValue {
+        let (wait_ms, departs_ms, permit_id) =
+            (super::ms(d.wait), d.departs.as_millis_f64(), d.permit.map(|p| p.id as f64));
+        LAYER_NAMES.with(|names| match names.get(d.layer as usize) {
+            Some(layer) => super::glue::decision(host, wait_ms, layer, departs_ms, d.reserved, permit_id),
+            None => JsValue::UNDEFINED,
+        })
+    }
+
+    /// The JS form of the core's decision for `host`.
+    pub fn new(host: &str, d: &CoreDecision) -> Decision {
+        Decision {
+            host: host.to_owned(),
+            wait_ms: super::ms(d.wait),
+            layer: d.layer.into(),
+            departs_ms: d.departs.as_millis_f64(),
+            reserved: d.reserved,
+            permit_id: d.permit.map(|p| p.id as f64),
+        }
+    }
+}
+
+/// Milliseconds waited, by the layer that set the wait.
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitsByLayer {
+    /// For the interval floor.
+    pub interval: f64,
+    /// For the token bucket.
+    pub burst: f64,
+    /// For the quota.
+    pub quota: f64,
+    /// For cooldowns.
+    pub cooldown: f64,
+    /// For concurrency permits.
+    pub concurrency: f64,
+    /// For the server's published quota.
+    pub server_quota: f64,
+}
+
+/// A host's state and counters.
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStats {
+    /// The host's key.
+    pub host: String,
+    /// Departures reserved so far.
+    pub decisions: f64,
+    /// 429/503 answers observed.
+    pub throttled: f64,
+    /// Total wait imposed, in milliseconds.
+    pub total_wait_ms: f64,
+    /// Wait by the layer that set it.
+    pub wait_ms_by_layer: WaitsByLayer,
+    /// Tokens in the bucket now (negative while departures are reserved ahead).
+    pub tokens: f64,
+    /// Bucket capacity.
+    pub capacity: f64,
+    /// Interval floor in force (configured floor or Crawl-delay), in milliseconds.
+    pub interval_ms: f64,
+    /// Milliseconds until the next interval slot is free (0 if free now).
+    pub next_slot_in_ms: f64,
+    /// Milliseconds of cooldown left.
+    pub cooldown_remaining_ms: f64,
+    /// Milliseconds until the server's published quota resets (0 if none).
+    pub server_quota_remaining_ms: f64,
+    /// Departures counted in the quota window ending now (when a quota is configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub quota_used: Option<f64>,
+    /// The quota per window (when configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub quota_limit: Option<f64>,
+    /// Permits in flight (when concurrency is limited).
+    pub in_flight: f64,
+    /// Milliseconds until one more request could leave (what `peek` says).
+    pub next_departure_in_ms: f64,
+    /// Rate per second in force (configured, adaptive level, or server cap).
+    pub rate_per_sec: f64,
+    /// robots.txt Crawl-delay in force (capped), in milliseconds (0 = none).
+    pub crawl_delay_ms: f64,
+    /// The rate cap from the server's published policy (RateLimit-Policy), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub server_rate_cap: Option<f64>,
+}
+
+impl HostStats {
+    /// The JS form of the core's stats for `host`.
+    pub fn new(host: &str, s: &CoreStats) -> HostStats {
+        let by = &s.wait_ms_by_layer;
+        HostStats {
+            host: host.to_owned(),
+            decisions: f64::from(s.decisions),
+            throttled: f64::from(s.throttled),
+            total_wait_ms: s.total_wait_ms as f64,
+            wait_ms_by_layer: WaitsByLayer {
+                interval: by.interval as f64,
+                burst: by.burst as f64,
+                quota: by.quota as f64,
+                cooldown: by.cooldown as f64,
+                concurrency: by.concurrency as f64,
+                server_quota: by.server_quota as f64,
+            },
+            tokens: s.tokens,
+            capacity: s.capacity,
+            interval_ms: s.interval_ms,
+            next_slot_in_ms: s.next_slot_in_ms,
+            cooldown_remaining_ms: s.cooldown_remaining_ms,
+            server_quota_remaining_ms: s.server_quota_remaining_ms,
+            quota_used: s.quota_used.map(|u| u as f64),
+            quota_limit: s.quota_limit.map(f64::from),
+            in_flight: f64::from(s.in_flight),
+            next_departure_in_ms: s.next_departure_in_ms,
+            rate_per_sec: s.rate_per_sec,
+            crawl_delay_ms: f64::from(s.crawl_delay_ms),
+            server_rate_cap: s.server_rate_cap,
+        }
+    }
+}
+
+/// What an observed response changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    /// The host's key.
+    pub host: String,
+    /// The response was a 429 or 503: the host cools down until this instant (epoch milliseconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub cooldown_until_ms: Option<f64>,
+    /// The Retry-After the server asked for, in milliseconds, as parsed (before the max-backoff cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub retry_after_ms: Option<f64>,
+    /// The server's published quota is exhausted: nothing departs before this instant (epoch milliseconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub server_quota_until_ms: Option<f64>,
+    /// The server's published policy caps the host's rate at this many requests per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub server_rate_cap: Option<f64>,
+    /// Rate per second in force before and after.
+    pub rate_per_sec: (f64, f64),
+    /// Burst capacity in force before and after.
+    pub burst_capacity: (f64, f64),
+    /// Header values that were present but unusable.
+    pub ignored: Vec<String>,
+}
+
+impl Observation {
+    /// The JS form of the core's observation for `host`.
+    pub fn new(host: &str, o: CoreObservation) -> Observation {
+        Observation {
+            host: host.to_owned(),
+            cooldown_until_ms: o.cooldown_until.map(Instant::as_millis_f64),
+            retry_after_ms: o.retry_after_ms,
+            server_quota_until_ms: o.server_quota_until.map(Instant::as_millis_f64),
+            server_rate_cap: o.server_rate_cap,
+            rate_per_sec: o.rate_per_sec,
+            burst_capacity: o.burst_capacity,
+            ignored: o.ignored,
+        }
+    }
+}
+
+/// What a robots.txt changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RobotsOutcome {
+    /// The host's key.
+    pub host: String,
+    /// The Crawl-delay robots.txt asked for this user agent, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub requested_ms: Option<f64>,
+    /// The interval floor now in force for the host, in milliseconds.
+    pub interval_ms: f64,
+    /// True when the requested delay exceeded `maxCrawlDelaySec` and was capped.
+    pub capped: bool,
+}
+
+impl RobotsOutcome {
+    /// The JS form of the core's robots outcome for `host`.
+    pub fn new(host: &str, r: &CoreRobots) -> RobotsOutcome {
+        RobotsOutcome {
+            host: host.to_owned(),
+            requested_ms: r.requested_ms,
+            interval_ms: r.interval_ms,
+            capped: r.capped,
+        }
+    }
+}
+
+/// One broken rule in an access log, at the departure that broke it (times in the log's milliseconds).
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum Violation {
+    /// Two departures closer than the interval.
+    Interval {
+        /// The later departure.
+        at_ms: f64,
+        /// Milliseconds between the two.
+        gap_ms: f64,
+        /// Milliseconds required.
+        required_ms: f64,
+    },
+    /// A departure beyond the token bucket's burst.
+    Burst {
+        /// The departure.
+        at_ms: f64,
+        /// Milliseconds too early.
+        early_ms: f64,
+    },
+    /// A window holding more departures than the quota.
+    Quota {
+        /// The departure that went over.
+        at_ms: f64,
+        /// Departures in the window.
+        count: f64,
+        /// The quota.
+        limit: f64,
+    },
+    /// A departure inside a cooldown.
+    Cooldown {
+        /// The departure.
+        at_ms: f64,
+        /// The cooldown's end.
+        until_ms: f64,
+    },
+}
+
+impl From<CoreViolation> for Violation {
+    fn from(v: CoreViolation) -> Violation {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        match v {
+            CoreViolation::Interval { at, gap_ns, required_ns } => {
+                Violation::Interval { at_ms: at.as_millis_f64(), gap_ms: ms(gap_ns), required_ms: ms(required_ns) }
+            }
+            CoreViolation::Burst { at, early_ns } => {
+                Violation::Burst { at_ms: at.as_millis_f64(), early_ms: ms(early_ns) }
+            }
+            CoreViolation::Quota { at, count, limit } => {
+                Violation::Quota { at_ms: at.as_millis_f64(), count: f64::from(count), limit: f64::from(limit) }
+            }
+            CoreViolation::Cooldown { at, until } => {
+                Violation::Cooldown { at_ms: at.as_millis_f64(), until_ms: until.as_millis_f64() }
+            }
+        }
+    }
+}
