@@ -24,8 +24,11 @@ fn restored() -> Registry {
     Registry::restore(snapshot).expect("the fixture restores")
 }
 
-/// (host, decisions, quota used, permits in flight, Crawl-delay ms, server rate cap, rate per second) at 6.5 s.
-const STATS: [(&str, u32, Option<u64>, u32, u32, Option<f64>, f64); 8] = [
+/// (host, decisions, quota used, permits in flight, Crawl-delay ms, server rate cap, rate per second).
+type HostRow = (&'static str, u32, Option<u64>, u32, u32, Option<f64>, f64);
+
+/// Every host at 6.5 s, in the registry's order.
+const STATS: [HostRow; 8] = [
     ("cooldown.example", 1, Some(1), 1, 0, None, 0.5),
     ("server.example", 0, Some(0), 0, 0, Some(1.0), 0.5),
     ("robots.example", 2, Some(2), 0, 3000, None, 0.5),

@@ -1,14 +1,15 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
+use super::batch::{self, Slots};
 use super::glue;
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
 use crate::error::Num;
 use crate::frontier::Frontier;
-use crate::host::{Decision, HostState};
+use crate::host::Decision;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::{Adaptive, Policy, Quota};
-use crate::registry::{Registry, Slots, Snapshot};
+use crate::registry::{Registry, Snapshot};
 use crate::time::{nanos_to_ms, Instant};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -285,7 +286,7 @@ impl Shared {
                 return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            match registry.decide_at(key, slot, now, HostState::acquire_wait_ns) {
+            match batch::acquire_wait_ns(&mut registry, key, slot, now) {
                 Ok((wait_ns, at)) => {
                     slots.set(id, at);
                     *wait = nanos_to_ms(wait_ns);

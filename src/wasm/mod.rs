@@ -6,6 +6,7 @@
 //! the core gave, run the task, report the response back.
 
 mod audit;
+mod batch;
 mod glue;
 mod limiter;
 mod primitives;
