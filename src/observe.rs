@@ -1,7 +1,7 @@
 //! What a shell reports and what it is told back: the responses pacing listens to ([`Outcome`], [`Response`]),
 //! what an observation changed ([`Observation`], [`RobotsOutcome`]), and the bounded retry policy
 //! ([`RetryBudget`]). Sans-I/O like the rest of the core: the shell passes what it received and the instant it
-//! received it; what a host learns from it is the host's own (`crate::host`).
+//! received it; what a host learns from it is the host state's own.
 
 use crate::policy::Policy;
 use crate::response::{has_rate_limit_fields, parse_retry_after, HeaderError};
