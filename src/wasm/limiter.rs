@@ -218,9 +218,9 @@ pub(crate) struct Shared {
     /// Hosts interned as small ids (the handles of `intern`/`acquireId`), found by URL origin so that a URL is
     /// parsed once per origin, not once per call.
     hosts: RefCell<OriginCache>,
-    /// Per interned id: where the host last lived in the registry (none yet, or forgotten since the registry moved
-    /// its entries: then one lookup), so a decision skips the registry's hash lookup. Apart from the names, so that
-    /// a batch of decisions reads 4 bytes a host here (see [`Slots`]).
+    /// Per interned id: where the host last lived in the registry (none yet, or moved since the registry evicted
+    /// hosts: then one lookup), so a decision skips the registry's hash lookup. Apart from the names, so that a
+    /// batch of decisions reads 4 bytes a host here (see [`Slots`]).
     slots: RefCell<Slots>,
     /// Per interned id: its host name as a JS string, made once (for `acquire(url)`'s answers).
     names: RefCell<Vec<Option<JsValue>>>,
