@@ -6,7 +6,8 @@
 //! during a cooldown.
 
 use crate::error::Error;
-use crate::policy::{bucket_nanos, Policy};
+use crate::layers::bucket_nanos;
+use crate::policy::Policy;
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
 

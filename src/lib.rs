@@ -48,13 +48,10 @@ pub use error::{Error, Num};
 pub use frontier::{Frontier, Pop, DEFAULT_MAX_QUEUED};
 pub use host::{Counters, Decision, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, OriginCache, MAX_HOST_LEN, MAX_URL_LEN};
-pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
+pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket, MAX_BURST_CAPACITY};
 pub use observe::{Observation, Outcome, Response, RetryBudget, RetryVerdict, RobotsOutcome};
-pub use policy::{
-    Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION, MAX_BURST_CAPACITY,
-    MAX_DURATION_SEC, MIN_RATE_PER_SEC,
-};
+pub use policy::{Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION};
 pub use registry::{Registry, Slot, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;
-pub use time::{duration_nanos, nanos_to_ms, Clock, FakeClock, Instant};
+pub use time::{duration_nanos, nanos_to_ms, Clock, FakeClock, Instant, MAX_DURATION_SEC, MIN_RATE_PER_SEC};

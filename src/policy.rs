@@ -2,19 +2,14 @@
 
 use crate::compact::{Reader, Writer};
 use crate::error::{Error, Num};
+use crate::layers::{bucket_nanos, check_capacity};
+use crate::time::{check_rate, check_secs, secs_to_nanos, MAX_DURATION_SEC};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Why seed 000's default knobs (rate 2/s, burst capacity 4: two seconds of traffic) need no further reason.
 pub const DEFAULT_BURST_JUSTIFICATION: &str =
     "seed 000's default knobs (rate 2/s, burst capacity 4), kept for compatibility with its crawler";
-
-/// The longest duration any knob accepts, in seconds (one year).
-pub const MAX_DURATION_SEC: f64 = 31_536_000.0;
-/// The largest burst capacity accepted.
-pub const MAX_BURST_CAPACITY: f64 = 1_000_000.0;
-/// The smallest rate accepted, in requests per second (one request a year).
-pub const MIN_RATE_PER_SEC: f64 = 1.0 / MAX_DURATION_SEC;
 
 /// A quota: at most `limit` departures in any window of `window_sec` seconds (a sliding window, not a calendar
 /// one).
@@ -180,51 +175,6 @@ pub struct Limits {
     pub max_hosts: u32,
 }
 
-/// Seconds (already validated) to nanoseconds, rounded up so a floor is never undercut.
-pub(crate) fn secs_to_nanos(secs: f64) -> u64 {
-    // `as` saturates: below 0 (and NaN) → 0, beyond → u64::MAX
-    (secs * 1e9).ceil() as u64
-}
-
-/// Check a rate given in requests per second.
-#[inline(never)]
-pub(crate) fn check_rate(field: &'static str, value: f64) -> Result<(), Error> {
-    if value.is_finite() && value >= MIN_RATE_PER_SEC {
-        Ok(())
-    } else {
-        Err(Error::InvalidRate { field, value })
-    }
-}
-
-/// Check a bucket capacity.
-#[inline(never)]
-pub(crate) fn check_capacity(field: &'static str, value: f64) -> Result<(), Error> {
-    if value.is_finite() && (1.0..=MAX_BURST_CAPACITY).contains(&value) {
-        Ok(())
-    } else {
-        Err(Error::InvalidCapacity { field, value })
-    }
-}
-
-/// Check a duration in seconds; `allow_zero` says whether 0 is meaningful for the field.
-#[inline(never)]
-pub(crate) fn check_secs(field: &'static str, value: f64, allow_zero: bool) -> Result<(), Error> {
-    let ok = value.is_finite() && value <= MAX_DURATION_SEC && if allow_zero { value >= 0.0 } else { value > 0.0 };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::InvalidDuration {
-            field,
-            value,
-            expected: if allow_zero {
-                "a finite number of seconds from 0 to 31536000"
-            } else {
-                "a finite number of seconds above 0, at most 31536000"
-            },
-        })
-    }
-}
-
 impl Policy {
     /// Check every field; on success, return the warnings a shell should show (possibly none).
     pub fn validate(&self) -> Result<Vec<Warning>, Error> {
@@ -322,13 +272,6 @@ impl Policy {
             max_hosts: self.max_hosts,
         })
     }
-}
-
-/// Token bucket parameters (validated rate and capacity) as GCRA emission interval and tolerance.
-pub(crate) fn bucket_nanos(rate_per_sec: f64, capacity: f64) -> (u64, u64) {
-    let emission = secs_to_nanos(1.0 / rate_per_sec).max(1);
-    let tau = ((capacity - 1.0) * emission as f64).floor() as u64; // saturating
-    (emission, tau)
 }
 
 impl Policy {

@@ -4,10 +4,16 @@
 //! overflow or panic. Shells pick the origin: the wasm adapter uses epoch milliseconds
 //! (`performance.timeOrigin + performance.now()`), tests use a [`FakeClock`] starting at zero.
 
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The longest duration any knob accepts, in seconds (one year).
+pub const MAX_DURATION_SEC: f64 = 31_536_000.0;
+/// The smallest rate accepted, in requests per second (one request a year).
+pub const MIN_RATE_PER_SEC: f64 = 1.0 / MAX_DURATION_SEC;
 
 /// A point in time, in nanoseconds from an origin chosen by the caller.
 ///
@@ -107,6 +113,41 @@ fn long_duration_nanos(d: Duration) -> u64 {
 /// Nanoseconds as fractional milliseconds (the unit shells show).
 pub fn nanos_to_ms(nanos: u64) -> f64 {
     nanos as f64 / 1e6
+}
+
+/// Seconds (already validated) to nanoseconds, rounded up so a floor is never undercut.
+pub(crate) fn secs_to_nanos(secs: f64) -> u64 {
+    // `as` saturates: below 0 (and NaN) → 0, beyond → u64::MAX
+    (secs * 1e9).ceil() as u64
+}
+
+/// Check a rate given in requests per second.
+#[inline(never)]
+pub(crate) fn check_rate(field: &'static str, value: f64) -> Result<(), Error> {
+    if value.is_finite() && value >= MIN_RATE_PER_SEC {
+        Ok(())
+    } else {
+        Err(Error::InvalidRate { field, value })
+    }
+}
+
+/// Check a duration in seconds; `allow_zero` says whether 0 is meaningful for the field.
+#[inline(never)]
+pub(crate) fn check_secs(field: &'static str, value: f64, allow_zero: bool) -> Result<(), Error> {
+    let ok = value.is_finite() && value <= MAX_DURATION_SEC && if allow_zero { value >= 0.0 } else { value > 0.0 };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidDuration {
+            field,
+            value,
+            expected: if allow_zero {
+                "a finite number of seconds from 0 to 31536000"
+            } else {
+                "a finite number of seconds above 0, at most 31536000"
+            },
+        })
+    }
 }
 
 /// A source of [`Instant`]s. The core never calls it; shells and tests do, once per decision.

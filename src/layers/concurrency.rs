@@ -17,7 +17,7 @@ pub struct Permit {
 ///
 /// Permits do not reserve the future: when none is free, [`Concurrency::earliest`] says when the first lease
 /// ends (an upper bound: a release may free one sooner) and nothing is taken.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Concurrency {
     max: u32,
     lease_ns: u64,

@@ -1,12 +1,11 @@
 //! Cooldown: a deadline before which nothing departs to a host.
 
 use crate::time::Instant;
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Blocks departures until a deadline. The deadline only ever extends: a shorter Retry-After arriving later
 /// never shortens a cooldown already in force.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cooldown {
     until: Instant,
 }

@@ -3,13 +3,11 @@
 use super::Meter;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
-use crate::policy::{check_secs, secs_to_nanos};
-use crate::time::Instant;
-use serde::{Deserialize, Serialize};
+use crate::time::{check_secs, secs_to_nanos, Instant};
 
 /// Departures at least `interval` apart. Each caller reserves the next free slot, so callers that arrive
 /// together leave one interval apart; idle time earns no credit (the next slot is never before `now`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeakyBucket {
     interval_ns: u64,
     /// The last reserved slot; `Instant::MAX` while none was ever reserved.

@@ -39,4 +39,5 @@ pub use concurrency::{Concurrency, Permit};
 pub use cooldown::Cooldown;
 pub use leaky_bucket::LeakyBucket;
 pub use sliding_window::SlidingWindow;
-pub use token_bucket::TokenBucket;
+pub(crate) use token_bucket::{bucket_nanos, check_capacity};
+pub use token_bucket::{TokenBucket, MAX_BURST_CAPACITY};

@@ -3,9 +3,7 @@
 use super::Meter;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
-use crate::policy::{check_secs, secs_to_nanos};
-use crate::time::Instant;
-use serde::{Deserialize, Serialize};
+use crate::time::{check_secs, secs_to_nanos, Instant};
 
 /// Sub-windows the window is cut into. The ring holds one more slot than that, for the sub-window the window's
 /// start falls in.
@@ -27,8 +25,7 @@ const SLOTS: usize = SUB_WINDOWS as usize + 1;
 /// Layout: a decision inside the newest sub-window (the common case) reads and writes only the first 40 bytes
 /// (the newest sub-window's count is kept there, not in the ring), and the struct is aligned to a cache line, so
 /// such a decision touches one line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "Stored", into = "Stored")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct SlidingWindow {
     limit: u32,
@@ -43,39 +40,6 @@ pub struct SlidingWindow {
     top_start: u64,
     window_ns: u64,
     counts: [u32; SLOTS],
-}
-
-/// The serialized form: the ring with the newest sub-window's count in its slot (as earlier versions wrote it).
-#[derive(Clone, Serialize, Deserialize)]
-#[serde(rename = "SlidingWindow")]
-struct Stored {
-    limit: u32,
-    window_ns: u64,
-    sub_ns: u64,
-    top: u64,
-    total: u64,
-    counts: [u32; SLOTS],
-}
-
-impl From<SlidingWindow> for Stored {
-    fn from(w: SlidingWindow) -> Stored {
-        Stored {
-            limit: w.limit,
-            window_ns: w.window_ns,
-            sub_ns: w.sub_ns,
-            top: w.top,
-            total: w.total,
-            counts: w.ring(),
-        }
-    }
-}
-
-impl From<Stored> for SlidingWindow {
-    fn from(s: Stored) -> SlidingWindow {
-        let mut w = SlidingWindow::from_nanos(s.limit, s.window_ns);
-        w.set_ring(s.top, s.counts);
-        w
-    }
 }
 
 impl SlidingWindow {
@@ -107,7 +71,7 @@ impl SlidingWindow {
         }
     }
 
-    /// The ring as it would be with the newest sub-window's count in its slot.
+    /// The ring as it would be with the newest sub-window's count in its slot (as the snapshot format holds it).
     fn ring(&self) -> [u32; SLOTS] {
         let mut counts = self.counts;
         counts[Self::slot(self.top)] = self.cur;
@@ -291,24 +255,20 @@ mod tests {
         for step in 0..60u64 {
             now = now.add_nanos([0, 250_000_000, 1_000_000_000, 17_000_000_000][(step % 7 % 4) as usize]);
             w.acquire(now);
-            // the serialized ring holds the newest sub-window's count in its own slot, as earlier versions did
-            let stored = Stored::from(w.clone());
-            assert_eq!(stored.counts[SlidingWindow::slot(w.top)], w.cur);
-            assert_eq!(stored.counts.iter().map(|&c| u64::from(c)).sum::<u64>(), w.total);
+            // the written ring holds the newest sub-window's count in its own slot
+            let ring = w.ring();
+            assert_eq!(ring[SlidingWindow::slot(w.top)], w.cur);
+            assert_eq!(ring.iter().map(|&c| u64::from(c)).sum::<u64>(), w.total);
             assert_eq!(w.counts[SlidingWindow::slot(w.top)], 0);
-            // both snapshot forms give back the same state: same equality, same next decisions
-            let json = serde_json::to_string(&w).unwrap();
-            let from_json: SlidingWindow = serde_json::from_str(&json).unwrap();
+            // the snapshot form gives back the same state: same equality, same next decisions
             let mut out = crate::compact::Writer::new();
             w.write(&mut out);
             let text = out.finish();
             let mut r = crate::compact::Reader::new(&text).unwrap();
             let from_compact = SlidingWindow::read(&mut r);
-            for back in [from_json, from_compact] {
-                assert_eq!(back, w);
-                assert_eq!(back.earliest(now), w.earliest(now));
-                assert_eq!(back.used(now), w.used(now));
-            }
+            assert_eq!(from_compact, w);
+            assert_eq!(from_compact.earliest(now), w.earliest(now));
+            assert_eq!(from_compact.used(now), w.used(now));
         }
         assert!(w.top > 1_030, "the sequence crossed many sub-windows");
     }

@@ -3,9 +3,27 @@
 use super::Meter;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
-use crate::policy::{bucket_nanos, check_capacity, check_rate};
-use crate::time::Instant;
-use serde::{Deserialize, Serialize};
+use crate::time::{check_rate, secs_to_nanos, Instant};
+
+/// The largest burst capacity accepted.
+pub const MAX_BURST_CAPACITY: f64 = 1_000_000.0;
+
+/// Check a bucket capacity.
+#[inline(never)]
+pub(crate) fn check_capacity(field: &'static str, value: f64) -> Result<(), Error> {
+    if value.is_finite() && (1.0..=MAX_BURST_CAPACITY).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::InvalidCapacity { field, value })
+    }
+}
+
+/// Token bucket parameters (validated rate and capacity) as GCRA emission interval and tolerance.
+pub(crate) fn bucket_nanos(rate_per_sec: f64, capacity: f64) -> (u64, u64) {
+    let emission = secs_to_nanos(1.0 / rate_per_sec).max(1);
+    let tau = ((capacity - 1.0) * emission as f64).floor() as u64; // saturating
+    (emission, tau)
+}
 
 /// A token bucket of `capacity` tokens refilled at `rate` per second; it starts full.
 ///
@@ -13,7 +31,7 @@ use serde::{Deserialize, Serialize};
 /// A departure at `t` conforms when `t >= tat - tau` where `tau = (capacity - 1) / rate`. Refill is a function
 /// of elapsed time only, so a clock that steps back can never mint tokens, and reservations in the future
 /// (a caller told to wait) are charged like departures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TokenBucket {
     emission_ns: u64,
     tau_ns: u64,

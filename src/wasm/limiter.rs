@@ -1,15 +1,15 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
 use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, TimesArg};
+use super::batch::{self, Slots};
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
 use crate::error::Num;
 use crate::frontier::Frontier;
-use crate::host::HostState;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
-use crate::registry::{Registry, Slots, Snapshot};
+use crate::registry::{Registry, Snapshot};
 use crate::time::{nanos_to_ms, Instant};
 use js_sys::{Array, Float64Array, Reflect, Uint32Array};
 use std::cell::RefCell;
@@ -136,9 +136,9 @@ pub(crate) struct Shared {
     /// Hosts interned as small ids (the handles of `intern`/`acquireId`), found by URL origin so that a URL is
     /// parsed once per origin, not once per call.
     hosts: RefCell<OriginCache>,
-    /// Per interned id: where the host last lived in the registry (none yet, or forgotten since the registry moved
-    /// its entries: then one lookup), so a decision skips the registry's hash lookup. Apart from the names, so that
-    /// a batch of decisions reads 4 bytes a host here (see [`Slots`]).
+    /// Per interned id: where the host last lived in the registry (none yet, or moved since the registry evicted
+    /// hosts: then one lookup), so a decision skips the registry's hash lookup. Apart from the names, so that a
+    /// batch of decisions reads 4 bytes a host here (see [`Slots`]).
     slots: RefCell<Slots>,
     /// Per interned id: its host name as a JS string, made once (for `acquire(url)`'s answers).
     names: RefCell<Vec<Option<JsValue>>>,
@@ -257,7 +257,7 @@ impl Shared {
                 return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            match registry.decide_at(key, slot, now, HostState::acquire_wait_ns) {
+            match batch::acquire_wait_ns(&mut registry, key, slot, now) {
                 Ok((wait_ns, at)) => {
                     slots.set(id, at);
                     *wait = nanos_to_ms(wait_ns);

@@ -7,6 +7,7 @@
 
 mod args;
 mod audit;
+mod batch;
 mod glue;
 mod limiter;
 mod primitives;

@@ -1,0 +1,147 @@
+//! What a host learns from responses: cooldowns from 429/503 and Retry-After, the server's published limits,
+//! robots.txt Crawl-delay, adaptive pacing.
+
+use super::HostState;
+use crate::observe::{retry_after_of, Observation, Outcome, Response, RobotsOutcome};
+use crate::policy::Limits;
+use crate::response::{parse_rate_limit, HeaderError};
+use crate::robots::crawl_delay;
+use crate::time::{duration_nanos, nanos_to_ms as ms, Instant, MIN_RATE_PER_SEC};
+use std::time::Duration;
+
+impl HostState {
+    fn rate_and_capacity(&self, limits: &Limits) -> (f64, f64) {
+        (self.rate_per_sec(limits), self.bucket.capacity())
+    }
+
+    fn widen(&mut self, limits: &Limits) {
+        if let Some(a) = limits.adaptive {
+            let level = (f64::from(self.rate_level) + a.step).min(limits.rate_per_sec);
+            self.rate_level = level as f32;
+        }
+    }
+
+    fn narrow(&mut self, limits: &Limits) {
+        if let Some(a) = limits.adaptive {
+            let level = (f64::from(self.rate_level) / 2.0).max(a.min_rate);
+            self.rate_level = level as f32;
+        }
+    }
+
+    /// Learn from what came back for a request to this host, at `now` (when the response arrived).
+    ///
+    /// - 429 and 503: cooldown until `now + min(Retry-After, maxBackoffSec)`; Retry-After in delay-seconds or
+    ///   HTTP-date form (resolved against the response's `Date`); missing or unparsable → `defaultRetryAfterSec`
+    ///   (the unparsable value is reported in [`Observation::ignored`]); past or negative → 0, which still
+    ///   leaves the other layers in force (the bucket restarts empty: no retry storm). Retry-After wins over
+    ///   RateLimit fields on the same response.
+    /// - `RateLimit` / `RateLimit-Policy` / `X-RateLimit-*` (ignored when `Age` > 0): remaining 0 → nothing
+    ///   departs until the reset (capped by `maxBackoffSec`; layer `serverQuota`); a policy of q per w caps the
+    ///   host's rate at q/w (never raises it above the configuration).
+    /// - adaptive pacing: a 429/503/timeout or a response slower than the target narrows; a faster success
+    ///   widens.
+    pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant) -> Observation {
+        let before = self.rate_and_capacity(limits);
+        let mut obs = Observation::default();
+        match outcome {
+            Outcome::Timeout => self.narrow(limits),
+            Outcome::Response(r) => {
+                let throttled = r.status == 429 || r.status == 503;
+                let mut retry_after = None;
+                if throttled {
+                    match retry_after_of(r) {
+                        Some(Ok(wait)) => retry_after = Some(wait),
+                        Some(Err(e)) => obs.ignored.push(e.to_string()),
+                        None => {}
+                    }
+                    obs.retry_after_ms = retry_after.map(|d| ms(duration_nanos(d)));
+                    obs.cooldown_until = Some(self.throttle(limits, retry_after, now));
+                    self.narrow(limits);
+                }
+                if retry_after.is_none() {
+                    self.learn_server_limits(limits, r, now, &mut obs);
+                }
+                if !throttled && r.status < 500 {
+                    match r.latency {
+                        Some(l) if duration_nanos(l) <= limits.adaptive.map_or(0, |a| a.target_latency_ns) => {
+                            self.widen(limits)
+                        }
+                        Some(_) => self.narrow(limits),
+                        None => {}
+                    }
+                }
+            }
+        }
+        self.retune(limits);
+        let after = self.rate_and_capacity(limits);
+        obs.rate_per_sec = (before.0, after.0);
+        obs.burst_capacity = (before.1, after.1);
+        obs
+    }
+
+    fn learn_server_limits(&mut self, limits: &Limits, r: &Response<'_>, now: Instant, obs: &mut Observation) {
+        let server = parse_rate_limit(r.headers, r.wall_now_ms);
+        obs.ignored.extend(server.ignored.iter().map(HeaderError::to_string));
+        if server.remaining == Some(0) {
+            if let Some(reset) = server.reset {
+                let until = now.add_nanos(duration_nanos(reset).min(limits.max_backoff_ns));
+                self.server_quota_until(until);
+                obs.server_quota_until = Some(self.server_until);
+            }
+        }
+        if let Some(policy) = server.policy {
+            if let Some(window) = policy.window_sec.filter(|&w| w > 0) {
+                if policy.quota > 0 {
+                    let cap = (policy.quota as f64 / window as f64).clamp(MIN_RATE_PER_SEC, limits.rate_per_sec);
+                    self.server_cap = cap as f32;
+                    obs.server_rate_cap = Some(cap);
+                }
+            }
+        }
+    }
+
+    /// Set the robots.txt Crawl-delay for this host (`None`: no rule). The interval floor becomes
+    /// `max(configured floor, min(delay, maxCrawlDelaySec))`: a Crawl-delay may raise the floor, never lower it.
+    pub fn set_crawl_delay(&mut self, limits: &Limits, delay: Option<Duration>) -> RobotsOutcome {
+        let requested = delay.map(duration_nanos);
+        let applied = requested.unwrap_or(0).min(limits.max_crawl_delay_ns);
+        // whole milliseconds, rounded up, so the floor is never undercut
+        self.crawl_delay_ms = u32::try_from(applied.div_ceil(1_000_000)).unwrap_or(u32::MAX);
+        let interval = self.floor_ns(limits);
+        self.set_interval_ns(interval);
+        RobotsOutcome {
+            requested_ms: requested.map(ms),
+            interval_ms: ms(interval),
+            capped: requested.is_some_and(|r| r > limits.max_crawl_delay_ns),
+            cooldown_until: None,
+        }
+    }
+
+    /// Learn from a robots.txt fetch: 2xx → its Crawl-delay for `user_agent` (RFC 9309 group matching);
+    /// other 4xx → no delay rule; 429 and 5xx → back off the host like a throttled response (Retry-After or the
+    /// default), keeping any delay already known.
+    pub fn observe_robots(
+        &mut self,
+        limits: &Limits,
+        response: &Response<'_>,
+        body: &str,
+        user_agent: &str,
+        now: Instant,
+    ) -> RobotsOutcome {
+        match response.status {
+            200..=299 => self.set_crawl_delay(limits, crawl_delay(body, user_agent)),
+            429 | 500..=599 => {
+                let retry = retry_after_of(response).and_then(Result::ok);
+                let until = self.throttle(limits, retry, now);
+                RobotsOutcome {
+                    requested_ms: None,
+                    interval_ms: ms(self.interval_ns()),
+                    capped: false,
+                    cooldown_until: Some(until),
+                }
+            }
+            400..=499 => self.set_crawl_delay(limits, None),
+            _ => RobotsOutcome { interval_ms: ms(self.interval_ns()), ..RobotsOutcome::default() },
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Counters and a host's state as shells, dashboards and the playground show it.
+
+use super::{HostState, Layer};
+use crate::layers::Meter;
+use crate::policy::Limits;
+use crate::time::{nanos_to_ms as ms, Instant};
+use serde::{Deserialize, Serialize};
+
+/// Per-host counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Counters {
+    /// Departures reserved.
+    pub decisions: u32,
+    /// 429/503 answers observed.
+    pub throttled: u32,
+    /// Total wait imposed, in milliseconds, by the layer that set it (index = `Layer as usize - 1`: `None` sets
+    /// no wait; saturating).
+    pub wait_ms: [u32; 6],
+}
+
+/// Counters as shells show them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayerWaits {
+    /// Milliseconds waited for the interval floor.
+    pub interval: u64,
+    /// Milliseconds waited for the token bucket.
+    pub burst: u64,
+    /// Milliseconds waited for the quota.
+    pub quota: u64,
+    /// Milliseconds waited for cooldowns.
+    pub cooldown: u64,
+    /// Milliseconds callers were told to wait for permits.
+    pub concurrency: u64,
+    /// Milliseconds waited for a server's published quota.
+    pub server_quota: u64,
+}
+
+/// A host's state and counters at an instant, for shells, dashboards and the playground.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostStats {
+    /// Departures reserved so far.
+    pub decisions: u32,
+    /// 429/503 answers observed.
+    pub throttled: u32,
+    /// Total wait imposed, in milliseconds.
+    pub total_wait_ms: u64,
+    /// Wait by the layer that set it.
+    pub wait_ms_by_layer: LayerWaits,
+    /// Tokens in the bucket now (negative while departures are reserved ahead).
+    pub tokens: f64,
+    /// Bucket capacity.
+    pub capacity: f64,
+    /// Interval floor in force (configured floor or Crawl-delay), in milliseconds.
+    pub interval_ms: f64,
+    /// Milliseconds until the next interval slot is free (0 if free now).
+    pub next_slot_in_ms: f64,
+    /// Milliseconds of cooldown left.
+    pub cooldown_remaining_ms: f64,
+    /// Milliseconds until the server's published quota resets (0 if none).
+    pub server_quota_remaining_ms: f64,
+    /// Quota used in the window ending now, and the quota (when configured).
+    pub quota_used: Option<u64>,
+    /// The quota per window (when configured).
+    pub quota_limit: Option<u32>,
+    /// Permits in flight (when concurrency is limited).
+    pub in_flight: u32,
+    /// Milliseconds until one more request could leave (what `peek` says).
+    pub next_departure_in_ms: f64,
+    /// Rate per second in force (configured, adaptive level, or server cap).
+    pub rate_per_sec: f64,
+    /// robots.txt Crawl-delay in force (capped), in milliseconds (0 = none).
+    pub crawl_delay_ms: u32,
+    /// The rate cap from the server's published policy (RateLimit-Policy), if any.
+    pub server_rate_cap: Option<f64>,
+}
+
+impl HostState {
+    /// State and counters at `now`, under `limits`.
+    pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
+        let quota = self.quota.as_deref();
+        let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
+        let wait_ms_by_layer = LayerWaits {
+            interval: w(Layer::Interval),
+            burst: w(Layer::Burst),
+            quota: w(Layer::Quota),
+            cooldown: w(Layer::Cooldown),
+            concurrency: w(Layer::Concurrency),
+            server_quota: w(Layer::ServerQuota),
+        };
+        HostStats {
+            decisions: self.counters.decisions,
+            throttled: self.counters.throttled,
+            total_wait_ms: self.counters.wait_ms.iter().map(|&x| u64::from(x)).sum(),
+            wait_ms_by_layer,
+            tokens: self.bucket.tokens(now),
+            capacity: self.bucket.capacity(),
+            interval_ms: ms(self.meter.interval_ns()),
+            next_slot_in_ms: ms(self.meter.earliest(now).nanos_since(now)),
+            cooldown_remaining_ms: ms(self.cooldown.until().nanos_since(now)),
+            server_quota_remaining_ms: ms(self.server_until.nanos_since(now)),
+            quota_used: quota.map(|q| q.used(now)),
+            quota_limit: quota.map(|q| q.limit()),
+            in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
+            next_departure_in_ms: ms(self.peek(now).wait.as_nanos() as u64),
+            rate_per_sec: self.rate_per_sec(limits),
+            crawl_delay_ms: self.crawl_delay_ms,
+            server_rate_cap: (self.server_cap > 0.0).then_some(f64::from(self.server_cap)),
+        }
+    }
+}

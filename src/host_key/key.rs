@@ -1,0 +1,183 @@
+//! The key itself: its text, stored inline when short, compared and hashed a word at a time.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The normalized name of a target host: lowercase, IDNA in its ASCII (punycode) form, no trailing dot, IPv6 in
+/// brackets, and the port only when it is not the scheme's default. `HTTP://Example.COM.:80/` and
+/// `http://example.com/` share the key `example.com`; `https://example.com:8443/` has `example.com:8443`.
+///
+/// A key of up to [`HostKey::INLINE`] bytes (most host names) is stored inline, in the key itself: comparing two
+/// keys then reads no other memory, which is what a registry lookup does on every decision.
+#[derive(Clone, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct HostKey(Repr);
+
+impl PartialEq for HostKey {
+    #[inline(always)]
+    fn eq(&self, other: &HostKey) -> bool {
+        self.0 == other.0
+    }
+}
+
+/// The key's text: inline (length, bytes zero-padded) when it fits, else on the heap. Which one is decided by the
+/// length alone, so equal texts always have equal representations and equal representations are equal texts.
+#[derive(Clone, Eq)]
+enum Repr {
+    Inline(u8, [u8; HostKey::INLINE]),
+    Heap(Box<str>),
+}
+
+impl PartialEq for Repr {
+    /// Inline keys compare as three words (the padding is zero, so equal words are equal texts): a registry checks
+    /// a remembered slot with this on every decision, and the byte-wise comparison is a `memcmp` call in wasm.
+    #[inline(always)]
+    fn eq(&self, other: &Repr) -> bool {
+        match (self, other) {
+            (Repr::Inline(a, x), Repr::Inline(b, y)) => {
+                // word by word: an array comparison is a `memcmp` call again
+                let (x, y) = (words(x), words(y));
+                a == b && (x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) == 0
+            }
+            (Repr::Heap(x), Repr::Heap(y)) => x == y,
+            _ => false,
+        }
+    }
+}
+
+/// An inline key's bytes as three overlapping words (0..8, 8..16, 14..22), spelled byte by byte so that even a
+/// size-optimised build loads each word at once (no copy routine, no bounds check).
+#[inline(always)]
+fn words(b: &[u8; HostKey::INLINE]) -> [u64; 3] {
+    #[inline(always)]
+    fn word(b: &[u8; HostKey::INLINE], at: usize) -> u64 {
+        u64::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3], b[at + 4], b[at + 5], b[at + 6], b[at + 7]])
+    }
+    [word(b, 0), word(b, 8), word(b, HostKey::INLINE - 8)]
+}
+
+impl Repr {
+    fn new(text: &str) -> Repr {
+        let bytes = text.as_bytes();
+        if bytes.len() <= HostKey::INLINE {
+            let mut buf = [0; HostKey::INLINE];
+            buf[..bytes.len()].copy_from_slice(bytes);
+            Repr::Inline(bytes.len() as u8, buf)
+        } else {
+            Repr::Heap(text.into())
+        }
+    }
+}
+
+impl HostKey {
+    /// The key of a text already normalized (what a WHATWG parser leaves, checked by the caller).
+    pub(super) fn from_normalized(text: &str) -> HostKey {
+        HostKey(Repr::new(text))
+    }
+
+    /// Keys of up to this many bytes are stored inline (no allocation, no pointer to follow).
+    pub const INLINE: usize = 22;
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Inline(len, buf) => {
+                let bytes = &buf[..usize::from(*len).min(HostKey::INLINE)];
+                // SAFETY: `Repr::new` copied a whole `&str` (valid UTF-8) of exactly `len` bytes into `buf`.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+            Repr::Heap(text) => text,
+        }
+    }
+}
+
+impl std::hash::Hash for HostKey {
+    /// Hashes the text a word at a time, then its length (the hash tables of the crate take no byte strings).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        hash_text(self.as_str(), state);
+    }
+}
+
+/// Feed `text` to a hasher a word at a time (the last one zero-padded), then its length. Host tables hash through
+/// this rather than `str`'s `Hash`, which hands the hasher a byte string: foldhash's byte-string routines are
+/// ~1.5 KB of wasm. One `write_u64` call site, in the loop: foldhash's word path (a 128-bit multiply every second
+/// word) spelled out in wasm is large.
+#[inline(never)]
+pub(crate) fn hash_text<H: std::hash::Hasher>(text: &str, state: &mut H) {
+    let bytes = text.as_bytes();
+    let words = bytes.len().div_ceil(8) + 1;
+    for k in 0..words {
+        let rest = bytes.get(k * 8..).unwrap_or_default();
+        let word = match rest {
+            _ if k == words - 1 => bytes.len() as u64,
+            [a, b, c, d, e, f, g, h, ..] => u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]),
+            short => short.iter().rev().fold(0, |w, &b| w << 8 | u64::from(b)),
+        };
+        state.write_u64(word);
+    }
+}
+
+impl PartialOrd for HostKey {
+    fn partial_cmp(&self, other: &HostKey) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for HostKey {
+    fn cmp(&self, other: &HostKey) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl fmt::Debug for HostKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("HostKey").field(&self.as_str()).finish()
+    }
+}
+
+impl fmt::Display for HostKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<HostKey> for String {
+    fn from(k: HostKey) -> String {
+        match k.0 {
+            Repr::Heap(text) => text.into(),
+            inline => HostKey(inline).as_str().to_owned(),
+        }
+    }
+}
+
+/// The hasher of host tables: randomly seeded foldhash natively; in wasm, foldhash seeded from addresses and a
+/// counter (what foldhash's own random state falls back to there, without the extra seeding code).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type KeyHasher = foldhash::fast::RandomState;
+
+/// The hasher of host tables (see the native definition).
+#[cfg(target_arch = "wasm32")]
+#[derive(Clone, Debug)]
+pub(crate) struct KeyHasher(foldhash::fast::FixedState);
+
+#[cfg(target_arch = "wasm32")]
+impl Default for KeyHasher {
+    fn default() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+        let local = 0u8;
+        let heap = Box::new(0u8);
+        let seed = (&local as *const u8 as u64).rotate_left(17)
+            ^ (&*heap as *const u8 as u64).rotate_left(41)
+            ^ COUNTER.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
+        KeyHasher(foldhash::fast::FixedState::with_seed(seed))
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl std::hash::BuildHasher for KeyHasher {
+    type Hasher = foldhash::fast::FoldHasher<'static>;
+    fn build_hasher(&self) -> Self::Hasher {
+        self.0.build_hasher()
+    }
+}

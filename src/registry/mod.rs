@@ -1,0 +1,465 @@
+//! The registry: one lazily created host state per host, bounded in number, under one policy.
+//!
+//! - here: [`Registry`], the decisions by host key and the bound on hosts (eviction of fresh-equivalent hosts);
+//! - `table`: the store of host states by key, and the [`Slot`]s that reach an entry without a lookup;
+//! - `snapshot`: [`Snapshot`], the one persistence format of a registry's state (compact text).
+
+mod snapshot;
+mod table;
+
+pub use snapshot::{Snapshot, SNAPSHOT_VERSION};
+pub use table::Slot;
+
+use crate::error::Error;
+use crate::host::{Decision, HostState, HostStats, Layer};
+use crate::host_key::HostKey;
+use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
+use crate::policy::{Limits, Policy, Warning};
+use crate::time::Instant;
+use std::time::Duration;
+use table::Table;
+
+/// Per-host limiters under one policy, created on first use.
+///
+/// The number of hosts is bounded by the policy's `max_hosts`. When a new host arrives at the bound, hosts whose
+/// state equals a fresh host's are evicted (all of them, in one sweep, so the cost is amortized); a host in
+/// cooldown, owing a reserved slot, with quota used or permits held is never evicted, so eviction never loses a
+/// backoff. If nothing can be evicted the new host is refused with [`Error::RegistryFull`] (each such refusal
+/// costs one sweep over the hosts: size `max_hosts` for the work a crawler really has in flight).
+#[derive(Clone, Debug)]
+pub struct Registry {
+    policy: Policy,
+    limits: Limits,
+    hosts: Table,
+    /// The latest instant any call passed: an earlier `now` is treated as this one, registry-wide, so a host that
+    /// was evicted as fresh at some instant can never be re-created at an earlier one (where its old state would
+    /// still have mattered).
+    last_seen: Instant,
+}
+
+impl Registry {
+    /// An empty registry, or the policy's first configuration error.
+    pub fn new(policy: Policy) -> Result<Registry, Error> {
+        let limits = policy.limits()?;
+        Ok(Registry { policy, limits, hosts: Table::default(), last_seen: Instant::ZERO })
+    }
+
+    /// `now`, never earlier than any instant this registry has seen.
+    fn clamp(&mut self, now: Instant) -> Instant {
+        self.last_seen = self.last_seen.max(now);
+        self.last_seen
+    }
+
+    /// The latest instant any call passed (earlier ones are treated as this one).
+    pub fn last_seen(&self) -> Instant {
+        self.last_seen
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The compiled limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Replace the policy. Every host keeps what it owes (reserved slots, cooldowns, spent tokens, permits; quota
+    /// windows when the quota is the same); returns the new policy's warnings.
+    pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
+        let warnings = policy.validate()?;
+        let limits = policy.limits()?;
+        for state in self.hosts.states_mut() {
+            state.apply_limits(&limits);
+        }
+        self.policy = policy;
+        self.limits = limits;
+        Ok(warnings)
+    }
+
+    /// Hosts tracked.
+    pub fn len(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// True when no host is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.hosts.len() == 0
+    }
+
+    /// A host's state, if tracked.
+    pub fn host(&self, host: &HostKey) -> Option<&HostState> {
+        self.hosts.find(host).map(|at| self.hosts.get(at))
+    }
+
+    /// Every tracked host with its state, in the registry's order (the order hosts were first seen, kept by
+    /// evictions).
+    pub fn hosts(&self) -> impl ExactSizeIterator<Item = (&HostKey, &HostState)> {
+        self.hosts.iter()
+    }
+
+    /// `host`'s state to decide at `slot` (a hint, see [`Slot`]), created fresh if new (evicting fresh-equivalent
+    /// hosts at the bound), with `now` clamped (the instant to decide at) and the host's slot now.
+    #[inline(always)]
+    pub(crate) fn state_at(
+        &mut self,
+        host: &HostKey,
+        slot: Slot,
+        now: Instant,
+    ) -> Result<(&mut HostState, Instant, Slot), Error> {
+        let now = self.clamp(now);
+        let at = match self.hosts.locate(host, slot) {
+            Some(at) => at,
+            None => self.track(host, now)?,
+        };
+        Ok((self.hosts.get_mut(at), now, at))
+    }
+
+    /// Track a new `host` (evicting fresh-equivalent hosts at the bound); returns its slot.
+    fn track(&mut self, host: &HostKey, now: Instant) -> Result<Slot, Error> {
+        if self.hosts.len() >= self.limits.max_hosts as usize && self.evict_fresh(now) == 0 {
+            return Err(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize });
+        }
+        Ok(self.hosts.insert(host.clone(), HostState::new(&self.limits)))
+    }
+
+    /// A host's state (created fresh if new), `now` clamped, and the limits to decide under.
+    fn host_at(&mut self, host: &HostKey, now: Instant) -> Result<(&mut HostState, Instant, Limits), Error> {
+        let limits = self.limits;
+        let (state, now, _) = self.state_at(host, Slot::NONE, now)?;
+        Ok((state, now, limits))
+    }
+
+    /// Reserve the next departure to `host` (see [`HostState::acquire`]).
+    pub fn acquire(&mut self, host: &HostKey, now: Instant) -> Result<Decision, Error> {
+        Ok(self.acquire_at(host, Slot::NONE, now)?.0)
+    }
+
+    /// [`Registry::acquire`] for a caller that remembers where `host` lives: `slot` is what an earlier call for
+    /// the same host on this registry returned ([`Slot::NONE`] the first time). Returns the decision and the
+    /// host's slot now, for the next call. A slot that holds `host` skips the host lookup; any other costs the
+    /// usual lookup; the decision is the same either way (see [`Slot`]).
+    pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
+        let (state, now, at) = self.state_at(host, slot, now)?;
+        Ok((state.acquire(now), at))
+    }
+
+    /// Parse `url`, then reserve the next departure to its host.
+    pub fn acquire_url(&mut self, url: &str, now: Instant) -> Result<(HostKey, Decision), Error> {
+        let key = HostKey::from_url(url)?;
+        let decision = self.acquire(&key, now)?;
+        Ok((key, decision))
+    }
+
+    /// When could one request go to `host`, without reserving (an unknown host may go now).
+    pub fn peek(&self, host: &HostKey, now: Instant) -> Decision {
+        self.peek_at(host, Slot::NONE, now).0
+    }
+
+    /// [`Registry::peek`] through a remembered slot (as [`Registry::acquire_at`]): the decision, and the host's
+    /// slot now ([`Slot::NONE`] for a host not tracked).
+    pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
+        let now = now.max(self.last_seen);
+        match self.hosts.locate(host, slot) {
+            Some(at) => (self.hosts.get(at).peek(now), at),
+            None => (
+                Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
+                Slot::NONE,
+            ),
+        }
+    }
+
+    /// A tracked host's state, to change.
+    fn tracked_mut(&mut self, host: &HostKey) -> Option<&mut HostState> {
+        let at = self.hosts.find(host)?;
+        Some(self.hosts.get_mut(at))
+    }
+
+    /// Confirm that a request reserved for `host` is leaving at `now` (see [`HostState::depart`]): zero means
+    /// go; otherwise wait that long and confirm again.
+    pub fn depart(&mut self, host: &HostKey, now: Instant) -> Duration {
+        let now = self.clamp(now);
+        self.tracked_mut(host).map_or(Duration::ZERO, |s| s.depart(now))
+    }
+
+    /// Give back a concurrency permit taken for `host`.
+    pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
+        self.tracked_mut(host).is_some_and(|s| s.release(permit_id))
+    }
+
+    /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
+    pub fn throttle(&mut self, host: &HostKey, retry_after: Option<Duration>, now: Instant) -> Result<Instant, Error> {
+        let (state, now, limits) = self.host_at(host, now)?;
+        Ok(state.throttle(&limits, retry_after, now))
+    }
+
+    /// Learn from what came back for a request to `host` (see [`HostState::observe`]).
+    pub fn observe(&mut self, host: &HostKey, outcome: &Outcome<'_>, now: Instant) -> Result<Observation, Error> {
+        let (state, now, limits) = self.host_at(host, now)?;
+        Ok(state.observe(&limits, outcome, now))
+    }
+
+    /// Set `host`'s robots.txt Crawl-delay (`None`: no rule; see [`HostState::set_crawl_delay`]).
+    pub fn set_crawl_delay(
+        &mut self,
+        host: &HostKey,
+        delay: Option<Duration>,
+        now: Instant,
+    ) -> Result<RobotsOutcome, Error> {
+        let (state, _, limits) = self.host_at(host, now)?;
+        Ok(state.set_crawl_delay(&limits, delay))
+    }
+
+    /// Parse `host`'s robots.txt for `user_agent` and apply its Crawl-delay.
+    pub fn set_robots(
+        &mut self,
+        host: &HostKey,
+        robots_txt: &str,
+        user_agent: &str,
+        now: Instant,
+    ) -> Result<RobotsOutcome, Error> {
+        self.set_crawl_delay(host, crate::robots::crawl_delay(robots_txt, user_agent), now)
+    }
+
+    /// Learn from a robots.txt fetch for `host` (see [`HostState::observe_robots`]).
+    pub fn observe_robots(
+        &mut self,
+        host: &HostKey,
+        response: &Response<'_>,
+        body: &str,
+        user_agent: &str,
+        now: Instant,
+    ) -> Result<RobotsOutcome, Error> {
+        let (state, now, limits) = self.host_at(host, now)?;
+        Ok(state.observe_robots(&limits, response, body, user_agent, now))
+    }
+
+    /// A host's state and counters at `now`, if tracked.
+    pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
+        let now = now.max(self.last_seen);
+        self.host(host).map(|state| state.stats(&self.limits, now))
+    }
+
+    /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
+    pub fn evict_fresh(&mut self, now: Instant) -> usize {
+        let now = self.clamp(now);
+        let before = self.hosts.len();
+        let limits = self.limits;
+        self.hosts.retain(|state| !state.is_fresh(&limits, now));
+        before - self.hosts.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> HostKey {
+        HostKey::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_remembered_slot_is_the_hosts_own_until_the_registry_moves_its_entries() {
+        let policy = Policy { max_hosts: 2, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        let hosts = [key("a.example"), key("b.example"), key("c.example")];
+        let mut slots = [Slot::NONE; 3];
+        let t = Instant::from_secs(10);
+        for (h, slot) in hosts[..2].iter().zip(&mut slots) {
+            *slot = r.acquire_at(h, *slot, t).unwrap().1;
+        }
+        // a remembered slot is the host's own
+        let (_, at) = r.acquire_at(&hosts[0], slots[0], t).unwrap();
+        assert_eq!(at, slots[0]);
+        // much later both hosts are fresh again: c's arrival evicts them, and c takes a's old entry
+        let later = Instant::from_secs(100);
+        let (_, at_c) = r.acquire_at(&hosts[2], slots[2], later).unwrap();
+        assert_eq!(r.len(), 1, "a and b were evicted");
+        assert_eq!(at_c, slots[0], "c lives where a lived");
+        // a's stale slot now holds c: it still decides for a, through the lookup, and leaves c alone
+        let expected = r.clone().acquire(&hosts[0], later).unwrap();
+        let (d, at_a) = r.acquire_at(&hosts[0], slots[0], later).unwrap();
+        assert_eq!(d, expected);
+        assert_eq!((at_a, r.len()), (Slot(1), 2), "a is back, after c");
+        assert_eq!(r.stats(&hosts[2], later).unwrap().decisions, 1, "c untouched");
+    }
+
+    /// A slot is a hint checked against the host's key, in every build (this test runs in release too:
+    /// `cargo test --release --lib a_slot_of_another_host`).
+    #[test]
+    fn a_slot_of_another_host_never_decides_for_it() {
+        let policy = Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let (a, b, c) = (key("a.example"), key("b.example"), key("c.example"));
+        let t = Instant::from_secs(10);
+        let mut r = Registry::new(policy).unwrap();
+        let (_, slot_a) = r.acquire_at(&a, Slot::NONE, t).unwrap();
+        let (_, slot_b) = r.acquire_at(&b, Slot::NONE, t).unwrap();
+        r.acquire(&b, t).unwrap();
+        let (before_a, before_b) = (r.host(&a).cloned(), r.host(&b).cloned());
+        // b through a's slot: b's own decision (its third: 2 s), nothing charged to a, and b's slot back
+        let (peeked, at) = r.peek_at(&b, slot_a, t);
+        assert_eq!((peeked, at), (r.peek(&b, t), slot_b));
+        let expected = r.clone().acquire(&b, t).unwrap();
+        let (d, at) = r.acquire_at(&b, slot_a, t).unwrap();
+        assert_eq!((d, at), (expected, slot_b));
+        assert_eq!(d.wait, Duration::from_secs(2));
+        assert_eq!(r.host(&a).cloned(), before_a, "a untouched");
+        assert_ne!(r.host(&b).cloned(), before_b);
+        // a host not tracked, through another's slot: tracked anew, nothing charged to the slot's host
+        assert_eq!(r.peek_at(&c, slot_a, t).1, Slot::NONE);
+        let (d, at_c) = r.acquire_at(&c, slot_a, t).unwrap();
+        assert!(d.wait.is_zero(), "c is new");
+        assert_eq!((at_c, r.len()), (Slot(2), 3));
+        assert_eq!(r.host(&a).cloned(), before_a, "a still untouched");
+    }
+
+    #[test]
+    fn hosts_are_created_lazily_and_independent() {
+        let mut r = Registry::new(Policy { burst_capacity: 1.0, ..Policy::default() }).unwrap();
+        assert!(r.is_empty());
+        let a = r.acquire(&key("a.example"), Instant::ZERO).unwrap();
+        let b = r.acquire(&key("b.example"), Instant::ZERO).unwrap();
+        assert!(a.wait.is_zero() && b.wait.is_zero());
+        assert_eq!(r.acquire(&key("A.example."), Instant::ZERO).unwrap().wait, Duration::from_millis(500));
+        assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn acquire_at_and_peek_at_decide_as_acquire_and_peek_do_even_with_stale_slots() {
+        // four hosts under a bound of three: every new host evicts the fresh ones, moving the others' slots
+        let policy = Policy { max_hosts: 3, rate_per_sec: 4.0, burst_capacity: 2.0, ..Policy::default() };
+        let (mut plain, mut hinted) = (Registry::new(policy.clone()).unwrap(), Registry::new(policy).unwrap());
+        let hosts: Vec<HostKey> = ["a.example", "b.example", "c.example", "d.example"].map(key).into();
+        let mut slots = [Slot::NONE; 4];
+        let mut stale = 0;
+        for step in 0..400u64 {
+            let h = ((step * 7) % 11 % 4) as usize;
+            let now = Instant::from_millis(step * 130);
+            let (peeked, _) = hinted.peek_at(&hosts[h], slots[h], now);
+            assert_eq!(peeked, plain.peek(&hosts[h], now), "step {step}: peek_at");
+            let expected = plain.acquire(&hosts[h], now);
+            let got = hinted.acquire_at(&hosts[h], slots[h], now);
+            match (expected, got) {
+                (Ok(d), Ok((g, slot))) => {
+                    assert_eq!(d, g, "step {step}");
+                    stale += usize::from(slots[h] != Slot::NONE && slots[h] != slot);
+                    slots[h] = slot;
+                }
+                (Err(e), Err(g)) => assert_eq!(e, g),
+                (e, g) => panic!("step {step}: {e:?} vs {g:?}"),
+            }
+        }
+        assert!(stale > 0, "the test must exercise slots that moved");
+        assert_eq!(plain.snapshot(Instant::ZERO), hinted.snapshot(Instant::ZERO));
+    }
+
+    #[test]
+    fn a_slot_from_another_registry_or_a_clone_finds_its_host_by_key() {
+        let policy = Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let (x, y, z) = (key("x.example"), key("y.example"), key("z.example"));
+        let t = Instant::from_secs(10);
+        // another registry holding the same hosts at other indices
+        let mut a = Registry::new(policy.clone()).unwrap();
+        let mut b = Registry::new(policy).unwrap();
+        let (_, slot_x) = a.acquire_at(&x, Slot::NONE, t).unwrap();
+        a.acquire(&y, t).unwrap();
+        b.acquire(&y, t).unwrap();
+        b.acquire(&x, t).unwrap();
+        let (d, in_b) = b.acquire_at(&x, slot_x, t).unwrap();
+        assert_ne!(in_b, slot_x);
+        assert_eq!(d.wait, Duration::from_secs(1), "x's second departure in b");
+        assert_eq!(b.stats(&y, t).unwrap().decisions, 1, "y in b untouched");
+        // a clone appends its own hosts at the same indices as the original: the original's slots hold others there
+        let mut c = a.clone();
+        let (_, slot_z_in_a) = a.acquire_at(&z, Slot::NONE, t).unwrap();
+        c.acquire(&key("w.example"), t).unwrap();
+        let (d, in_c) = c.acquire_at(&z, slot_z_in_a, t).unwrap();
+        assert!(d.wait.is_zero(), "z is new in c");
+        assert_ne!(in_c, slot_z_in_a);
+        assert_eq!(c.stats(&key("w.example"), t).unwrap().decisions, 1, "w in c untouched");
+        // and a slot that holds the host is taken as it is
+        assert_eq!(c.acquire_at(&z, in_c, t).unwrap().1, in_c);
+    }
+
+    /// Through evictions (which move entries) a registry with a quota decides exactly as one standalone limiter
+    /// per host does.
+    #[test]
+    fn quota_windows_decide_through_evictions_as_standalone_hosts_do() {
+        let policy = Policy {
+            max_hosts: 3,
+            rate_per_sec: 50.0,
+            burst_capacity: 2.0,
+            quota: Some(crate::policy::Quota { limit: 3, window_sec: 2.0 }),
+            ..Policy::default()
+        };
+        let mut registry = Registry::new(policy.clone()).unwrap();
+        let hosts: Vec<HostKey> = ["a.example", "b.example", "c.example", "d.example", "e.example"].map(key).into();
+        let mut alone: Vec<crate::HostLimiter> =
+            hosts.iter().map(|_| crate::HostLimiter::new(&policy).unwrap()).collect();
+        let (mut full, mut by_quota, mut evicted) = (0, 0, 0);
+        for step in 0..3000u64 {
+            let h = ((step * 7) % 13 % 5) as usize;
+            // bursts of traffic with pauses longer than the window: hosts become fresh again and are evicted
+            let now = Instant::from_millis(step * 37 + step / 40 * 60_000);
+            let was_new_at_the_bound = registry.len() == 3 && registry.host(&hosts[h]).is_none();
+            match registry.acquire(&hosts[h], now) {
+                Ok(d) => {
+                    let expected = alone[h].acquire(now);
+                    assert_eq!(d, expected, "step {step}");
+                    by_quota += usize::from(d.layer == Layer::Quota);
+                    evicted += usize::from(was_new_at_the_bound);
+                    let stats = registry.stats(&hosts[h], now).unwrap();
+                    assert_eq!(stats.quota_used, alone[h].stats(now).quota_used, "step {step}");
+                    assert_eq!(registry.host(&hosts[h]).unwrap().stats(&registry.limits, now), stats);
+                }
+                Err(Error::RegistryFull { .. }) => full += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(by_quota > 0 && evicted > 0 && full > 0, "quota {by_quota}, evictions {evicted}, full {full}");
+    }
+
+    #[test]
+    fn a_new_policy_keeps_or_restarts_the_quota_windows() {
+        let quota = |limit| Some(crate::policy::Quota { limit, window_sec: 60.0 });
+        let policy = Policy { rate_per_sec: 100.0, quota: quota(5), ..Policy::default() };
+        let mut r = Registry::new(policy.clone()).unwrap();
+        let (a, b) = (key("a.example"), key("b.example"));
+        let now = Instant::from_secs(10);
+        for _ in 0..2 {
+            r.acquire(&a, now).unwrap();
+        }
+        r.acquire(&b, now).unwrap();
+        let used = |r: &Registry| [&a, &b].map(|k| r.stats(k, now).unwrap().quota_used);
+        assert_eq!(used(&r), [Some(2), Some(1)]);
+        r.set_policy(Policy { burst_capacity: 2.0, ..policy.clone() }).unwrap();
+        assert_eq!(used(&r), [Some(2), Some(1)], "same quota: windows kept");
+        r.set_policy(Policy { quota: quota(7), ..policy.clone() }).unwrap();
+        assert_eq!(used(&r), [Some(0), Some(0)], "another quota: windows start over");
+        r.acquire(&a, now).unwrap();
+        r.set_policy(Policy { quota: None, ..policy.clone() }).unwrap();
+        assert_eq!(used(&r), [None, None]);
+        r.set_policy(policy).unwrap();
+        assert_eq!(used(&r), [Some(0), Some(0)]);
+        // and decisions count against the new windows
+        r.acquire(&b, now).unwrap();
+        assert_eq!(used(&r), [Some(0), Some(1)]);
+        assert_eq!(r.host(&b).unwrap().stats(&r.limits, now).quota_used, Some(1));
+    }
+
+    #[test]
+    fn eviction_drops_only_fresh_equivalent_hosts() {
+        let mut r = Registry::new(Policy { max_hosts: 2, ..Policy::default() }).unwrap();
+        let t0 = Instant::ZERO;
+        r.acquire(&key("a.example"), t0).unwrap();
+        r.throttle(&key("b.example"), Some(Duration::from_secs(60)), t0).unwrap();
+        // both hold state at t0: full
+        assert_eq!(r.acquire(&key("c.example"), t0), Err(Error::RegistryFull { max_hosts: 2 }));
+        // 10 s later a.example's bucket is full again (fresh); b.example is still cooling down
+        let t1 = Instant::from_secs(10);
+        assert!(r.acquire(&key("c.example"), t1).is_ok());
+        assert!(r.host(&key("b.example")).is_some(), "a host in cooldown is never evicted");
+        assert!(r.host(&key("a.example")).is_none());
+    }
+}

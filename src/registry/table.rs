@@ -1,0 +1,157 @@
+//! The registry's store: host states by key, in a dense table that a remembered [`Slot`] reaches without a hash
+//! lookup.
+//!
+//! What a store does for the registry is small (find, get, insert, keep some, iterate in order), so it is all
+//! here, apart from the pacing rules. The tuning: hosts sit in a dense vector found through a table of indices
+//! (8 bytes a slot, see [`IdTable`]), each state in an aligned cell of its own (see [`Cell`]); a hash map of
+//! `(HostKey, HostState)` would round its table up to a power of two of 152-byte slots.
+
+use crate::host::HostState;
+use crate::host_key::{HostKey, KeyHasher};
+use crate::id_table::IdTable;
+use std::hash::BuildHasher;
+
+/// Where a host lives in a [`crate::Registry`], remembered by a caller that decides for the same host again
+/// ([`crate::Registry::acquire_at`], [`crate::Registry::peek_at`]): a hint, checked on every use. A slot whose
+/// entry holds the host asked about skips the host lookup; any other slot (the host moved when others were
+/// evicted, the slot came from another registry or was returned for another host) costs the usual lookup. The
+/// decision is the same either way: a slot never decides for another host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Slot(pub(super) u32);
+
+impl Slot {
+    /// No slot: what a caller passes the first time (never an entry's index: a table holds fewer entries).
+    pub const NONE: Slot = Slot(u32::MAX);
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot::NONE
+    }
+}
+
+/// One host's state in its own two cache lines: a decision reads and writes the state's first 64 bytes (the rate
+/// layers, the permit table's pointer, the decision counter; see [`HostState`]) and, when it waits or counts a
+/// quota, the wait counters and the quota window's pointer just after, so it touches one 128-byte-aligned pair of
+/// lines, which the processor fetches together, instead of the two or three lines an unaligned `(key, state)`
+/// entry spans.
+#[derive(Clone, Debug)]
+#[repr(C, align(128))]
+struct Cell(HostState);
+
+// What a decision reads comes first in its cell: the rate layers and the permit table's pointer within the first
+// 64 bytes, and in wasm32 the decision counter too. Checked when building for each target.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<Cell>() == 128);
+    assert!(offset_of!(HostState, permits) + size_of::<usize>() <= 64);
+    #[cfg(target_pointer_width = "32")]
+    assert!(offset_of!(HostState, counters) + offset_of!(crate::host::Counters, decisions) + 4 <= 64);
+};
+
+/// Host states by key, in the order hosts were first seen (kept when some are dropped).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Table {
+    /// The hosts' keys, at their states' indices.
+    keys: Vec<HostKey>,
+    /// The hosts' states, one aligned cell each.
+    cells: Vec<Cell>,
+    index: IdTable,
+    hasher: KeyHasher,
+}
+
+impl Table {
+    /// Hosts held.
+    pub(crate) fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// `key`'s entry, if held.
+    pub(crate) fn find(&self, key: &HostKey) -> Option<Slot> {
+        let hash = self.hasher.hash_one(key);
+        self.index.find(hash, |i| self.keys[i as usize] == *key).map(Slot)
+    }
+
+    /// `key`'s entry: `hint` when the entry there holds `key` (no hash lookup), else found by key.
+    #[inline(always)]
+    pub(crate) fn locate(&self, key: &HostKey, hint: Slot) -> Option<Slot> {
+        match self.keys.get(hint.0 as usize) {
+            Some(k) if k == key => Some(hint),
+            _ => self.find(key),
+        }
+    }
+
+    /// The state at an entry: a slot this table has just returned ([`Table::find`], [`Table::locate`],
+    /// [`Table::insert`], with no [`Table::retain`] since), always one of its entries.
+    pub(crate) fn get(&self, at: Slot) -> &HostState {
+        &self.cells[at.0 as usize].0
+    }
+
+    /// The state at an entry (as [`Table::get`]), to change.
+    #[inline(always)]
+    pub(crate) fn get_mut(&mut self, at: Slot) -> &mut HostState {
+        &mut self.cells[at.0 as usize].0
+    }
+
+    /// Insert a key known to be absent; returns its entry.
+    pub(crate) fn insert(&mut self, key: HostKey, state: HostState) -> Slot {
+        let Table { keys, cells, index, hasher } = self;
+        let at = keys.len() as u32;
+        let hash = hasher.hash_one(&key);
+        keys.push(key);
+        cells.push(Cell(state));
+        index.insert(hash, at, &|i| hasher.hash_one(&keys[i as usize]));
+        Slot(at)
+    }
+
+    /// Keep the entries for which `keep` holds (in their order); the others' slots may then hold other hosts.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&HostState) -> bool) {
+        let before = self.cells.len();
+        let mut kept = 0;
+        for i in 0..before {
+            if keep(&self.cells[i].0) {
+                self.keys.swap(kept, i);
+                self.cells.swap(kept, i);
+                kept += 1;
+            }
+        }
+        if kept != before {
+            self.keys.truncate(kept);
+            self.cells.truncate(kept);
+            let Table { keys, index, hasher, .. } = self;
+            index.clear();
+            for (i, k) in keys.iter().enumerate() {
+                index.insert(hasher.hash_one(k), i as u32, &|j| hasher.hash_one(&keys[j as usize]));
+            }
+        }
+    }
+
+    /// Every host, in order.
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&HostKey, &HostState)> {
+        self.keys.iter().zip(self.cells.iter().map(|c| &c.0))
+    }
+
+    /// Every host's state, to change.
+    pub(crate) fn states_mut(&mut self) -> impl Iterator<Item = &mut HostState> {
+        self.cells.iter_mut().map(|c| &mut c.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+
+    #[test]
+    fn a_host_fills_one_aligned_pair_of_cache_lines_with_what_a_decision_reads_first() {
+        // the layout itself is asserted at compile time (next to `Cell`), for the target being built
+        assert_eq!((std::mem::size_of::<Cell>(), std::mem::align_of::<Cell>()), (128, 128));
+        let limits = Policy::default().limits().unwrap();
+        let mut t = Table::default();
+        for h in 0..3 {
+            t.insert(HostKey::parse(&format!("h{h}.example")).unwrap(), HostState::new(&limits));
+        }
+        assert!(t.cells.iter().all(|c| (c as *const Cell as usize) % 128 == 0));
+    }
+}

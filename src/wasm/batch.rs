@@ -1,0 +1,147 @@
+//! The batched path of `acquireIds`: decisions through each interned id's remembered registry [`Slot`] (no hash
+//! lookup when the slot still holds the host), each reduced to its wait (no [`crate::Decision`] is built).
+
+use crate::error::Error;
+use crate::host::HostState;
+use crate::host_key::HostKey;
+use crate::registry::{Registry, Slot};
+use crate::time::{duration_nanos, Instant};
+
+/// Remembered [`Slot`]s of many hosts, by a caller's dense ids (0, 1, 2…), in 4 bytes each: a batch of decisions
+/// reads 4 bytes a host here. A slot is a hint the registry checks against the host's key: one that no longer
+/// holds its host (the registry evicted hosts since) costs a lookup, never a decision for another host.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Slots {
+    slots: Vec<Slot>,
+}
+
+impl Slots {
+    /// Ids known.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Know ids up to `len` (new ones have no slot yet).
+    pub(crate) fn grow_to(&mut self, len: usize) {
+        if self.slots.len() < len {
+            self.slots.resize(len, Slot::NONE);
+        }
+    }
+
+    /// `id`'s slot ([`Slot::NONE`] when none is remembered yet); `None` for an unknown id.
+    #[inline(always)]
+    pub(crate) fn get(&self, id: u32) -> Option<Slot> {
+        self.slots.get(id as usize).copied()
+    }
+
+    /// Remember `slot` for a known `id`.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, id: u32, slot: Slot) {
+        if let Some(s) = self.slots.get_mut(id as usize) {
+            *s = slot;
+        }
+    }
+}
+
+/// Reserve the next departure to `host` through `slot` (see [`Registry::acquire_at`]): its wait in nanoseconds
+/// and the host's slot now. Inlined into the batch loop, so a loop of decisions makes no call per decision.
+#[inline(always)]
+pub(crate) fn acquire_wait_ns(
+    registry: &mut Registry,
+    host: &HostKey,
+    slot: Slot,
+    now: Instant,
+) -> Result<(u64, Slot), Error> {
+    let (state, now, slot) = registry.state_at(host, slot, now)?;
+    Ok((wait_ns(state, now), slot))
+}
+
+/// [`HostState::acquire`]'s wait in nanoseconds. A host without concurrency permits always reserves, so its wait
+/// is the whole decision; a host with permits goes through [`HostState::acquire`] (whose wait is then the one
+/// reported, reserved or not).
+#[inline(always)]
+fn wait_ns(state: &mut HostState, now: Instant) -> u64 {
+    if state.permits.is_some() {
+        return duration_nanos(state.acquire(now).wait);
+    }
+    let (at, layer) = state.earliest(now);
+    state.charge(at, layer, now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Layer;
+    use crate::policy::{Policy, Quota};
+    use std::time::Duration;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The batch loop's decision (the wait only) is `acquire`'s: same waits, same state after, through waits set
+    /// by every layer (interval, burst, quota, cooldown, server quota); with permits `wait_ns` is `acquire` itself
+    /// (its fallback), checked here for the concurrency layer's waits all the same.
+    #[test]
+    fn wait_ns_decides_exactly_as_acquire() {
+        let cases = [
+            (
+                Policy { rate_per_sec: 4.0, burst_capacity: 2.0, min_interval_sec: 0.1, ..Policy::default() },
+                vec![Layer::Interval, Layer::Burst, Layer::Cooldown, Layer::ServerQuota],
+            ),
+            (
+                Policy { quota: Some(Quota { limit: 3, window_sec: 2.0 }), ..Policy::default() },
+                vec![Layer::Quota], // its backlog outlasts the cooldown and the server block: those are case 1's
+            ),
+            (Policy { max_concurrency: 2, lease_sec: 1.0, ..Policy::default() }, vec![Layer::Concurrency]),
+        ];
+        for (policy, layers) in cases {
+            let limits = policy.limits().unwrap();
+            let (mut full, mut lean) = (HostState::new(&limits), HostState::new(&limits));
+            let mut t = 0;
+            for step in 0..300u64 {
+                t += [0, 30, 250, 600, 80, 900, 5][step as usize % 7]; // ms: bursts and idle spells
+                let now = Instant::from_millis(t);
+                for s in [&mut full, &mut lean] {
+                    if step % 60 == 20 {
+                        s.throttle(&limits, Some(Duration::from_millis(900)), now);
+                    }
+                    if step % 60 == 50 {
+                        s.server_quota_until(now.add_nanos(1_300_000_000));
+                    }
+                }
+                let d = full.acquire(now);
+                let w = wait_ns(&mut lean, now);
+                assert_eq!(w, duration_nanos(d.wait), "{policy:?} step {step}");
+                assert_eq!(full, lean, "{policy:?} step {step}");
+            }
+            for layer in layers {
+                let waited = layer.wait_index().map(|i| full.counters().wait_ms[i]);
+                assert!(waited > Some(0), "{policy:?}: no wait set by {layer:?}: the test must exercise it");
+            }
+        }
+    }
+
+    /// Through evictions (which move the registry's entries), decisions through remembered slots are those of a
+    /// registry asked by key, and a slot that no longer holds its host never decides for another.
+    #[test]
+    fn remembered_slots_decide_as_lookups_do_through_evictions() {
+        let policy = Policy { max_hosts: 2, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let (mut hinted, mut plain) = (Registry::new(policy.clone()).unwrap(), Registry::new(policy).unwrap());
+        let hosts = ["a.example", "b.example", "c.example"].map(|h| HostKey::parse(h).unwrap());
+        let mut slots = Slots::default();
+        slots.grow_to(3);
+        assert_eq!(slots.len(), 3);
+        assert!(slots.get(3).is_none(), "an id never known has no slot");
+        for step in 0..60u64 {
+            let id = (step * 5 % 7 % 3) as u32;
+            let now = Instant::from_secs(step / 6 * 40 + step % 6);
+            let key = &hosts[id as usize];
+            let expected = plain.acquire(key, now).map(|d| duration_nanos(d.wait));
+            let got = acquire_wait_ns(&mut hinted, key, slots.get(id).unwrap(), now).map(|(w, at)| {
+                slots.set(id, at);
+                w
+            });
+            assert_eq!(got, expected, "step {step}");
+        }
+        assert_eq!(hinted.snapshot(Instant::ZERO), plain.snapshot(Instant::ZERO));
+    }
+}
