@@ -1,4 +1,4 @@
-//! The frontier: a host-aware ready queue ("wait in the scheduler, not the fetcher", seed 002).
+//! The frontier: a host-aware ready queue ("wait in the scheduler, not the fetcher").
 //!
 //! Push URLs; pop the next URL whose host may depart now, or learn how long until one may. FIFO per host
 //! (higher priority first within a host), round-robin across hosts that are ready together. The frontier asks a

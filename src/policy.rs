@@ -7,9 +7,9 @@ use crate::time::{check_rate, check_secs, secs_to_nanos, MAX_DURATION_SEC};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Why seed 000's default knobs (rate 2/s, burst capacity 4: two seconds of traffic) need no further reason.
+/// Why the default knobs (rate 2/s, burst capacity 4: two seconds of traffic) need no further reason.
 pub const DEFAULT_BURST_JUSTIFICATION: &str =
-    "seed 000's default knobs (rate 2/s, burst capacity 4), kept for compatibility with its crawler";
+    "the default knobs (rate 2/s, burst capacity 4), kept for crawlers configured with them";
 
 /// A quota: at most `limit` departures in any window of `window_sec` seconds (a sliding window, not a calendar
 /// one).
@@ -45,7 +45,7 @@ impl Default for Adaptive {
 }
 
 /// The politeness configuration of a crawler, per host. Field names (camelCase in JSON and JS) and defaults
-/// follow seed 000's knobs: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3.
+/// are the crawler knobs hostpace grew from: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Policy {
@@ -55,7 +55,7 @@ pub struct Policy {
     /// `CRAWL_BURST_CAPACITY`.
     pub burst_capacity: f64,
     /// Why a burst larger than about one second of traffic is acceptable; without one such a policy is accepted
-    /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`] (seed 000's default knobs carry a
+    /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`] (the default knobs carry a
     /// built-in one, [`crate::DEFAULT_BURST_JUSTIFICATION`]).
     pub burst_justification: Option<String>,
     /// The interval floor: no two departures to a host closer than this, in seconds (0 = no floor). robots.txt
@@ -108,7 +108,7 @@ impl Default for Policy {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Warning {
     /// `burstCapacity` holds more than about one second of traffic (`> ceil(ratePerSec)`) and the policy carries
-    /// no `burstJustification` (seed 002: a burst is what a target's access log sees as rude).
+    /// no `burstJustification` (a burst is what a target's access log sees as rude).
     BurstAboveOneSecond {
         /// The configured capacity.
         burst_capacity: f64,
@@ -189,7 +189,7 @@ impl Policy {
         Ok(warnings)
     }
 
-    /// The recorded reason for a burst above one second of traffic: `burstJustification`, or for seed 000's
+    /// The recorded reason for a burst above one second of traffic: `burstJustification`, or for the
     /// default knobs (rate 2/s, capacity 4) the built-in one.
     pub fn justification(&self) -> Option<&str> {
         match self.burst_justification.as_deref().map(str::trim) {
@@ -337,7 +337,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_seed_000_knobs_and_valid_without_warning() {
+    fn defaults_are_the_crawler_knobs_and_valid_without_warning() {
         let p = Policy::default();
         assert_eq!((p.rate_per_sec, p.burst_capacity, p.max_backoff_sec, p.max_retries), (2.0, 4.0, 120.0, 3));
         assert_eq!(p.validate(), Ok(vec![]));

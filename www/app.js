@@ -6,7 +6,7 @@
 // `audit`). This file only keeps the clock, plays the crawler (one queue of links per host, fetched when the
 // module says the host may be visited) and the servers (their scripted answers), and draws what happened.
 //
-// The crawler waits in the scheduler (seed 002): a host's next link is reserved with `acquire` only once `peek`
+// The crawler waits in the scheduler, not the fetcher: a host's next link is reserved with `acquire` only once `peek`
 // says it may go now, so a 429 that arrives while links are queued stops every later departure.
 
 import * as hostpace from './pkg/browser.js';

@@ -105,7 +105,7 @@ mod tests {
         Instant::from_secs(s)
     }
 
-    /// Seed 002: interval floor 2 s + burst rate 10 capacity 10 → the second acquire waits ≥ 2 s.
+    /// Interval floor 2 s + burst rate 10 capacity 10 → the second acquire waits ≥ 2 s.
     #[test]
     fn a_burst_never_overrides_a_declared_interval() {
         let policy = Policy {
@@ -122,7 +122,7 @@ mod tests {
         assert_eq!((second.wait, second.layer), (Duration::from_secs(2), Layer::Interval));
     }
 
-    /// Seed 000: after a 429 with cooldown T nothing departs before T, and the bucket restarts from zero.
+    /// After a 429 with cooldown T nothing departs before T, and the bucket restarts from zero.
     #[test]
     fn after_a_429_nothing_departs_before_the_cooldown_and_the_bucket_restarts_empty() {
         let mut h = HostLimiter::new(&Policy::default()).unwrap();

@@ -91,9 +91,9 @@ mod tests {
     use crate::layers::Meter;
     use std::time::Duration;
 
-    /// Seed 002: interval 2 s → waits 0, 2, 4, 6 s for four callers arriving together.
+    /// Interval 2 s → waits 0, 2, 4, 6 s for four callers arriving together.
     #[test]
-    fn seed_002_slots_are_reserved_one_interval_apart() {
+    fn slots_are_reserved_one_interval_apart() {
         let mut l = LeakyBucket::new(2.0).unwrap();
         let waits: Vec<u64> = (0..4).map(|_| l.acquire(Instant::ZERO).as_secs()).collect();
         assert_eq!(waits, vec![0, 2, 4, 6]);

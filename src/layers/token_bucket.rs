@@ -127,9 +127,9 @@ mod tests {
         Instant::from_millis(n)
     }
 
-    /// Seed 002: rate 1, capacity 5 → the first five waits are 0, the rest > 0.
+    /// Rate 1, capacity 5 → the first five waits are 0, the rest > 0.
     #[test]
-    fn seed_002_first_five_free_then_waits() {
+    fn first_five_free_then_waits() {
         let mut b = TokenBucket::new(1.0, 5.0).unwrap();
         let waits: Vec<Duration> = (0..8).map(|_| b.acquire(ms(0))).collect();
         assert!(waits[..5].iter().all(|w| w.is_zero()), "{waits:?}");

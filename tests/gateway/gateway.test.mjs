@@ -47,7 +47,7 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
     await Promise.all(origins.map((o) => o.close()));
   });
 
-  test("seed 000's smoke test: 429 + Retry-After: 3 once, then 200 → 200 after 3–5 s, exactly one retry", async () => {
+  test("smoke test: 429 + Retry-After: 3 once, then 200 → 200 after 3–5 s, exactly one retry", async () => {
     const o = await origin({ '/page': [{ status: 429, headers: { 'Retry-After': '3' } }, { status: 200, body: 'ok' }] });
     const t0 = clockMs();
     const res = await gateway.fetchVia(o.url('/page'));

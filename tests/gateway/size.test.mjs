@@ -1,4 +1,4 @@
-// The gateway Worker's wasm module stays within its budget (issue 5: at most 300 KB gzipped). Measured on the
+// The gateway Worker's wasm module stays within its budget (at most 300 KB gzipped). Measured on the
 // build scripts/build-worker.sh makes (worker-build --release with opt-level z, wasm-opt), gzip -9.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -138,7 +138,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_seed_000s_knobs() {
+    fn defaults_are_the_crawler_knobs() {
         let c = with(&[]).unwrap();
         assert_eq!((c.policy.rate_per_sec, c.policy.burst_capacity), (2.0, 4.0));
         assert_eq!((c.policy.max_backoff_sec, c.policy.max_retries), (120.0, 3));

@@ -1,4 +1,5 @@
-//! The seeds' rules and the known failures of peer limiters, as regression tests named for the behaviour.
+//! The founding rules of pacing and the known failures of peer limiters, as regression tests named for the
+//! behaviour.
 
 use hostpace::Clock;
 use hostpace::{
@@ -17,26 +18,26 @@ fn policy(rate: f64, capacity: f64, floor_sec: f64) -> Policy {
     }
 }
 
-/// Seed 002, ported exactly: token bucket rate 1 capacity 5 → first five waits 0, the rest > 0.
+/// Token bucket rate 1 capacity 5 → first five waits 0, the rest > 0.
 #[test]
-fn seed_002_token_bucket_first_five_free() {
+fn token_bucket_first_five_free() {
     let mut b = TokenBucket::new(1.0, 5.0).unwrap();
     let waits: Vec<Duration> = (0..10).map(|_| b.acquire(Instant::ZERO)).collect();
     assert!(waits[..5].iter().all(Duration::is_zero));
     assert!(waits[5..].iter().all(|w| !w.is_zero()));
 }
 
-/// Seed 002, ported exactly: leaky bucket interval 2 s → waits 0, 2, 4, 6 s.
+/// Leaky bucket interval 2 s → waits 0, 2, 4, 6 s.
 #[test]
-fn seed_002_leaky_bucket_reserves_slots() {
+fn leaky_bucket_reserves_slots() {
     let mut l = LeakyBucket::new(2.0).unwrap();
     let waits: Vec<Duration> = (0..4).map(|_| l.acquire(Instant::ZERO)).collect();
     assert_eq!(waits, [0, 2, 4, 6].map(Duration::from_secs));
 }
 
-/// Seed 002, ported exactly: interval floor 2 s + burst rate 10 capacity 10 → second acquire waits ≥ 2 s.
+/// Interval floor 2 s + burst rate 10 capacity 10 → second acquire waits ≥ 2 s.
 #[test]
-fn seed_002_burst_capacity_never_overrides_the_interval() {
+fn burst_capacity_never_overrides_the_interval() {
     let mut h = HostLimiter::new(&policy(10.0, 10.0, 2.0)).unwrap();
     assert!(h.acquire(Instant::ZERO).wait.is_zero());
     let second = h.acquire(Instant::ZERO);
@@ -44,9 +45,9 @@ fn seed_002_burst_capacity_never_overrides_the_interval() {
     assert_eq!(second.layer, Layer::Interval);
 }
 
-/// Seed 000: after a 429 with cooldown T nothing departs before T; the bucket restarts from zero.
+/// After a 429 with cooldown T nothing departs before T; the bucket restarts from zero.
 #[test]
-fn seed_000_nothing_departs_during_a_cooldown_and_the_bucket_restarts_empty() {
+fn nothing_departs_during_a_cooldown_and_the_bucket_restarts_empty() {
     let clock = FakeClock::starting_at(Instant::from_secs(1_000));
     let mut r = Registry::new(Policy::default()).unwrap();
     let host = HostKey::from_url("http://example.com/").unwrap();
