@@ -176,10 +176,16 @@ impl Registry {
         Some(self.hosts.get_mut(at))
     }
 
-    /// Confirm that a request reserved for `host` is leaving at `now` (see [`HostState::depart`]): zero means
-    /// go; otherwise wait that long and confirm again.
-    pub fn depart(&mut self, host: &HostKey, now: Instant) -> Duration {
+    /// Confirm that a request reserved for `host` to leave at `departs` is leaving at `now`: zero means go (the
+    /// departure is recorded, see [`HostState::depart`]); otherwise wait that long and confirm again. Before
+    /// `departs` (a timer that fired early) the answer is what remains until it, and nothing is recorded; from
+    /// `departs` on, a departure before this one that left late may still ask for a wait. A caller that knows no
+    /// reserved instant passes `now`.
+    pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Duration {
         let now = self.clamp(now);
+        if departs > now {
+            return departs.saturating_duration_since(now);
+        }
         self.tracked_mut(host).map_or(Duration::ZERO, |s| s.depart(now))
     }
 
@@ -312,6 +318,43 @@ mod tests {
         assert!(d.wait.is_zero(), "c is new");
         assert_eq!((at_c, r.len()), (Slot(2), 3));
         assert_eq!(r.host(&a).cloned(), before_a, "a still untouched");
+    }
+
+    #[test]
+    fn depart_before_the_reserved_instant_answers_the_rest_and_records_nothing() {
+        let policy = Policy { min_interval_sec: 0.2, rate_per_sec: 100.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        let h = key("a.example");
+        let ms = Instant::from_millis;
+        let a = r.acquire(&h, ms(0)).unwrap();
+        let b = r.acquire(&h, ms(0)).unwrap();
+        assert_eq!((a.departs, b.departs), (ms(0), ms(200)));
+        // a leaves 120 ms late: recorded
+        assert_eq!(r.depart(&h, a.departs, ms(120)), Duration::ZERO);
+        let recorded = r.host(&h).cloned();
+        // b's timer fires early: the rest of its wait, nothing recorded
+        assert_eq!(r.depart(&h, b.departs, ms(150)), Duration::from_millis(50));
+        assert_eq!(r.depart(&h, b.departs, ms(190)), Duration::from_millis(10));
+        assert_eq!(r.host(&h).cloned(), recorded, "an early confirmation records nothing");
+        // at its reserved instant b still waits for the interval since a really left, then goes
+        assert_eq!(r.depart(&h, b.departs, ms(200)), Duration::from_millis(120));
+        assert_eq!(r.host(&h).cloned(), recorded, "a confirmation told to wait records nothing");
+        assert_eq!(r.depart(&h, b.departs, ms(320)), Duration::ZERO);
+        assert_ne!(r.host(&h).cloned(), recorded);
+        // the next one, reserved for 400: early, then held to 200 ms after b really left (320)
+        let c = r.acquire(&h, ms(330)).unwrap();
+        assert_eq!(c.departs, ms(400));
+        assert_eq!(r.depart(&h, c.departs, ms(399)), Duration::from_millis(1));
+        assert_eq!(r.depart(&h, c.departs, ms(400)), Duration::from_millis(120));
+        assert_eq!(r.depart(&h, c.departs, ms(520)), Duration::ZERO);
+        // a caller that knows no reserved instant passes `now`: the interval since c left (520) is kept
+        assert_eq!(r.depart(&h, ms(600), ms(600)), Duration::from_millis(120));
+        assert_eq!(r.depart(&h, ms(720), ms(720)), Duration::ZERO);
+        // a host not tracked: the rest of the wait while early, then go, and it is not tracked by confirming
+        let new = key("new.example");
+        assert_eq!(r.depart(&new, ms(900), ms(800)), Duration::from_millis(100));
+        assert_eq!(r.depart(&new, ms(900), ms(900)), Duration::ZERO);
+        assert_eq!(r.len(), 1);
     }
 
     #[test]

@@ -386,12 +386,29 @@ impl JsLimiter {
     }
 
     /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the
-    /// milliseconds to wait before confirming again (a late departure before it must keep its interval).
-    /// `schedule` and `fetch` do this; callers of `acquire` who send on their own should too.
-    pub fn depart(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> Result<f64, JsValue> {
+    /// milliseconds to wait before confirming again: what remains until `departsMs` (the decision's reserved
+    /// instant, when given) while it has not come, nothing recorded; after it, the wait a late departure before
+    /// this one asks for to keep its interval. `schedule` and `fetch` do this; callers of `acquire` who send on
+    /// their own should too.
+    pub fn depart(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
+        #[wasm_bindgen(js_name = departsMs)] departs_ms: Option<f64>,
+    ) -> Result<f64, JsValue> {
         let key = self.shared.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
-        Ok(ms(self.shared.registry.borrow_mut().depart(&key, now)))
+        let departs = match departs_ms {
+            None => now,
+            Some(v) if is_ms(v) => Instant::from_millis_f64(v),
+            Some(v) => {
+                return Err(js_error(format!(
+                    "invalid departsMs: {} (expected milliseconds from 0 to {:.0})",
+                    Num(v),
+                    super::MAX_MS
+                )))
+            }
+        };
+        Ok(ms(self.shared.registry.borrow_mut().depart(&key, departs, now)))
     }
 
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.

@@ -156,9 +156,10 @@ impl HostDesk {
         }
     }
 
-    /// Confirm a reserved departure at `now` (the core's `depart`): zero means go.
-    pub fn depart(&mut self, now: Instant) -> Duration {
-        self.registry.depart(&self.key, now)
+    /// Confirm at `now` a departure reserved for `departs` (the core's `depart`): zero means go. A caller that
+    /// knows no reserved instant passes `now`.
+    pub fn depart(&mut self, departs: Instant, now: Instant) -> Duration {
+        self.registry.depart(&self.key, departs, now)
     }
 
     /// Learn from what came back (the core's `observe`), and give back `permit` if given.

@@ -142,7 +142,9 @@ impl HostObject {
                 let ask = desk.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
                 // a departure that may go now is confirmed in the same call when the caller will send at once
                 let confirmed = match &ask {
-                    Ask::Go(d) if req.confirm && d.reserved && d.wait.is_zero() => desk.depart(now).is_zero(),
+                    Ask::Go(d) if req.confirm && d.reserved && d.wait.is_zero() => {
+                        desk.depart(d.departs, now).is_zero()
+                    }
                     _ => false,
                 };
                 Ok(((ask, now), confirmed))
@@ -193,7 +195,7 @@ impl HostObject {
         let req: DepartRequest = parse(body)?;
         let mut waited = Duration::ZERO;
         for _ in 0..100 {
-            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now)))?;
+            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now, now)))?;
             if wait.is_zero() {
                 return Ok(DepartReply { wait_ms: 0.0 });
             }
