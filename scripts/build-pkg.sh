@@ -20,6 +20,7 @@ node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=
   "$OUT/hostpace_bg.wasm" -o "$OUT/hostpace_bg.wasm"
 
 cp src/wasm/polite.js "$OUT/polite.js"
+cp src/wasm/lifecycle.js "$OUT/lifecycle.js"   # the request lifecycle of Limiter and GatewayLimiter
 cp src/wasm/gateway.js src/wasm/gateway.d.ts "$OUT/"   # GatewayLimiter: plain JS, nothing in the wasm
 
 # Entry points: the same glue, initialised the way each environment loads a module.

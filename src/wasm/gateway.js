@@ -2,13 +2,10 @@
 // permission API (POST /v1/acquire, POST /v1/observe), so every process of a crawler fleet shares one budget per
 // host. Moving a crawler from one process to a fleet is one line: `new Limiter(config)` becomes
 // `new GatewayLimiter(baseUrl, token)`. Every wait, cooldown and retry verdict comes from the gateway (its host
-// objects run the same core); this file only calls it and sleeps. Plain JavaScript: it adds nothing to the wasm
-// module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
+// objects run the same core); this file only calls it, and `schedule` and `fetch` go through the request lifecycle
+// shared with `Limiter` (lifecycle.js). Plain JavaScript: it adds nothing to the wasm module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
 
-import { abortReason, isResponseLike, sleep } from './polite.js';
-
-// The waiting helpers are `Limiter`'s own (polite.js); gateway waits are rounded up to whole milliseconds.
-const sleepMs = (ms, signal) => sleep(Math.ceil(ms), signal);
+import { fetchThrough, isResponseLike, scheduleThrough } from './lifecycle.js';
 
 function headerPairs(headers) {
   if (!headers) return [];
@@ -57,6 +54,21 @@ export class GatewayLimiter {
 
   #token;
   #fetch;
+
+  /** The gateway's side of the request lifecycle (lifecycle.js): every call a round trip. */
+  #turns = {
+    owner: this,
+    acquire: (url) => this.acquire(url),
+    depart: (url) => this.depart(url),
+    observe: (url, decision, response, latencyMs, attempt) =>
+      this.observe(url, response, latencyMs, { permitId: decision.permitId, attempt }),
+    // a task that failed counts as a timeout, and its permit comes back in the same call
+    observeFailure: (url, decision) =>
+      this.#call('POST', '/v1/observe', { url: String(url), timeout: true, permitId: decision.permitId }),
+    release: (url, decision) => this.release(url, decision.permitId),
+    // the gateway decided when it observed the response
+    retryVerdict: (_response, _attempt, observed) => observed && observed.verdict,
+  };
 
   async #call(method, path, body) {
     const init = { method, headers: { authorization: `Bearer ${this.#token}` } };
@@ -133,49 +145,12 @@ export class GatewayLimiter {
     return this.#call('GET', `/v1/hosts/${encodeURIComponent(String(host))}`);
   }
 
-  async #turn(url, signal) {
-    for (;;) {
-      if (signal && signal.aborted) throw abortReason(signal);
-      const decision = await this.acquire(url);
-      await sleepMs(decision.waitMs, signal);
-      if (!decision.reserved) continue;
-      for (let extra = await this.depart(url); extra > 0; extra = await this.depart(url)) await sleepMs(extra, signal);
-      return decision;
-    }
-  }
-
-  async #run(url, task, signal, attempt) {
-    const decision = await this.#turn(url, signal);
-    const started = performance.now();
-    let result;
-    try {
-      result = await task();
-    } catch (error) {
-      await this.#call('POST', '/v1/observe', { url: String(url), timeout: true, permitId: decision.permitId }).catch(
-        () => {},
-      );
-      throw error;
-    }
-    if (isResponseLike(result)) {
-      const observed = await this.observe(url, result, performance.now() - started, {
-        permitId: decision.permitId,
-        attempt,
-      });
-      return { result, observed };
-    }
-    await this.release(url, decision.permitId);
-    return { result, observed: undefined };
-  }
-
   /**
    * Wait for `url`'s host's turn at the gateway, run `task`, report its result if it is a `Response`, give back
    * its permit. `options.signal` aborts the wait.
    */
   async schedule(url, task, options) {
-    if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
-    const signal = options ? options.signal : undefined;
-    const { result } = await this.#run(url, task, signal, undefined);
-    return result;
+    return scheduleThrough(this.#turns, url, task, options);
   }
 
   /**
@@ -184,24 +159,6 @@ export class GatewayLimiter {
    * `hostpaceAttempts` says how many attempts it took.
    */
   async fetch(url, init) {
-    const target = String(url);
-    const signal = init ? init.signal : undefined;
-    for (let attempt = 1; ; attempt++) {
-      const { result: response, observed } = await this.#run(
-        target,
-        () => globalThis.fetch(target, init),
-        signal,
-        attempt,
-      );
-      if (!observed || observed.verdict !== 'retry') {
-        response.hostpaceAttempts = attempt;
-        return response;
-      }
-      try {
-        if (response.body) await response.body.cancel();
-      } catch (_) {
-        // a body already consumed cannot be cancelled; nothing to free
-      }
-    }
+    return fetchThrough(this.#turns, String(url), init);
   }
 }

@@ -1,94 +1,44 @@
-// The asynchronous half of Limiter: sleep for the waits the core computed, run the task, report back.
-// Every decision (waits, layers, retry verdicts) comes from the wasm core; this file only waits and calls.
+// The JavaScript half of Limiter: `schedule` and `fetch` through the request lifecycle (lifecycle.js, shared with
+// GatewayLimiter), and the argument checks of the per-call methods. Every decision (waits, layers, confirmations,
+// retry verdicts) comes from the wasm core; this file only adapts and calls.
 // Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
-import { Frontier, Limiter, nowMs } from './hostpace.js';
+import { Frontier, Limiter } from './hostpace.js';
+import { fetchThrough, scheduleThrough, wake } from './lifecycle.js';
 
-/** Calls waiting for a concurrency permit of a limiter, woken on every release. */
-const waiting = new WeakMap();
-
-function wake(limiter) {
-  const set = waiting.get(limiter);
-  if (set) {
-    waiting.delete(limiter);
-    for (const resolve of set) resolve();
+/** `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. */
+class LocalTurns {
+  constructor(limiter) {
+    this.owner = limiter;
   }
-}
 
-/** The reason an aborted `signal` gives (shared with gateway.js). */
-export function abortReason(signal) {
-  return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
-}
+  acquire(url) {
+    return this.owner.acquire(url);
+  }
 
-/** Resolve after `ms` (or on a release of `limiter`'s permits, when given); reject if `signal` aborts first. */
-export function sleep(ms, signal, limiter) {
-  return new Promise((resolve, reject) => {
-    if (signal && signal.aborted) {
-      reject(abortReason(signal));
-      return;
+  depart(url, decision) {
+    return this.owner.depart(url, decision.departsMs);
+  }
+
+  observe(url, decision, response, latencyMs) {
+    try {
+      return this.owner.observe(url, response, latencyMs);
+    } finally {
+      this.release(url, decision);
     }
-    let timer;
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortReason(signal));
-    };
-    const done = () => {
-      clearTimeout(timer);
-      if (signal) signal.removeEventListener('abort', onAbort);
-      resolve();
-    };
-    timer = setTimeout(done, Math.max(0, ms));
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
-    if (limiter) {
-      let set = waiting.get(limiter);
-      if (!set) waiting.set(limiter, (set = new Set()));
-      set.add(done);
-    }
-  });
-}
+  }
 
-export function isResponseLike(value) {
-  return value !== null && typeof value === 'object' && typeof value.status === 'number';
-}
+  observeFailure(url, decision) {
+    this.release(url, decision);
+    this.owner.observeFailure(url);
+  }
 
-async function runReserved(limiter, url, decision, signal, task) {
-  while (!decision.reserved) {
-    // every permit is held: wait for a release or the first lease to end, then ask again
-    await sleep(decision.waitMs, signal, limiter);
-    decision = limiter.acquire(url);
+  release(url, decision) {
+    if (decision.permitId !== undefined) this.owner.release(url, decision.permitId);
   }
-  const permit = decision.permitId;
-  const release = () => {
-    if (permit !== undefined) limiter.release(url, permit);
-  };
-  try {
-    await sleep(decision.waitMs, signal);
-    // Timers may fire early, and a departure before this one may have left late: wait until the reserved
-    // instant has really come, then until the core confirms the interval since the last real departure.
-    for (;;) {
-      const early = decision.departsMs - nowMs();
-      const extra = early > 0 ? early : limiter.depart(url);
-      if (extra <= 0) break;
-      await sleep(extra, signal);
-    }
-  } catch (reason) {
-    release(); // an aborted wait gives back its permit (its slot in the pacing stays spent)
-    throw reason;
+
+  retryVerdict(response, attempt) {
+    return this.owner.retryVerdict(response.status, attempt);
   }
-  const started = nowMs();
-  let result;
-  try {
-    result = await task();
-  } catch (error) {
-    release();
-    limiter.observeFailure(url);
-    throw error;
-  }
-  try {
-    if (isResponseLike(result)) limiter.observe(url, result, nowMs() - started);
-  } finally {
-    release();
-  }
-  return result;
 }
 
 // Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart; Frontier's push, pop, take,
@@ -132,8 +82,8 @@ limiterRaw.intern = function (url) {
 limiterRaw.acquireId = function (id, nowMs) {
   return acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true));
 };
-limiterRaw.depart = function (url) {
-  return depart.call(this, urlArg(url));
+limiterRaw.depart = function (url, departsMs) {
+  return depart.call(this, urlArg(url), numberArg(departsMs, 'departsMs', true));
 };
 const frontierRaw = Frontier.prototype;
 const { push, pop, take, waitMs } = frontierRaw;
@@ -160,10 +110,7 @@ Limiter.prototype.release = function release(url, permitId) {
 // before they return, and anything thrown before that (a bad URL, an aborted signal) becomes a rejected promise,
 // as with fetch.
 Limiter.prototype.schedule = async function schedule(url, task, options) {
-  if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
-  const signal = options ? options.signal : undefined;
-  if (signal && signal.aborted) throw abortReason(signal);
-  return runReserved(this, url, this.acquire(url), signal, task);
+  return scheduleThrough(new LocalTurns(this), url, task, options);
 };
 
 Limiter.prototype.fetch = async function politeFetch(input, init) {
@@ -180,21 +127,5 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
       // left as given: acquire() reports it
     }
   }
-  const signal = init ? init.signal : undefined;
-  if (signal && signal.aborted) throw abortReason(signal);
-  let decision = this.acquire(url);
-  for (let attempt = 1; ; attempt++) {
-    const response = await runReserved(this, url, decision, signal, () => globalThis.fetch(url, init));
-    if (this.retryVerdict(response.status, attempt) !== 'retry') {
-      response.hostpaceAttempts = attempt;
-      return response;
-    }
-    try {
-      if (response.body) await response.body.cancel();
-    } catch (_) {
-      // a body already consumed cannot be cancelled; nothing to free
-    }
-    if (signal && signal.aborted) throw abortReason(signal);
-    decision = this.acquire(url);
-  }
+  return fetchThrough(new LocalTurns(this), url, init);
 };

@@ -81,6 +81,31 @@ describe('GatewayLimiter against the running gateway', () => {
     assert.equal(observed.host, origin.host);
   });
 
+  test('schedule: an aborted wait rejects with its reason, a failing task with its error, and neither runs on', async () => {
+    const shared = new GatewayLimiter(gateway.base, gateway.token);
+    const url = origin.url('/lifecycle');
+    await shared.acquire(url);
+    await shared.acquire(url); // two reserved ahead: the next one waits about 500 ms
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    let ran = false;
+    const pending = shared.schedule(url, () => (ran = true), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 50);
+    await assert.rejects(within(pending, 5000), (e) => e === reason);
+    const boom = new Error('boom');
+    await assert.rejects(
+      within(
+        shared.schedule(url, () => {
+          throw boom;
+        }),
+        5000,
+      ),
+      (e) => e === boom,
+    );
+    assert.equal(await within(shared.schedule(url, () => 'after'), 5000), 'after');
+    assert.equal(ran, false);
+  });
+
   test('errors are GatewayErrors with the status and code', async () => {
     const wrong = new GatewayLimiter(gateway.base, 'wrong-token');
     await assert.rejects(wrong.acquire(origin.url('/')), (e) => e instanceof GatewayError && e.status === 401 && e.code === 'unauthorized');

@@ -18,6 +18,7 @@ import {
   initSync,
   nowMs,
 } from '../../pkg/node.js';
+import { fetchThrough, scheduleThrough } from '../../pkg/lifecycle.js';
 import {
   Origin,
   TOL,
@@ -834,6 +835,114 @@ describe('Frontier', () => {
     // 200k URLs take ~15 MiB: ~240 steps of 64 KiB; geometric growth needs a few dozen at most
     assert.ok(grows <= 40, `memory grew ${grows} times`);
     f.free();
+  });
+});
+
+describe('depart: the core confirms a reserved departure', () => {
+  test('depart(url, departsMs) before the reserved instant answers the rest of the wait and records nothing', () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 1, minIntervalSec: 1 });
+    const url = 'http://depart.test/a';
+    const a = limiter.acquire(url);
+    const b = limiter.acquire(url);
+    assert.ok(Math.abs(b.departsMs - a.departsMs - 1000) < 1, `${b.departsMs - a.departsMs} ms apart`);
+    const before = nowMs();
+    const early = limiter.depart(url, b.departsMs);
+    const after = nowMs();
+    assert.ok(early >= b.departsMs - after && early <= b.departsMs - before, `early by ${early} ms`);
+    // nothing was recorded: the first one still goes at once (a recorded departure would hold it for 1 s)
+    assert.equal(limiter.depart(url, a.departsMs), 0);
+    // without departsMs, the confirmation keeps the interval since the one that just left
+    const held = limiter.depart(url);
+    assert.ok(held > 990 && held <= 1000, `held ${held} ms`);
+    assert.ok(limiter.depart(url, b.departsMs) <= b.departsMs - before, 'still early: the rest of its wait');
+    // a host never seen: go, unless its reserved instant is still to come
+    assert.equal(limiter.depart('http://other.test/', a.departsMs), 0);
+    assert.ok(limiter.depart('http://other.test/', nowMs() + 500) > 490);
+    assert.equal(limiter.stats('other.test'), undefined, 'confirming tracks no host');
+  });
+
+  test('a bad departsMs is an Error naming it; undefined and null mean none', () => {
+    const limiter = new Limiter({ minIntervalSec: 1 });
+    const url = 'http://depart-args.test/';
+    limiter.acquire(url);
+    assert.throws(() => limiter.depart(url, 'soon'), (e) => e instanceof TypeError && /departsMs/.test(e.message));
+    for (const bad of [NaN, -1, Infinity]) assert.throws(() => limiter.depart(url, bad), namesField('departsMs'), String(bad));
+    assert.equal(limiter.depart(url, undefined), 0);
+    assert.ok(limiter.depart(url, null) > 990, 'null is no reserved instant: the interval since the last one is kept');
+  });
+});
+
+describe('the request lifecycle through an adapter that answers with promises (as GatewayLimiter)', () => {
+  /** An adapter answering from scripts, a millisecond later each time, recording every call. */
+  function scripted(decisions, departs = []) {
+    const calls = [];
+    const later = (value) => new Promise((resolve) => setTimeout(() => resolve(value), 1));
+    const adapter = {
+      acquire: () => (calls.push('acquire'), later(decisions.shift())),
+      depart: (_url, d) => (calls.push(`depart ${d.permitId}`), later(departs.shift() ?? 0)),
+      observe: (_url, d, res, latencyMs, attempt) => {
+        assert.ok(latencyMs >= 0);
+        calls.push(`observe ${res.status} ${attempt} ${d.permitId}`);
+        return later({ verdict: res.status === 429 ? 'retry' : 'done' });
+      },
+      observeFailure: (_url, d) => (calls.push(`failure ${d.permitId}`), later()),
+      release: (_url, d) => (calls.push(`release ${d.permitId}`), later()),
+      retryVerdict: (_res, _attempt, observed) => observed.verdict,
+    };
+    return { adapter, calls };
+  }
+  const url = 'http://lifecycle.test/';
+
+  test('schedule: asks again while no permit is free, confirms until go, runs, gives the permit back', async () => {
+    const { adapter, calls } = scripted(
+      [{ reserved: false, waitMs: 5 }, { reserved: true, waitMs: 5, permitId: 1 }],
+      [3, 0],
+    );
+    assert.equal(await scheduleThrough(adapter, url, () => 7), 7);
+    assert.deepEqual(calls, ['acquire', 'acquire', 'depart 1', 'depart 1', 'release 1']);
+  });
+
+  test('schedule: a failing task is reported as a failure; an aborted wait gives its permit back', async () => {
+    const boom = new Error('boom');
+    const failing = scripted([{ reserved: true, waitMs: 0, permitId: 2 }]);
+    await assert.rejects(
+      scheduleThrough(failing.adapter, url, () => Promise.reject(boom)),
+      (e) => e === boom,
+    );
+    assert.deepEqual(failing.calls, ['acquire', 'depart 2', 'failure 2']);
+    const aborted = scripted([{ reserved: true, waitMs: 10_000, permitId: 3 }]);
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    let ran = false;
+    const pending = scheduleThrough(aborted.adapter, url, () => (ran = true), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 20);
+    await assert.rejects(within(pending, 2000), (e) => e === reason);
+    assert.equal(ran, false);
+    assert.deepEqual(aborted.calls, ['acquire', 'release 3']);
+  });
+
+  test('fetch: retried on the verdict, the unused body cancelled, hostpaceAttempts counted', async () => {
+    const { adapter, calls } = scripted([
+      { reserved: true, waitMs: 0, permitId: 4 },
+      { reserved: true, waitMs: 0, permitId: 5 },
+    ]);
+    let cancelled = 0;
+    const answers = [
+      new Response(new ReadableStream({ cancel: () => void cancelled++ }), { status: 429 }),
+      new Response('ok', { status: 200 }),
+    ];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = async () => answers.shift();
+    try {
+      const res = await fetchThrough(adapter, url, {});
+      assert.equal(res.status, 200);
+      assert.equal(res.hostpaceAttempts, 2);
+      assert.equal(await res.text(), 'ok');
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    assert.equal(cancelled, 1, 'the 429 body was cancelled');
+    assert.deepEqual(calls, ['acquire', 'depart 4', 'observe 429 1 4', 'acquire', 'depart 5', 'observe 200 2 5']);
   });
 });
 

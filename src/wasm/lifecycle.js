@@ -1,0 +1,156 @@
+// One request's lifecycle, shared by `Limiter` (polite.js) and `GatewayLimiter` (gateway.js): wait for the reserved
+// turn (asking again while every concurrency permit is held), confirm it until the limiter says go, run the task,
+// report its response or its failure, give back the permit; for `fetch`, retry while the limiter's verdict says so
+// and cancel the body of a response not returned. Every wait and verdict comes from the limiter, through an
+// adapter; this file only sleeps and calls. Each adapter method may answer at once or with a promise:
+//
+//   acquire(url)                              reserve a departure: { waitMs, reserved, permitId?, ... }
+//   depart(url, decision)                     confirm it: 0 (go), or the milliseconds to wait and confirm again
+//   observe(url, decision, response, latencyMs, attempt)
+//                                             learn from a response and give back the decision's permit;
+//                                             answers what the observation changed (handed to retryVerdict)
+//   observeFailure(url, decision)             the task failed (threw, or a network error): record it and give
+//                                             back the permit
+//   release(url, decision)                    give back the permit (an aborted wait, a result not a response)
+//   retryVerdict(response, attempt, observed) 'retry' to send the request again, anything else to return it
+//   owner                                     optional: the object whose `wake(owner)` ends a wait for a permit
+//
+// Plain JavaScript, nothing in the wasm. Copied into the npm package by scripts/build-pkg.sh.
+
+/** Calls waiting for a concurrency permit, by owner, woken on every release. */
+const waiting = new WeakMap();
+
+/** Wake every call waiting for a permit of `owner` (it gave one back): each asks again. */
+export function wake(owner) {
+  const set = owner === undefined ? undefined : waiting.get(owner);
+  if (set) {
+    waiting.delete(owner);
+    for (const resolve of set) resolve();
+  }
+}
+
+/** The reason an aborted `signal` gives. */
+export function abortReason(signal) {
+  return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
+}
+
+/** Resolve after `ms` (or on `wake(owner)`, when given); reject if `signal` aborts first. */
+export function sleep(ms, signal, owner) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    let timer;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal));
+    };
+    const done = () => {
+      clearTimeout(timer);
+      if (signal) signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    timer = setTimeout(done, Math.max(0, ms));
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    if (owner !== undefined) {
+      let set = waiting.get(owner);
+      if (!set) waiting.set(owner, (set = new Set()));
+      set.add(done);
+    }
+  });
+}
+
+export function isResponseLike(value) {
+  return value !== null && typeof value === 'object' && typeof value.status === 'number';
+}
+
+/** Run `report` (an adapter call that gives back a permit), then wake the owner's waiters, even if it failed. */
+async function givingBack(adapter, report) {
+  try {
+    return await report();
+  } finally {
+    wake(adapter.owner);
+  }
+}
+
+/** The same, for a path that already rejects with its own reason: a failure of the report is dropped. */
+async function givingBackQuietly(adapter, report) {
+  try {
+    await givingBack(adapter, report);
+  } catch (_) {
+    // the caller sees the reason it is already failing with
+  }
+}
+
+/**
+ * Wait for a reserved turn to `url` and confirm it: the decision to send under. The first `acquire` is called
+ * synchronously, so the departure is reserved before the caller's promise is even returned.
+ */
+async function turn(adapter, url, signal) {
+  for (;;) {
+    if (signal && signal.aborted) throw abortReason(signal);
+    const decision = await adapter.acquire(url);
+    if (decision.reserved) {
+      try {
+        // Timers may fire early, and a departure before this one may have left late: after the wait, confirm
+        // until the limiter says go.
+        await sleep(decision.waitMs, signal);
+        for (let wait = await adapter.depart(url, decision); wait > 0; wait = await adapter.depart(url, decision)) {
+          await sleep(wait, signal);
+        }
+      } catch (reason) {
+        // an aborted wait gives back its permit (its slot in the pacing stays spent)
+        await givingBackQuietly(adapter, () => adapter.release(url, decision));
+        throw reason;
+      }
+      return decision;
+    }
+    // every permit is held: wait for a release or the first lease to end, then ask again
+    await sleep(decision.waitMs, signal, adapter.owner);
+  }
+}
+
+/** One attempt: the turn, the task, the report. `{ result, observed }` (`observed` only for a response). */
+async function attempt(adapter, url, task, signal, n) {
+  const decision = await turn(adapter, url, signal);
+  const started = performance.now();
+  let result;
+  try {
+    result = await task();
+  } catch (error) {
+    await givingBackQuietly(adapter, () => adapter.observeFailure(url, decision));
+    throw error;
+  }
+  if (!isResponseLike(result)) {
+    await givingBack(adapter, () => adapter.release(url, decision));
+    return { result, observed: undefined };
+  }
+  const latencyMs = performance.now() - started;
+  const observed = await givingBack(adapter, () => adapter.observe(url, decision, result, latencyMs, n));
+  return { result, observed };
+}
+
+/** `schedule(url, task, options)` through `adapter`: wait the turn, run `task`, report, give back the permit. */
+export async function scheduleThrough(adapter, url, task, options) {
+  if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
+  const signal = options ? options.signal : undefined;
+  return (await attempt(adapter, url, task, signal, undefined)).result;
+}
+
+/** `fetch(url, init)` through `adapter`: one attempt after another while its verdict says retry. */
+export async function fetchThrough(adapter, url, init) {
+  const signal = init ? init.signal : undefined;
+  for (let n = 1; ; n++) {
+    const { result: response, observed } = await attempt(adapter, url, () => globalThis.fetch(url, init), signal, n);
+    if ((await adapter.retryVerdict(response, n, observed)) !== 'retry') {
+      response.hostpaceAttempts = n;
+      return response;
+    }
+    try {
+      if (response.body) await response.body.cancel();
+    } catch (_) {
+      // a body already consumed cannot be cancelled; nothing to free
+    }
+  }
+}
