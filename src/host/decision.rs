@@ -7,6 +7,7 @@ use std::time::Duration;
 
 /// What set a wait. `None` means "go now".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub enum Layer {
     /// Nothing: depart now.

@@ -21,6 +21,7 @@ pub struct Counters {
 
 /// Counters as shells show them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct LayerWaits {
     /// Milliseconds waited for the interval floor.
@@ -39,6 +40,7 @@ pub struct LayerWaits {
 
 /// A host's state and counters at an instant, for shells, dashboards and the playground.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct HostStats {
     /// Departures reserved so far.
@@ -61,9 +63,13 @@ pub struct HostStats {
     pub cooldown_remaining_ms: f64,
     /// Milliseconds until the server's published quota resets (0 if none).
     pub server_quota_remaining_ms: f64,
-    /// Quota used in the window ending now, and the quota (when configured).
+    /// Quota used in the window ending now (when a quota is configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
     pub quota_used: Option<u64>,
     /// The quota per window (when configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
     pub quota_limit: Option<u32>,
     /// Permits in flight (when concurrency is limited).
     pub in_flight: u32,
@@ -74,6 +80,8 @@ pub struct HostStats {
     /// robots.txt Crawl-delay in force (capped), in milliseconds (0 = none).
     pub crawl_delay_ms: u32,
     /// The rate cap from the server's published policy (RateLimit-Policy), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
     pub server_rate_cap: Option<f64>,
 }
 

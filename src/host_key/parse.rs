@@ -42,33 +42,48 @@ mod platform {
     use wasm_bindgen::prelude::*;
 
     #[wasm_bindgen(inline_js = r#"
-export function url_parts(input) {
-  let u;
-  try { u = new URL(input); } catch (_) { return undefined; }
-  // one string crossing instead of one per field: scheme, credentials flag, port, host, then the href
-  return u.protocol + '\n' + (u.username || u.password ? '1' : '0') + '\n' + u.port + '\n' + u.hostname + '\n' + u.href;
+export function parse_url(input) {
+  try { return new URL(input); } catch (_) { return undefined; }
 }
 "#)]
     extern "C" {
-        /// The platform's WHATWG `URL`, read in one call: `scheme:\ncredentials\nport\nhost\nhref`.
-        pub fn url_parts(input: &str) -> Option<String>;
+        /// A URL parsed by the platform's WHATWG `URL`.
+        pub type Url;
+        /// `new URL(input)`, or `None` when the platform's parser refuses it.
+        pub fn parse_url(input: &str) -> Option<Url>;
+        /// `url.protocol` (`https:`).
+        #[wasm_bindgen(method, getter)]
+        pub fn protocol(this: &Url) -> String;
+        /// `url.username`.
+        #[wasm_bindgen(method, getter)]
+        pub fn username(this: &Url) -> String;
+        /// `url.password`.
+        #[wasm_bindgen(method, getter)]
+        pub fn password(this: &Url) -> String;
+        /// `url.port` (empty for the scheme's default).
+        #[wasm_bindgen(method, getter)]
+        pub fn port(this: &Url) -> String;
+        /// `url.hostname`.
+        #[wasm_bindgen(method, getter)]
+        pub fn hostname(this: &Url) -> String;
+        /// `url.href`, the URL as the parser writes it.
+        #[wasm_bindgen(method, getter)]
+        pub fn href(this: &Url) -> String;
     }
 }
 
 #[cfg(target_arch = "wasm32")]
 fn whatwg_parse(input: &str) -> Result<HttpUrl, String> {
-    let parts = platform::url_parts(input).ok_or("invalid URL (the platform's URL parser refused it)")?;
-    let mut it = parts.splitn(5, '\n');
-    let (scheme, credentials, port, host, href) = (it.next(), it.next(), it.next(), it.next(), it.next());
-    if credentials == Some("1") {
+    let url = platform::parse_url(input).ok_or("invalid URL (the platform's URL parser refused it)")?;
+    if !url.username().is_empty() || !url.password().is_empty() {
         return Err("credentials in the URL are not accepted".into());
     }
-    let port = port.unwrap_or_default();
+    let port = url.port();
     Ok(HttpUrl {
-        scheme: scheme.unwrap_or_default().trim_end_matches(':').to_owned(),
-        host: host.unwrap_or_default().to_owned(),
+        scheme: url.protocol().trim_end_matches(':').to_owned(),
+        host: url.hostname(),
         port: if port.is_empty() { None } else { port.parse().ok() },
-        href: href.unwrap_or_default().to_owned(),
+        href: url.href(),
     })
 }
 

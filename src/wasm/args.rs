@@ -55,7 +55,7 @@ fn describe(value: &JsValue) -> &'static str {
         "a bigint"
     } else if value.is_function() {
         "a function"
-    } else if js_sys::Array::is_array(value) {
+    } else if super::glue::is_array(value) {
         "an array"
     } else {
         "an object"
@@ -123,9 +123,30 @@ pub(crate) fn whole(value: &JsValue, name: &str, min: f64, max: f64) -> Result<f
     }
 }
 
+/// The most elements an array argument may have (a batch of ids, an access log): 2^24.
+pub(crate) const MAX_LIST: u32 = 1 << 24;
+
+/// The elements of an array (`None` when `value` is not one), at most [`MAX_LIST`] of them, read without letting
+/// a caller's exception through.
+pub(crate) fn array(value: &JsValue, name: &str) -> Result<Option<Vec<JsValue>>, JsValue> {
+    if !super::glue::is_array(value) {
+        return Ok(None);
+    }
+    let length = js_sys::Reflect::get(value, &JsValue::from_str("length")).ok().and_then(|l| l.as_f64());
+    let length = match length {
+        Some(l) if l.fract() == 0.0 && (0.0..=f64::from(MAX_LIST)).contains(&l) => l as u32,
+        _ => return Err(super::js_error(format!("invalid {name}: more than {MAX_LIST} elements"))),
+    };
+    let mut out = Vec::with_capacity(length as usize);
+    for i in 0..length {
+        out.push(js_sys::Reflect::get_u32(value, i).map_err(|_| type_error(name, "an array", value))?);
+    }
+    Ok(Some(out))
+}
+
 /// Whether `value` is a plain object (not an array, a function or a primitive).
 fn is_plain_object(value: &JsValue) -> bool {
-    value.is_object() && !value.is_function() && !js_sys::Array::is_array(value)
+    value.is_object() && !value.is_function() && !super::glue::is_array(value)
 }
 
 /// A `LimiterConfig`: `undefined`/`null` for the defaults, else an object whose every field is known and of the
@@ -226,5 +247,6 @@ fn field_error(what: &str, path: &str, inner: &str) -> String {
 
 /// A JS value of `value` (objects for structs, camelCase names, absent options left out).
 pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    value.serialize(&serde_wasm_bindgen::Serializer::new()).map_err(super::js_error)
+    // objects for maps too: a flattened struct is serialised as a map
+    value.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true)).map_err(super::js_error)
 }

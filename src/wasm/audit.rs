@@ -7,7 +7,7 @@ use super::{is_ms, js_error};
 use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::error::Num;
 use crate::time::Instant;
-use js_sys::{Array, Float64Array};
+use js_sys::Float64Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -15,10 +15,10 @@ use wasm_bindgen::JsCast;
 fn times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
     let out = if let Some(typed) = value.dyn_ref::<Float64Array>() {
         typed.to_vec()
-    } else if Array::is_array(value) {
-        let mut out = Vec::new();
-        for (i, v) in Array::from(value).iter().enumerate() {
-            out.push(args::number(&v, &format!("{name}[{i}]"))?);
+    } else if let Some(list) = args::array(value, name)? {
+        let mut out = Vec::with_capacity(list.len());
+        for (i, v) in list.iter().enumerate() {
+            out.push(args::number(v, &format!("{name}[{i}]"))?);
         }
         out
     } else if absent(value) {

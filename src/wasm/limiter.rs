@@ -2,6 +2,7 @@
 
 use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, TimesArg};
 use super::batch::{self, Slots};
+use super::glue;
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
 use crate::error::Num;
@@ -11,7 +12,7 @@ use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
 use crate::time::{nanos_to_ms, Instant};
-use js_sys::{Array, Float64Array, Reflect, Uint32Array};
+use js_sys::{Float64Array, Reflect, Uint32Array};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -82,29 +83,19 @@ fn header_text(value: &JsValue) -> Option<String> {
 fn header_list(headers: &JsValue) -> Result<Vec<(String, String)>, JsValue> {
     let expected = "a Headers, an array of [name, value] pairs or an object of name: value";
     let bad = || type_error("response.headers", expected, headers);
-    let mut out = Vec::new();
     if absent(headers) {
-        return Ok(out);
+        return Ok(Vec::new());
     }
     if !headers.is_object() {
         return Err(bad());
     }
-    if let Some(pairs) = js_sys::try_iter(headers).map_err(|_| bad())? {
-        for pair in pairs {
-            let pair = pair.map_err(|_| bad())?;
-            let part = |i| Reflect::get_u32(&pair, i).ok().as_ref().and_then(header_text);
-            match (part(0), part(1)) {
-                (Some(name), Some(value)) => out.push((name, value)),
-                _ => return Err(bad()),
-            }
-        }
-        return Ok(out);
-    }
-    for name in Reflect::own_keys(headers).map_err(|_| bad())?.iter() {
-        let Some(text) = name.as_string() else { continue };
-        match header_text(&Reflect::get(headers, &name).unwrap_or(JsValue::UNDEFINED)) {
-            Some(value) => out.push((text, value)),
-            None => return Err(bad()),
+    let entries = args::array(&glue::entries(headers), "response.headers")?.ok_or_else(bad)?;
+    let mut out = Vec::with_capacity(entries.len());
+    for pair in entries {
+        let part = |i| Reflect::get_u32(&pair, i).ok().as_ref().and_then(header_text);
+        match (part(0), part(1)) {
+            (Some(name), Some(value)) => out.push((name, value)),
+            _ => return Err(bad()),
         }
     }
     Ok(out)
@@ -166,9 +157,9 @@ impl Batch {
         if let Some(typed) = ids.dyn_ref::<Uint32Array>() {
             self.ids.resize(typed.length() as usize, 0);
             typed.copy_to(&mut self.ids);
-        } else if Array::is_array(ids) {
-            for (i, v) in Array::from(ids).iter().enumerate() {
-                self.ids.push(args::whole(&v, &format!("ids[{i}]"), 0.0, f64::from(u32::MAX))? as u32);
+        } else if let Some(list) = args::array(ids, "ids")? {
+            for (i, v) in list.iter().enumerate() {
+                self.ids.push(args::whole(v, &format!("ids[{i}]"), 0.0, f64::from(u32::MAX))? as u32);
             }
         } else {
             return Err(type_error("ids", "a Uint32Array or an array of host ids", ids));
@@ -176,9 +167,9 @@ impl Batch {
         if let Some(typed) = nows_ms.dyn_ref::<Float64Array>() {
             self.nows.resize(typed.length() as usize, 0.0);
             typed.copy_to(&mut self.nows);
-        } else if Array::is_array(nows_ms) {
-            for (i, v) in Array::from(nows_ms).iter().enumerate() {
-                self.nows.push(args::number(&v, &format!("nowsMs[{i}]"))?);
+        } else if let Some(list) = args::array(nows_ms, "nowsMs")? {
+            for (i, v) in list.iter().enumerate() {
+                self.nows.push(args::number(v, &format!("nowsMs[{i}]"))?);
             }
         } else if !absent(nows_ms) {
             return Err(type_error("nowsMs", "a Float64Array, an array of numbers, or null", nows_ms));
@@ -366,7 +357,9 @@ impl JsLimiter {
             None => None,
             Some(v) => Some(v.dyn_ref::<Float64Array>().ok_or_else(|| type_error("waitsOut", "a Float64Array", v))?),
         };
-        let mut batch = self.shared.batch.borrow_mut();
+        // the buffers are taken out while the caller's arrays are read (their getters may call back into this
+        // limiter) and put back after
+        let mut batch = std::mem::take(&mut *self.shared.batch.borrow_mut());
         batch.read(&ids, args::given(&nows_ms))?;
         let n = batch.ids.len();
         if let Some(out) = &out {
@@ -376,12 +369,13 @@ impl JsLimiter {
         }
         // the clock is read only for a batch without instants (it is a call out to JS)
         let clock = if batch.nows.is_empty() { instant(None)? } else { Instant::ZERO };
-        let Batch { ids, nows, waits } = &mut *batch;
+        let Batch { ids, nows, waits } = &mut batch;
         waits.clear();
         waits.resize(n, 0.0);
         self.shared.acquire_ids(ids, nows, clock, waits)?;
         let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
-        out.subarray(0, n as u32).copy_from(waits);
+        out.subarray(0, n as u32).copy_from(&batch.waits);
+        *self.shared.batch.borrow_mut() = batch;
         Ok(out)
     }
 
@@ -480,7 +474,7 @@ impl JsLimiter {
         let now = instant(args::optional_ms(&now_ms, "nowMs")?)?;
         let stats = self.shared.registry.borrow().stats(&key, now);
         match stats {
-            Some(stats) => to_js(&HostStats::new(key.as_str(), &stats)),
+            Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),
             None => Ok(JsValue::UNDEFINED),
         }
     }

@@ -5,7 +5,7 @@
 //! definition. Nothing crosses as a positional array; a field added here is added in JS and TypeScript at once.
 
 use crate::audit::Violation as CoreViolation;
-use crate::host::{Decision as CoreDecision, HostStats as CoreStats, Layer as CoreLayer};
+use crate::host::{Decision as CoreDecision, HostStats as CoreStats, Layer};
 use crate::observe::{Observation as CoreObservation, RobotsOutcome as CoreRobots};
 use crate::policy::{Adaptive, Policy, Quota};
 use crate::time::Instant;
@@ -132,40 +132,6 @@ impl LimiterConfig {
     }
 }
 
-/// The layer that set a wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify)]
-#[serde(rename_all = "camelCase")]
-pub enum Layer {
-    /// Nothing: go now.
-    None,
-    /// The interval floor (configured, or robots.txt Crawl-delay).
-    Interval,
-    /// The token bucket.
-    Burst,
-    /// The sliding-window quota.
-    Quota,
-    /// A cooldown after a 429/503 (Retry-After).
-    Cooldown,
-    /// Every concurrency permit is held.
-    Concurrency,
-    /// The server's published quota (RateLimit headers).
-    ServerQuota,
-}
-
-impl From<CoreLayer> for Layer {
-    fn from(layer: CoreLayer) -> Layer {
-        match layer {
-            CoreLayer::None => Layer::None,
-            CoreLayer::Interval => Layer::Interval,
-            CoreLayer::Burst => Layer::Burst,
-            CoreLayer::Quota => Layer::Quota,
-            CoreLayer::Cooldown => Layer::Cooldown,
-            CoreLayer::Concurrency => Layer::Concurrency,
-            CoreLayer::ServerQuota => Layer::ServerQuota,
-        }
-    }
-}
-
 /// A reserved (or, from `peek`, a possible) departure.
 #[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
@@ -189,7 +155,7 @@ pub struct Decision {
 thread_local! {
     /// Each layer's name as a JS string, made once by serde (the names `Layer` serialises to).
     static LAYER_NAMES: Vec<JsValue> =
-        CoreLayer::ALL.iter().map(|&l| super::args::to_js(&Layer::from(l)).unwrap_or(JsValue::UNDEFINED)).collect();
+        Layer::ALL.iter().map(|l| super::args::to_js(l).unwrap_or(JsValue::UNDEFINED)).collect();
 }
 
 impl Decision {
@@ -210,7 +176,7 @@ impl Decision {
         Decision {
             host: host.to_owned(),
             wait_ms: super::ms(d.wait),
-            layer: d.layer.into(),
+            layer: d.layer,
             departs_ms: d.departs.as_millis_f64(),
             reserved: d.reserved,
             permit_id: d.permit.map(|p| p.id as f64),
@@ -218,103 +184,27 @@ impl Decision {
     }
 }
 
-/// Milliseconds waited, by the layer that set the wait.
-#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
-#[serde(rename_all = "camelCase")]
-pub struct WaitsByLayer {
-    /// For the interval floor.
-    pub interval: f64,
-    /// For the token bucket.
-    pub burst: f64,
-    /// For the quota.
-    pub quota: f64,
-    /// For cooldowns.
-    pub cooldown: f64,
-    /// For concurrency permits.
-    pub concurrency: f64,
-    /// For the server's published quota.
-    pub server_quota: f64,
-}
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const TS_HOST_STATS: &'static str = r#"
+/** The host's name, beside its state and counters (this declaration merges with the generated one). */
+export interface HostStats { host: string }
+"#;
 
-/// A host's state and counters.
-#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
-#[serde(rename_all = "camelCase")]
+/// A host's state and counters, with its name. Its TypeScript type is the core's `HostStats` (generated from
+/// it), merged with the `host` field declared beside this.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HostStats {
     /// The host's key.
     pub host: String,
-    /// Departures reserved so far.
-    pub decisions: f64,
-    /// 429/503 answers observed.
-    pub throttled: f64,
-    /// Total wait imposed, in milliseconds.
-    pub total_wait_ms: f64,
-    /// Wait by the layer that set it.
-    pub wait_ms_by_layer: WaitsByLayer,
-    /// Tokens in the bucket now (negative while departures are reserved ahead).
-    pub tokens: f64,
-    /// Bucket capacity.
-    pub capacity: f64,
-    /// Interval floor in force (configured floor or Crawl-delay), in milliseconds.
-    pub interval_ms: f64,
-    /// Milliseconds until the next interval slot is free (0 if free now).
-    pub next_slot_in_ms: f64,
-    /// Milliseconds of cooldown left.
-    pub cooldown_remaining_ms: f64,
-    /// Milliseconds until the server's published quota resets (0 if none).
-    pub server_quota_remaining_ms: f64,
-    /// Departures counted in the quota window ending now (when a quota is configured).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
-    pub quota_used: Option<f64>,
-    /// The quota per window (when configured).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
-    pub quota_limit: Option<f64>,
-    /// Permits in flight (when concurrency is limited).
-    pub in_flight: f64,
-    /// Milliseconds until one more request could leave (what `peek` says).
-    pub next_departure_in_ms: f64,
-    /// Rate per second in force (configured, adaptive level, or server cap).
-    pub rate_per_sec: f64,
-    /// robots.txt Crawl-delay in force (capped), in milliseconds (0 = none).
-    pub crawl_delay_ms: f64,
-    /// The rate cap from the server's published policy (RateLimit-Policy), if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
-    pub server_rate_cap: Option<f64>,
+    /// Its state and counters.
+    #[serde(flatten)]
+    pub counters: CoreStats,
 }
 
 impl HostStats {
     /// The JS form of the core's stats for `host`.
-    pub fn new(host: &str, s: &CoreStats) -> HostStats {
-        let by = &s.wait_ms_by_layer;
-        HostStats {
-            host: host.to_owned(),
-            decisions: f64::from(s.decisions),
-            throttled: f64::from(s.throttled),
-            total_wait_ms: s.total_wait_ms as f64,
-            wait_ms_by_layer: WaitsByLayer {
-                interval: by.interval as f64,
-                burst: by.burst as f64,
-                quota: by.quota as f64,
-                cooldown: by.cooldown as f64,
-                concurrency: by.concurrency as f64,
-                server_quota: by.server_quota as f64,
-            },
-            tokens: s.tokens,
-            capacity: s.capacity,
-            interval_ms: s.interval_ms,
-            next_slot_in_ms: s.next_slot_in_ms,
-            cooldown_remaining_ms: s.cooldown_remaining_ms,
-            server_quota_remaining_ms: s.server_quota_remaining_ms,
-            quota_used: s.quota_used.map(|u| u as f64),
-            quota_limit: s.quota_limit.map(f64::from),
-            in_flight: f64::from(s.in_flight),
-            next_departure_in_ms: s.next_departure_in_ms,
-            rate_per_sec: s.rate_per_sec,
-            crawl_delay_ms: f64::from(s.crawl_delay_ms),
-            server_rate_cap: s.server_rate_cap,
-        }
+    pub fn new(host: &str, counters: CoreStats) -> HostStats {
+        HostStats { host: host.to_owned(), counters }
     }
 }
 

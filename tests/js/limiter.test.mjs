@@ -102,7 +102,7 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
       assert.ok(after429 >= 2000 - TOL, `${e.path} departed ${after429.toFixed(1)} ms after the 429 (< 2000)`);
     }
     // (That exactly one may go at the cooldown's end and the bucket then refills from empty is a property of the
-    // reservations, checked exactly with a fake clock in tests/seed_rules.rs; at the origin, with burst capacity
+    // reservations, checked exactly with a fake clock in tests/pacing_rules.rs; at the origin, with burst capacity
     // 2, the spacing between these two carries scheduling and connection jitter, so it is not asserted here.)
   });
 
