@@ -42,14 +42,24 @@ mod platform {
     use wasm_bindgen::prelude::*;
 
     #[wasm_bindgen(inline_js = r#"
+// The parts as a plain object of strings made here (so reading them runs no code of anyone's and cannot throw),
+// or undefined when the parser refuses the input; nothing thrown reaches the Rust frames that asked.
 export function parse_url(input) {
-  try { return new URL(input); } catch (_) { return undefined; }
+  try {
+    const u = new URL(input);
+    const parts = { protocol: u.protocol, username: u.username, password: u.password, port: u.port,
+      hostname: u.hostname, href: u.href };
+    for (const k in parts) if (typeof parts[k] !== 'string') return undefined;
+    return parts;
+  } catch (_) {
+    return undefined;
+  }
 }
 "#)]
     extern "C" {
-        /// A URL parsed by the platform's WHATWG `URL`.
+        /// A URL parsed by the platform's WHATWG `URL`: its parts, as strings.
         pub type Url;
-        /// `new URL(input)`, or `None` when the platform's parser refuses it.
+        /// `new URL(input)`'s parts, or `None` when the platform's parser refuses it.
         pub fn parse_url(input: &str) -> Option<Url>;
         /// `url.protocol` (`https:`).
         #[wasm_bindgen(method, getter)]

@@ -25,11 +25,6 @@ extern "C" {
     /// An optional `Float64Array` to write into.
     #[wasm_bindgen(typescript_type = "Float64Array")]
     pub type Float64ArrayArg;
-    /// The platform's WHATWG `URL` (accepted wherever a URL string is).
-    #[wasm_bindgen(js_name = URL)]
-    type Url;
-    #[wasm_bindgen(method, getter)]
-    fn href(this: &Url) -> String;
 }
 
 /// A `TypeError` naming `name`: `invalid {name}: expected {expected}, got {what value was}`.
@@ -69,13 +64,7 @@ pub(crate) fn absent(value: &JsValue) -> bool {
 
 /// A URL: a string, or a `URL` object (its `href`).
 pub(crate) fn url(value: &JsValue, name: &str) -> Result<String, JsValue> {
-    if let Some(text) = value.as_string() {
-        return Ok(text);
-    }
-    match value.dyn_ref::<Url>() {
-        Some(url) => Ok(url.href()),
-        None => Err(type_error(name, "a URL string or a URL object", value)),
-    }
+    super::glue::url_text(value).ok_or_else(|| type_error(name, "a URL string or a URL object", value))
 }
 
 /// A string.
@@ -123,30 +112,16 @@ pub(crate) fn whole(value: &JsValue, name: &str, min: f64, max: f64) -> Result<f
     }
 }
 
-/// The most elements an array argument may have (a batch of ids, an access log): 2^24.
-pub(crate) const MAX_LIST: u32 = 1 << 24;
-
-/// The elements of an array (`None` when `value` is not one), at most [`MAX_LIST`] of them, read without letting
-/// a caller's exception through.
-pub(crate) fn array(value: &JsValue, name: &str) -> Result<Option<Vec<JsValue>>, JsValue> {
-    if !super::glue::is_array(value) {
-        return Ok(None);
+/// The numbers of an array argument (an array of numbers, or a typed array of the kind named: `"u32"` for a
+/// `Uint32Array`, else a `Float64Array`), read by the glue into a fresh `Float64Array`; `None` when `value` is
+/// neither. An element that is not a number is a `TypeError` naming it (`ids[3]`).
+pub(crate) fn numbers(value: &JsValue, kind: &str, name: &str) -> Result<Option<Vec<f64>>, JsValue> {
+    let read = super::glue::numbers(value, kind);
+    if let Some(i) = read.as_f64() {
+        let element = js_sys::Reflect::get_u32(value, i as u32).unwrap_or(JsValue::UNDEFINED);
+        return Err(type_error(&format!("{name}[{i}]"), "a number", &element));
     }
-    let length = js_sys::Reflect::get(value, &JsValue::from_str("length")).ok().and_then(|l| l.as_f64());
-    let length = match length {
-        Some(l) if l.fract() == 0.0 && (0.0..=f64::from(MAX_LIST)).contains(&l) => l as u32,
-        _ => return Err(super::js_error(format!("invalid {name}: more than {MAX_LIST} elements"))),
-    };
-    let mut out = Vec::with_capacity(length as usize);
-    for i in 0..length {
-        out.push(js_sys::Reflect::get_u32(value, i).map_err(|_| type_error(name, "an array", value))?);
-    }
-    Ok(Some(out))
-}
-
-/// Whether `value` is a plain object (not an array, a function or a primitive).
-fn is_plain_object(value: &JsValue) -> bool {
-    value.is_object() && !value.is_function() && !super::glue::is_array(value)
+    Ok(read.dyn_ref::<js_sys::Float64Array>().map(js_sys::Float64Array::to_vec))
 }
 
 /// A `LimiterConfig`: `undefined`/`null` for the defaults, else an object whose every field is known and of the
@@ -155,20 +130,25 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
     let Some(value) = given(value) else {
         return Ok(LimiterConfig::default());
     };
-    if !is_plain_object(value) {
-        return Err(type_error("config", "an object like { ratePerSec: 2, burstCapacity: 4 }", value));
+    // a copy of data properties, made by the glue: reading it runs none of the caller's code
+    let copy = super::glue::plain_copy(value, 2);
+    if let Some(e) = copy.dyn_ref::<js_sys::Error>() {
+        let message =
+            format!("invalid config: {} (like {{ ratePerSec: 2, burstCapacity: 4 }})", String::from(e.message()));
+        return Err(js_sys::TypeError::new(&message).into());
     }
-    known_keys::<LimiterConfig>(value, "")?;
+    known_keys::<LimiterConfig>(&copy, "")?;
     for (name, fields) in [("quota", field_names::<QuotaConfig>()), ("adaptive", field_names::<AdaptiveConfig>())] {
-        let sub = js_sys::Reflect::get(value, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-        if !absent(&sub) && !is_plain_object(&sub) {
-            return Err(type_error(&format!("config field {name}"), "an object", &sub));
+        let sub = js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        if absent(&sub) {
+            continue;
         }
-        if !absent(&sub) {
-            check_keys(&sub, fields, &format!("{name}."))?;
+        if !sub.is_object() || sub.is_function() || super::glue::is_array(&sub) {
+            return Err(type_error(&format!("config field {name}"), "a plain object", &sub));
         }
+        check_keys(&sub, fields, &format!("{name}."))?;
     }
-    from_js(value, "config")
+    from_js(&copy, "config")
 }
 
 /// Refuse a key of `value` that is not a field of `T` (serde-wasm-bindgen reads a struct's fields by name, so

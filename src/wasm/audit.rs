@@ -7,24 +7,14 @@ use super::{is_ms, js_error};
 use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::error::Num;
 use crate::time::Instant;
-use js_sys::Float64Array;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 /// Times in milliseconds from an array of numbers or a `Float64Array` (`undefined`/`null`: none), each checked.
 fn times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
-    let out = if let Some(typed) = value.dyn_ref::<Float64Array>() {
-        typed.to_vec()
-    } else if let Some(list) = args::array(value, name)? {
-        let mut out = Vec::with_capacity(list.len());
-        for (i, v) in list.iter().enumerate() {
-            out.push(args::number(v, &format!("{name}[{i}]"))?);
-        }
-        out
-    } else if absent(value) {
-        Vec::new()
-    } else {
-        return Err(type_error(name, "an array of numbers or a Float64Array", value));
+    let out = match args::numbers(value, "f64", name)? {
+        Some(out) => out,
+        None if absent(value) => Vec::new(),
+        None => return Err(type_error(name, "an array of numbers or a Float64Array", value)),
     };
     match out.iter().find(|&&v| !is_ms(v)) {
         Some(&bad) => Err(js_error(format!("invalid time: {} (expected finite milliseconds >= 0)", Num(bad)))),

@@ -5,7 +5,7 @@
 // objects run the same core); this file only calls it, and `schedule` and `fetch` go through the request lifecycle
 // shared with `Limiter` (lifecycle.js). Plain JavaScript: it adds nothing to the wasm module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
 
-import { fetchThrough, isResponseLike, scheduleThrough } from './lifecycle.js';
+import { fetchThrough, isResponseLike, scheduleThrough, urlArg } from './lifecycle.js';
 
 function headerPairs(headers) {
   if (!headers) return [];
@@ -64,7 +64,7 @@ export class GatewayLimiter {
       this.observe(url, response, latencyMs, { permitId: decision.permitId, attempt }),
     // a task that failed counts as a timeout, and its permit comes back in the same call
     observeFailure: (url, decision) =>
-      this.#call('POST', '/v1/observe', { url: String(url), timeout: true, permitId: decision.permitId }),
+      this.#call('POST', '/v1/observe', { url: urlArg(url), timeout: true, permitId: decision.permitId }),
     release: (url, decision) => this.release(url, decision.permitId),
     // the gateway decided when it observed the response
     retryVerdict: (_response, _attempt, observed) => observed && observed.verdict,
@@ -107,7 +107,7 @@ export class GatewayLimiter {
    * every concurrency permit is held: wait `waitMs` and acquire again).
    */
   async acquire(url) {
-    return this.#call('POST', '/v1/acquire', { url: String(url) });
+    return this.#call('POST', '/v1/acquire', { url: urlArg(url) });
   }
 
   /**
@@ -116,7 +116,7 @@ export class GatewayLimiter {
    * closer than its spacing (as `Limiter.depart`). `schedule` and `fetch` do this themselves.
    */
   async depart(url) {
-    const answer = await this.#call('POST', '/v1/depart', { url: String(url) });
+    const answer = await this.#call('POST', '/v1/depart', { url: urlArg(url) });
     return answer.waitMs;
   }
 
@@ -127,7 +127,7 @@ export class GatewayLimiter {
    */
   async observe(url, response, latencyMs, options = {}) {
     if (!isResponseLike(response)) throw new Error('invalid response: expected a Response or { status, headers }');
-    const body = { url: String(url), status: response.status, headers: headerPairs(response.headers) };
+    const body = { url: urlArg(url), status: response.status, headers: headerPairs(response.headers) };
     if (typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0) body.latencyMs = latencyMs;
     if (options.permitId !== undefined) body.permitId = options.permitId;
     if (options.attempt !== undefined) body.attempt = options.attempt;
@@ -137,7 +137,7 @@ export class GatewayLimiter {
   /** Give back a concurrency permit without observing a response (the task failed or returned no response). */
   async release(url, permitId) {
     if (permitId === undefined) return { released: false };
-    return this.#call('POST', '/v1/observe', { url: String(url), permitId });
+    return this.#call('POST', '/v1/observe', { url: urlArg(url), permitId });
   }
 
   /** Policy, state and counters of one host at the gateway (`GET /v1/hosts/{host}`). */
@@ -159,6 +159,6 @@ export class GatewayLimiter {
    * `hostpaceAttempts` says how many attempts it took.
    */
   async fetch(url, init) {
-    return fetchThrough(this.#turns, String(url), init);
+    return fetchThrough(this.#turns, urlArg(url), init);
   }
 }

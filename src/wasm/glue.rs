@@ -1,6 +1,12 @@
-//! The JS helpers the bindings need, as an inline module: reading the clock, reading a caller's arrays and
-//! entries without letting an exception through, and building a `Decision` object in one call (the per-call fast path; `shapes::Decision` defines the object and its TypeScript type, and a
-//! test checks that this builds the same object as serde would).
+//! The JS helpers the bindings need, as an inline module: reading the clock, reading what a caller passed, and
+//! building a `Decision` object in one call (the per-call fast path; `shapes::Decision` defines the object and
+//! its TypeScript type, and a test checks that this builds the same object serde makes of it).
+//!
+//! **None of them throws.** A JS exception thrown through Rust frames skips their cleanup (borrows stay held,
+//! the wasm stack pointer is not restored: a few hundred such throws and the module traps for good), and reading
+//! a caller's value can throw (a getter, a Proxy trap, a revoked Proxy, a typed array whose `length` lies). So
+//! every read of a caller's value happens here, inside `try`, and what reaches Rust is a value of our own: a
+//! string, a fresh typed array, a plain copy, or `undefined`/an `Error` saying what was wrong.
 
 use wasm_bindgen::prelude::*;
 
@@ -8,27 +14,101 @@ use wasm_bindgen::prelude::*;
 const perf = globalThis.performance;
 const origin = perf && typeof perf.timeOrigin === 'number' ? perf.timeOrigin : 0;
 export function now_ms() {
-  return perf && typeof perf.now === 'function' ? origin + perf.now() : Date.now();
+  try {
+    return perf && typeof perf.now === 'function' ? origin + perf.now() : Date.now();
+  } catch (_) {
+    return Date.now();
+  }
 }
-// Reading a caller's value can throw (a revoked Proxy, a throwing getter); these never do, so no exception
-// crosses the Rust frames that asked.
 export function is_array(value) {
   try { return Array.isArray(value); } catch (_) { return false; }
 }
-// The [name, value] entries of an iterable of pairs (Headers, Map, an array) or of a plain object, or undefined
-// when reading it throws; each entry is whatever the caller gave (checked in Rust).
-export function entries(value) {
+// The text of a URL argument: a string, or a URL object's href (when it is a string); else undefined.
+export function url_text(value) {
+  if (typeof value === 'string') return value;
   try {
-    if (typeof value[Symbol.iterator] === 'function') return Array.from(value, (pair) => [pair?.[0], pair?.[1]]);
-    return Object.entries(value);
+    if (value instanceof URL) {
+      const href = value.href;
+      if (typeof href === 'string') return href;
+    }
+  } catch (_) {}
+  return undefined;
+}
+// A copy of a plain object's own enumerable properties, and of the plain objects among their values (`depth`
+// levels), made of data properties only; a TypeError when `value` is not a plain object or reading it throws.
+function plain(value) {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+export function plain_copy(value, depth) {
+  try {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || !plain(value)) {
+      return new TypeError('expected a plain object');
+    }
+    const out = {};
+    for (const key of Object.keys(value)) {
+      let v = value[key];
+      if (depth > 1 && v !== null && typeof v === 'object') {
+        v = plain_copy(v, depth - 1);
+        if (v instanceof Error) return new TypeError(`field ${key}: ${v.message}`);
+      }
+      out[key] = v;
+    }
+    return out;
+  } catch (e) {
+    return new TypeError(`reading it threw: ${e instanceof Error ? e.message : 'a non-Error value'}`);
+  }
+}
+// Typed arrays, read through the intrinsics (a subclass's own `length`, `set` or `slice` is never called).
+const TypedArray = Object.getPrototypeOf(Uint8Array);
+const typedLength = Object.getOwnPropertyDescriptor(TypedArray.prototype, 'length').get;
+const typedSet = TypedArray.prototype.set;
+// A fresh Float64Array of `value`'s numbers: a typed array of the kind named ('u32': Uint32Array, else
+// Float64Array) copied, an array of numbers read; the index of the first element that is not a number; undefined
+// when `value` is neither or reading it throws.
+export function numbers(value, kind) {
+  try {
+    const typed = kind === 'u32' ? Uint32Array : Float64Array;
+    if (value instanceof typed) return new Float64Array(new typed(value));
+    if (!Array.isArray(value)) return undefined;
+    const n = value.length;
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = value[i];
+      if (typeof v !== 'number') return i;
+      out[i] = v;
+    }
+    return out;
   } catch (_) {
     return undefined;
   }
 }
+// A typed array's own length (-1 for anything else).
+export function typed_length(value) {
+  try { return typedLength.call(value); } catch (_) { return -1; }
+}
+// Write `values` at the start of the typed array `out`; false when it cannot be written (detached, too short).
+export function write_typed(out, values) {
+  try { typedSet.call(out, values); return true; } catch (_) { return false; }
+}
+// The [name, value] entries of an iterable of pairs (Headers, Map, an array) or of a plain object, as fresh
+// arrays (at most 100000); undefined when there are more or reading them throws. Names and values are whatever
+// the caller gave (checked in Rust).
+export function entries(value) {
+  try {
+    const out = typeof value[Symbol.iterator] === 'function'
+      ? Array.from(value, (pair) => [pair?.[0], pair?.[1]])
+      : Object.entries(value);
+    return out.length <= 100000 ? out : undefined;
+  } catch (_) {
+    return undefined;
+  }
+}
+// Object literals define their properties (no setter on Object.prototype runs).
 export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
-  const d = { host, waitMs, layer, departsMs, reserved };
-  if (permitId !== undefined) d.permitId = permitId;
-  return d;
+  return permitId === undefined
+    ? { host, waitMs, layer, departsMs, reserved }
+    : { host, waitMs, layer, departsMs, reserved, permitId };
 }
 "#)]
 extern "C" {
@@ -36,6 +116,17 @@ extern "C" {
     pub fn now_ms() -> f64;
     /// `Array.isArray(value)`, false when it throws.
     pub fn is_array(value: &JsValue) -> bool;
+    /// A URL argument's text: a string, or a `URL`'s `href`; `None` for anything else.
+    pub fn url_text(value: &JsValue) -> Option<String>;
+    /// A plain copy of a plain object (and of plain objects in it, `depth` levels), or a `TypeError`.
+    pub fn plain_copy(value: &JsValue, depth: u32) -> JsValue;
+    /// A fresh `Float64Array` of an array of numbers or of a typed array of the kind named (`"u32"`: a
+    /// `Uint32Array`, else a `Float64Array`); the index of the first non-number; or `undefined`.
+    pub fn numbers(value: &JsValue, kind: &str) -> JsValue;
+    /// A typed array's own length, or -1.
+    pub fn typed_length(value: &JsValue) -> f64;
+    /// `values` written at the start of the typed array `out`; false if it cannot be.
+    pub fn write_typed(out: &JsValue, values: &JsValue) -> bool;
     /// `[name, value]` entries of an iterable of pairs or of an object; `undefined` when reading throws.
     pub fn entries(value: &JsValue) -> JsValue;
     /// The object of `shapes::Decision`, from its fields (`layer` its camelCase name).

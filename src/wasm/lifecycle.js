@@ -61,6 +61,39 @@ export function sleep(ms, signal, owner) {
   });
 }
 
+/** What kind of value `value` is, for messages (never its contents). */
+export function kind(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return type === 'undefined' ? 'undefined' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** A URL argument as the limiters read it: a string, or a `URL` object's `href`; else a TypeError. */
+export function urlArg(value) {
+  if (typeof value === 'string') return value;
+  if (value instanceof URL) {
+    const href = value.href;
+    if (typeof href === 'string') return href;
+  }
+  throw new TypeError(`invalid url: expected a URL string or a URL object, got ${kind(value)}`);
+}
+
+/** A number argument, or (when `optional`) `undefined`/`null`; else a TypeError naming it. */
+export function numberArg(value, name, optional) {
+  if (typeof value === 'number' || (optional && (value === undefined || value === null))) return value;
+  throw new TypeError(`invalid ${name}: expected a number${optional ? ' or undefined' : ''}, got ${kind(value)}`);
+}
+
+/** `options.signal`: an `AbortSignal` or absent; else a TypeError naming it. */
+function signalOf(options, name) {
+  const signal = options === undefined || options === null ? undefined : options.signal;
+  if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`invalid ${name}.signal: expected an AbortSignal, got ${kind(signal)}`);
+  }
+  return signal ?? undefined;
+}
+
 export function isResponseLike(value) {
   return value !== null && typeof value === 'object' && typeof value.status === 'number';
 }
@@ -122,7 +155,14 @@ async function attempt(adapter, url, task, signal, n) {
     await givingBackQuietly(adapter, () => adapter.observeFailure(url, decision));
     throw error;
   }
-  if (!isResponseLike(result)) {
+  let responseLike;
+  try {
+    responseLike = isResponseLike(result); // reads the result's `status`: the caller's code, which may throw
+  } catch (error) {
+    await givingBackQuietly(adapter, () => adapter.release(url, decision));
+    throw error;
+  }
+  if (!responseLike) {
     await givingBack(adapter, () => adapter.release(url, decision));
     return { result, observed: undefined };
   }
@@ -133,14 +173,16 @@ async function attempt(adapter, url, task, signal, n) {
 
 /** `schedule(url, task, options)` through `adapter`: wait the turn, run `task`, report, give back the permit. */
 export async function scheduleThrough(adapter, url, task, options) {
-  if (typeof task !== 'function') throw new Error('invalid task: expected a function returning a value or promise');
-  const signal = options ? options.signal : undefined;
+  if (typeof task !== 'function') {
+    throw new TypeError(`invalid task: expected a function returning a value or promise, got ${kind(task)}`);
+  }
+  const signal = signalOf(options, 'options');
   return (await attempt(adapter, url, task, signal, undefined)).result;
 }
 
 /** `fetch(url, init)` through `adapter`: one attempt after another while its verdict says retry. */
 export async function fetchThrough(adapter, url, init) {
-  const signal = init ? init.signal : undefined;
+  const signal = signalOf(init, 'init');
   for (let n = 1; ; n++) {
     const { result: response, observed } = await attempt(adapter, url, () => globalThis.fetch(url, init), signal, n);
     if ((await adapter.retryVerdict(response, n, observed)) !== 'retry') {

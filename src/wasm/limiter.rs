@@ -12,7 +12,7 @@ use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
 use crate::time::{nanos_to_ms, Instant};
-use js_sys::{Float64Array, Reflect, Uint32Array};
+use js_sys::{Float64Array, Reflect};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -89,9 +89,10 @@ fn header_list(headers: &JsValue) -> Result<Vec<(String, String)>, JsValue> {
     if !headers.is_object() {
         return Err(bad());
     }
-    let entries = args::array(&glue::entries(headers), "response.headers")?.ok_or_else(bad)?;
-    let mut out = Vec::with_capacity(entries.len());
-    for pair in entries {
+    // the glue's own array of its own [name, value] arrays: reading them runs none of the caller's code
+    let entries: js_sys::Array = glue::entries(headers).dyn_into().map_err(|_| bad())?;
+    let mut out = Vec::with_capacity(entries.length() as usize);
+    for pair in entries.iter() {
         let part = |i| Reflect::get_u32(&pair, i).ok().as_ref().and_then(header_text);
         match (part(0), part(1)) {
             (Some(name), Some(value)) => out.push((name, value)),
@@ -154,25 +155,19 @@ impl Batch {
         let nows_ms = nows_ms.unwrap_or(&none);
         self.ids.clear();
         self.nows.clear();
-        if let Some(typed) = ids.dyn_ref::<Uint32Array>() {
-            self.ids.resize(typed.length() as usize, 0);
-            typed.copy_to(&mut self.ids);
-        } else if let Some(list) = args::array(ids, "ids")? {
-            for (i, v) in list.iter().enumerate() {
-                self.ids.push(args::whole(v, &format!("ids[{i}]"), 0.0, f64::from(u32::MAX))? as u32);
-            }
-        } else {
+        let Some(ids_read) = args::numbers(ids, "u32", "ids")? else {
             return Err(type_error("ids", "a Uint32Array or an array of host ids", ids));
-        }
-        if let Some(typed) = nows_ms.dyn_ref::<Float64Array>() {
-            self.nows.resize(typed.length() as usize, 0.0);
-            typed.copy_to(&mut self.nows);
-        } else if let Some(list) = args::array(nows_ms, "nowsMs")? {
-            for (i, v) in list.iter().enumerate() {
-                self.nows.push(args::number(v, &format!("nowsMs[{i}]"))?);
+        };
+        for (i, &id) in ids_read.iter().enumerate() {
+            if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
+                return Err(js_error(format!("invalid ids[{i}]: {} (expected a host id from intern)", Num(id))));
             }
-        } else if !absent(nows_ms) {
-            return Err(type_error("nowsMs", "a Float64Array, an array of numbers, or null", nows_ms));
+            self.ids.push(id as u32);
+        }
+        match args::numbers(nows_ms, "f64", "nowsMs")? {
+            Some(nows) => self.nows = nows,
+            None if absent(nows_ms) => {}
+            None => return Err(type_error("nowsMs", "a Float64Array, an array of numbers, or null", nows_ms)),
         }
         if !self.nows.is_empty() && self.nows.len() != self.ids.len() {
             return Err(js_error(format!("invalid nowsMs: {} times for {} ids", self.nows.len(), self.ids.len())));
@@ -362,20 +357,26 @@ impl JsLimiter {
         let mut batch = std::mem::take(&mut *self.shared.batch.borrow_mut());
         batch.read(&ids, args::given(&nows_ms))?;
         let n = batch.ids.len();
+        // the clock is read only for a batch without instants (it is a call out to JS), before waitsOut's room is
+        // checked: no JS runs between that check and the write
+        let clock = if batch.nows.is_empty() { instant(None)? } else { Instant::ZERO };
         if let Some(out) = &out {
-            if (out.length() as usize) < n {
-                return Err(js_error(format!("invalid waitsOut: room for {} waits, {n} ids", out.length())));
+            // its own length, read by the glue (a subclass's `length` getter may say anything)
+            let room = glue::typed_length(out);
+            if room < n as f64 {
+                return Err(js_error(format!("invalid waitsOut: room for {} waits, {n} ids", Num(room.max(0.0)))));
             }
         }
-        // the clock is read only for a batch without instants (it is a call out to JS)
-        let clock = if batch.nows.is_empty() { instant(None)? } else { Instant::ZERO };
         let Batch { ids, nows, waits } = &mut batch;
         waits.clear();
         waits.resize(n, 0.0);
         self.shared.acquire_ids(ids, nows, clock, waits)?;
         let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
-        out.subarray(0, n as u32).copy_from(&batch.waits);
+        let written = glue::write_typed(&out, &Float64Array::from(&batch.waits[..]));
         *self.shared.batch.borrow_mut() = batch;
+        if !written {
+            return Err(js_error("invalid waitsOut: it could not be written (the departures are reserved)"));
+        }
         Ok(out)
     }
 

@@ -42,11 +42,12 @@ pub fn clock_ms() -> f64 {
     })
 }
 
-/// The largest time or duration in milliseconds the core holds (`u64` nanoseconds: about 584 years).
-pub(crate) const MAX_MS: f64 = u64::MAX as f64 / 1e6;
+/// The largest time or duration in milliseconds accepted from JS: 2^63 nanoseconds (the year 2262 as an epoch
+/// instant), half of what the core holds, so that an instant plus any wait the core computes never saturates.
+pub(crate) const MAX_MS: f64 = (1u64 << 63) as f64 / 1e6;
 
-/// Whether a number from JS is a time or duration in milliseconds: not negative and within what the core holds
-/// (a larger instant would saturate, and the limiter's clock, which never steps back, would stand at its end).
+/// Whether a number from JS is a time or duration in milliseconds: not negative and at most [`MAX_MS`] (at the
+/// core's limit an instant would saturate: every wait there is zero).
 pub(crate) fn is_ms(v: f64) -> bool {
     // two comparisons (NaN fails both)
     (0.0..=MAX_MS).contains(&v)

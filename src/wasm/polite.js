@@ -3,7 +3,7 @@
 // retry verdicts) comes from the wasm core; this file only adapts and calls.
 // Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
 import { Frontier, Limiter } from './hostpace.js';
-import { fetchThrough, scheduleThrough, wake } from './lifecycle.js';
+import { fetchThrough, numberArg, scheduleThrough, urlArg, wake } from './lifecycle.js';
 
 /** `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. */
 class LocalTurns {
@@ -46,27 +46,6 @@ class LocalTurns {
 // a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value of
 // another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
 // Every other method reads and checks its arguments in Rust.
-
-/** What kind of value `value` is, for messages (never its contents). */
-function kind(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  const type = typeof value;
-  return type === 'undefined' ? 'undefined' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
-/** A URL as the core reads it: a string, or a `URL` object's `href`. */
-function urlArg(value) {
-  if (typeof value === 'string') return value;
-  if (value instanceof URL) return value.href;
-  throw new TypeError(`invalid url: expected a URL string or a URL object, got ${kind(value)}`);
-}
-
-/** A number, or (when `optional`) `undefined`/`null`. */
-function numberArg(value, name, optional) {
-  if (typeof value === 'number' || (optional && (value === undefined || value === null))) return value;
-  throw new TypeError(`invalid ${name}: expected a number${optional ? ' or undefined' : ''}, got ${kind(value)}`);
-}
 
 const limiterRaw = Limiter.prototype;
 const { acquire, peek, intern, acquireId, depart } = limiterRaw;

@@ -47,6 +47,29 @@ const hostile = new Proxy(
 );
 const revoked = Proxy.revocable({}, {});
 revoked.revoke();
+const boom = () => {
+  throw new Error('a getter that throws');
+};
+class NumberHref extends URL {
+  get href() {
+    return 42;
+  }
+}
+class ThrowingHref extends URL {
+  get href() {
+    return boom();
+  }
+}
+class LyingF64 extends Float64Array {
+  get length() {
+    return 5000;
+  }
+}
+class LyingU32 extends Uint32Array {
+  get length() {
+    return 1 << 30;
+  }
+}
 
 /** Values of every kind a careless or hostile caller might pass. */
 function values(rand) {
@@ -71,6 +94,9 @@ function values(rand) {
     Float32Array.of(1), new ArrayBuffer(8), new Headers({ 'retry-after': '2' }),
     new Response('x', { status: 503, headers: { 'retry-after': 'garbage' } }), new Map([['a', 'b']]),
     new Date(0), /re/, new Error('e'), hostile, revoked.proxy,
+    { get ratePerSec() { return boom(); } }, { get quota() { return boom(); } }, { quota: { get limit() { return boom(); } } },
+    new NumberHref('https://n.test/'), new ThrowingHref('https://t.test/'), LyingF64.of(0, 1), LyingU32.of(0),
+    { signal: { aborted: false } }, () => ({ get status() { return boom(); } }),
   ];
   return () => {
     const pick = rand();
@@ -149,13 +175,22 @@ test(`${CALLS} calls with random JS values: no trap, no state lost`, async () =>
       const [label, call] = calls[Math.floor(rand() * calls.length)];
       const args = Array.from({ length: Math.floor(rand() * 5) }, value);
       counts.set(label, (counts.get(label) ?? 0) + 1);
-      const where = () => `call ${i} ${label}(${inspect(args, { depth: 1, maxStringLength: 40 }).slice(1, -1)}) (start ${START})`;
+      const shown = () => {
+        try {
+          return inspect(args, { depth: 1, maxStringLength: 40 }).slice(1, -1);
+        } catch (_) {
+          return '(arguments that cannot be shown)';
+        }
+      };
+      const where = () => `call ${i} ${label}(${shown()}) (start ${START})`;
       try {
         const result = call(args);
         if (result && typeof result.then === 'function') {
           pending.push(Promise.resolve(result).then(
             () => undefined,
-            (e) => assert.ok(isError(e), `${where()} rejected with ${e}`),
+            (e) => {
+              if (!isError(e)) assert.fail(`${where()} rejected with ${e}`);
+            },
           ));
         }
       } catch (e) {
@@ -182,4 +217,44 @@ test(`${CALLS} calls with random JS values: no trap, no state lost`, async () =>
   const untouched = [...names].filter((label) => !counts.has(label));
   assert.deepEqual(untouched, [], 'every entry point was called');
   console.log(`${CALLS} calls over ${names.size} entry points; ${pending.length} promises settled`);
+});
+
+test('exceptions thrown by the caller\'s own code, repeated, leave the module working', () => {
+  const { Limiter, Frontier, audit } = hostpace;
+  const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1 });
+  const frontier = new Frontier(limiter);
+  const throwing = [
+    () => new Limiter({ get ratePerSec() { return boom(); } }),
+    () => new Limiter({ quota: { get limit() { return boom(); } } }),
+    () => audit({ get burstCapacity() { return boom(); } }, [0]),
+    () => limiter.stats(new ThrowingHref('https://t.test/')),
+    () => limiter.observe(new ThrowingHref('https://t.test/'), { status: 200 }),
+    () => limiter.observe('https://o.test/', { get status() { return boom(); } }),
+    () => limiter.observe('https://o.test/', { status: 200, headers: hostile }),
+    () => limiter.acquire(new NumberHref('https://n.test/')),
+    () => frontier.push(new NumberHref('https://n.test/')),
+    () => limiter.acquireIds(LyingU32.of(0)),
+    () => limiter.acquireIds(Uint32Array.of(), null, new LyingF64(0)),
+    () => audit(undefined, LyingF64.of(0, 1)),
+  ];
+  for (const call of throwing) {
+    for (let i = 0; i < 3000; i++) {
+      try {
+        call();
+      } catch (e) {
+        if (!isError(e)) assert.fail(`${call}: threw ${e}`);
+      }
+    }
+  }
+  assert.deepEqual([0, 500].map(() => limiter.acquire('https://after.test/', 0).waitMs), [0, 500]);
+});
+
+test('arrays beyond what fits the engine\'s reference table are read without it', () => {
+  const { Limiter, audit } = hostpace;
+  const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1 });
+  const log = Array.from({ length: 9_000_000 }, (_, i) => i * 1000);
+  assert.deepEqual(audit({ ratePerSec: 1, burstCapacity: 1 }, log), []);
+  const ids = new Array(1 << 24);
+  assert.throws(() => limiter.acquireIds(ids), /invalid ids\[0\]: expected a number, got undefined/);
+  assert.equal(limiter.acquire('https://after.test/', 0).waitMs, 0);
 });
