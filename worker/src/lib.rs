@@ -12,9 +12,9 @@
 //! persistence ([`hostpace::Snapshot`]). What is here is HTTP plumbing and security.
 //!
 //! Modules that only make sense inside workerd (the routes, the Durable Objects, the JS stream helpers) build for
-//! `wasm32` only; the pure parts — configuration, target checks, header filtering, authentication, the wire
-//! protocol and the per-host desk — build everywhere and are unit-tested natively (`cargo test -p
-//! hostpace-worker`).
+//! `wasm32` only; the pure parts — configuration, target checks, header filtering, authentication, route
+//! matching ([`router`]), the wire protocol and the per-host desk — build everywhere and are unit-tested natively
+//! (`cargo test -p hostpace-worker`).
 
 #![deny(missing_docs)]
 
@@ -24,6 +24,7 @@ pub mod config;
 pub mod desk;
 pub mod headers;
 pub mod protocol;
+pub mod router;
 pub mod target;
 
 #[cfg(target_arch = "wasm32")]
