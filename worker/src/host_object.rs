@@ -58,7 +58,7 @@ struct Row {
 
 impl HostObject {
     fn config(&self) -> Result<GatewayConfig, ApiError> {
-        crate::gateway::config(&self.env)
+        crate::gateway::bindings::config(&self.env)
     }
 
     fn robots_rule(config: &GatewayConfig) -> RobotsRule {
