@@ -23,10 +23,8 @@ pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiErro
     let target = caller.query_target()?;
     let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
     let visit = caller.visit(target, "fetch").await?;
-    let mut outgoing = forward_request_headers(&js::pairs(&caller.req.inner().headers()));
-    outgoing.push(("user-agent".to_owned(), caller.cfg.user_agent.clone()));
     let run = FetchRun {
-        outgoing: js::to_array(&outgoing),
+        outgoing: outgoing_headers(&caller),
         timeout_ms: caller.cfg.fetch_timeout.as_secs_f64() * 1000.0,
         max_wait,
         visit,
@@ -35,6 +33,14 @@ pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiErro
         previous: None,
     };
     run.until_answered().await
+}
+
+/// The headers sent to the target: the caller's that may go (see [`forward_request_headers`]) and the gateway's
+/// user agent.
+fn outgoing_headers(caller: &Caller<'_>) -> js_sys::Array {
+    let mut outgoing = forward_request_headers(&js::pairs(&caller.req.inner().headers()));
+    outgoing.push(("user-agent".to_owned(), caller.cfg.user_agent.clone()));
+    js::to_array(&outgoing)
 }
 
 /// One `/v1/fetch` request, attempt by attempt.
@@ -57,7 +63,9 @@ struct FetchRun<'a> {
 
 /// An answer kept while its retry waits, with the layer of its departure.
 struct Kept {
+    /// The answer.
     upstream: Upstream,
+    /// The layer that set its departure's wait.
     layer: String,
 }
 
