@@ -6,7 +6,7 @@
 
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
-use crate::departure::{confirm_until_go, Confirmed};
+use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, HostDesk, RobotsRule};
 use crate::js;
 use crate::protocol::{
@@ -196,7 +196,7 @@ impl HostObject {
             let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now)));
             std::future::ready(wait.map(|w| w.as_secs_f64() * 1000.0))
         };
-        let wait_ms = match confirm_until_go(100, confirm).await? {
+        let wait_ms = match confirm_until_go(100, Timer::PastTheWait, confirm).await? {
             Confirmed::Go { .. } => 0.0,
             Confirmed::NotYet { waited_ms } => waited_ms,
         };

@@ -4,7 +4,7 @@
 
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
-use crate::departure::{confirm_until_go, sleep_ms, Confirmed};
+use crate::departure::{confirm_until_go, sleep_ms, Confirmed, Timer};
 use crate::gateway::host_client::HostClient;
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::robots::fetch_robots;
@@ -90,7 +90,7 @@ impl HostVisit<'_> {
             return Ok(0.0);
         }
         sleep_ms(dep.wait_ms).await;
-        match confirm_until_go(CONFIRM_ROUNDS, || self.host.depart()).await? {
+        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart()).await? {
             Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
             Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
         }
