@@ -6,6 +6,7 @@
 
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
+use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, HostDesk, RobotsRule};
 use crate::js;
 use crate::protocol::{
@@ -58,7 +59,7 @@ struct Row {
 
 impl HostObject {
     fn config(&self) -> Result<GatewayConfig, ApiError> {
-        crate::gateway::config(&self.env)
+        crate::gateway::bindings::config(&self.env)
     }
 
     fn robots_rule(config: &GatewayConfig) -> RobotsRule {
@@ -193,16 +194,15 @@ impl HostObject {
     /// short (a round trip per re-confirmation would add up over a long crawl).
     async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
         let req: DepartRequest = parse(body)?;
-        let mut waited = Duration::ZERO;
-        for _ in 0..100 {
-            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now, now)))?;
-            if wait.is_zero() {
-                return Ok(DepartReply { wait_ms: 0.0 });
-            }
-            waited += wait;
-            worker::Delay::from(Duration::from_millis(wait.as_millis() as u64 + 1)).await;
-        }
-        Ok(DepartReply { wait_ms: waited.as_secs_f64() * 1000.0 })
+        let confirm = || {
+            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now, now)));
+            std::future::ready(wait.map(|w| w.as_secs_f64() * 1000.0))
+        };
+        let wait_ms = match confirm_until_go(100, Timer::PastTheWait, confirm).await? {
+            Confirmed::Go { .. } => 0.0,
+            Confirmed::NotYet { waited_ms } => waited_ms,
+        };
+        Ok(DepartReply { wait_ms })
     }
 
     fn handle_observe(&self, body: &str) -> Result<ObserveReply, ApiError> {

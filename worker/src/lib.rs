@@ -11,10 +11,10 @@
 //! ([`hostpace::Registry::observe_robots`]), the retry verdict ([`hostpace::RetryBudget::verdict`]) and
 //! persistence ([`hostpace::Snapshot`]). What is here is HTTP plumbing and security.
 //!
-//! Modules that only make sense inside workerd (the routes, the Durable Objects, the JS stream helpers) build for
-//! `wasm32` only; the pure parts — configuration, target checks, header filtering, authentication, the wire
-//! protocol and the per-host desk — build everywhere and are unit-tested natively (`cargo test -p
-//! hostpace-worker`).
+//! Modules that only make sense inside workerd (the Worker in `gateway/`, in files by job; the Durable Objects;
+//! the JS stream helpers) build for `wasm32` only; the pure parts — configuration, target checks, header
+//! filtering, authentication, route matching ([`router`]), the wire protocol and the per-host desk — build
+//! everywhere and are unit-tested natively (`cargo test -p hostpace-worker`).
 
 #![deny(missing_docs)]
 
@@ -24,8 +24,11 @@ pub mod config;
 pub mod desk;
 pub mod headers;
 pub mod protocol;
+pub mod router;
 pub mod target;
 
+#[cfg(target_arch = "wasm32")]
+mod departure;
 #[cfg(target_arch = "wasm32")]
 mod gateway;
 #[cfg(target_arch = "wasm32")]

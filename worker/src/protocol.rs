@@ -121,6 +121,21 @@ pub struct ObserveRequest {
     pub attempt: Option<u32>,
 }
 
+impl ObserveRequest {
+    /// No answer came for a request to `host` (a timeout or a failed connection); `permit_id` goes back.
+    pub fn no_answer(host: &str, permit_id: Option<u64>) -> ObserveRequest {
+        ObserveRequest {
+            host: host.to_owned(),
+            status: None,
+            headers: vec![],
+            latency_ms: None,
+            timeout: true,
+            permit_id,
+            attempt: None,
+        }
+    }
+}
+
 /// What an observation changed (the public `POST /v1/observe` answer, with the host).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,0 +1,45 @@
+//! The bound on the hosts one token may create: each token's ledger object admits a host once, and the isolate
+//! remembers what was admitted, to skip the round trip next time.
+
+use crate::api::ApiError;
+use crate::auth::token_id;
+use crate::gateway::host_client::{call, object_stub};
+use crate::ledger::{AdmitReply, AdmitRequest};
+use hostpace::HostKey;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use worker::Env;
+
+/// Admitted (token, host) pairs remembered per isolate, to skip the ledger round trip.
+const ADMITTED_CACHE: usize = 100_000;
+
+thread_local! {
+    static ADMITTED: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+}
+
+/// Admit `key` for `token` under a bound of `max` hosts (403 `host_limit` beyond it); remembered per isolate once
+/// admitted.
+pub(crate) async fn admit(env: &Env, token: &str, key: &HostKey, max: u32) -> Result<(), ApiError> {
+    let id = token_id(token);
+    let remembered = format!("{id} {key}");
+    if ADMITTED.with(|a| a.borrow().contains(&remembered)) {
+        return Ok(());
+    }
+    let stub = object_stub(env, "LEDGER", &id, "token ledger")?;
+    let reply: AdmitReply = call(&stub, "admit", &AdmitRequest { host: key.to_string(), max }).await?;
+    if !reply.admitted {
+        return Err(ApiError::new(
+            403,
+            "host_limit",
+            format!("this token has used {} hosts, the most it may (CRAWL_MAX_HOSTS_PER_TOKEN = {max})", reply.count),
+        ));
+    }
+    ADMITTED.with(|a| {
+        let mut a = a.borrow_mut();
+        if a.len() >= ADMITTED_CACHE {
+            a.clear();
+        }
+        a.insert(remembered);
+    });
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! `GET /v1/fetch?url=…`: a polite proxied GET, in named steps. The target and its host; then, per attempt: a
+//! turn at the host ([`HostVisit::take_turn`]: robots.txt first when due, the wait slept), the request sent, what
+//! came back reported to the host's object, and either a retry (a 429/503 the core's retry budget retries) or
+//! the answer relayed. When a retry may not wait its turn, the last answer is relayed instead.
+
+use crate::api::ApiError;
+use crate::gateway::logs;
+use crate::gateway::relay::{gateway_headers, relay, Upstream};
+use crate::gateway::request::Caller;
+use crate::gateway::responses::not_yet;
+use crate::gateway::turn::{HostVisit, Turn};
+use crate::headers::{forward_request_headers, MAX_HEADERS};
+use crate::js;
+use crate::protocol::{Departure, ObserveRequest};
+use hostpace::{Response as CoreResponse, RetryBudget, RetryVerdict};
+use std::time::Duration;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::Response;
+
+/// `GET /v1/fetch?url=…`.
+pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiError> {
+    let target = caller.query_target()?;
+    let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
+    let visit = caller.visit(target, "fetch").await?;
+    let run = FetchRun {
+        outgoing: outgoing_headers(&caller),
+        timeout_ms: caller.cfg.fetch_timeout.as_secs_f64() * 1000.0,
+        max_wait,
+        visit,
+        attempt: 0,
+        waited_ms: 0.0,
+        previous: None,
+    };
+    run.until_answered().await
+}
+
+/// The headers sent to the target: the caller's that may go (see [`forward_request_headers`]) and the gateway's
+/// user agent.
+fn outgoing_headers(caller: &Caller<'_>) -> js_sys::Array {
+    let mut outgoing = forward_request_headers(&js::pairs(&caller.req.inner().headers()));
+    outgoing.push(("user-agent".to_owned(), caller.cfg.user_agent.clone()));
+    js::to_array(&outgoing)
+}
+
+/// One `/v1/fetch` request, attempt by attempt.
+struct FetchRun<'a> {
+    /// The host and its target.
+    visit: HostVisit<'a>,
+    /// The headers sent to the target (the caller's, filtered, and the gateway's user agent).
+    outgoing: js_sys::Array,
+    /// How long the target may take to answer.
+    timeout_ms: f64,
+    /// How long the caller waits for a departure, per turn.
+    max_wait: Option<Duration>,
+    /// The current attempt (from 1).
+    attempt: u32,
+    /// The time waited for departures so far, in milliseconds.
+    waited_ms: f64,
+    /// The last answer, kept (unread) while a retry waits its turn: relayed if the retry may not go.
+    previous: Option<Kept>,
+}
+
+/// An answer kept while its retry waits, with the layer of its departure.
+struct Kept {
+    /// The answer.
+    upstream: Upstream,
+    /// The layer that set its departure's wait.
+    layer: String,
+}
+
+/// What came back for one attempt.
+struct Arrival {
+    /// The answer.
+    upstream: Upstream,
+    /// Time from departure to the response headers, in milliseconds.
+    latency_ms: f64,
+    /// The core's bounded retry verdict says retry (a 429/503 with retries left).
+    retry: bool,
+    /// The body is streamed to the caller: the permit goes back when it has been passed on, not with the report.
+    streams: bool,
+}
+
+impl FetchRun<'_> {
+    /// Attempt until there is an answer for the caller.
+    async fn until_answered(mut self) -> Result<Response, ApiError> {
+        loop {
+            self.attempt += 1;
+            let (dep, waited) = match self.visit.take_turn(self.max_wait, true).await? {
+                Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
+                Turn::Go { dep, waited_ms } => (dep, waited_ms),
+            };
+            self.discard_previous();
+            self.waited_ms += waited;
+            let arrival = self.send(&dep, waited).await?;
+            self.report(&arrival, &dep).await?;
+            self.visit.log("request", self.attempt, waited, &dep.layer, Some(arrival.upstream.status()));
+            if !arrival.retry {
+                return self.answer(arrival, &dep).await;
+            }
+            self.previous = Some(Kept { upstream: arrival.upstream, layer: dep.layer });
+        }
+    }
+
+    /// The next attempt may not go within the caller's bound: 429 "not yet", or the last answer when a retry was
+    /// waiting (its permit already went back with its report).
+    async fn answer_later(self, wait_ms: f64, layer: &str) -> Result<Response, ApiError> {
+        self.visit.log("request", self.attempt, wait_ms, layer, Some(429));
+        let sent = self.attempt - 1;
+        let host = &self.visit.host.host;
+        match self.previous {
+            None => not_yet(host, wait_ms, layer, sent),
+            Some(kept) => {
+                let gateway = gateway_headers(self.waited_ms, &kept.layer, sent, host);
+                relay(&self.visit, kept.upstream, None, &gateway).await
+            }
+        }
+    }
+
+    /// The retry goes: the kept answer's body is not wanted any more.
+    fn discard_previous(&mut self) {
+        if let Some(stale) = self.previous.take() {
+            js::cancel_body(&stale.upstream.response);
+        }
+    }
+
+    /// Send the request at its departure. No answer (a timeout, a failed connection) is reported to the host's
+    /// object as a timeout and becomes 504 `upstream_timeout` or 502 `upstream_failed`.
+    async fn send(&self, dep: &Departure, waited: f64) -> Result<Arrival, ApiError> {
+        let started = js::now_ms();
+        let fetched =
+            JsFuture::from(js::upstream_fetch(&self.visit.target.url.href, &self.outgoing, self.timeout_ms)).await;
+        let response = match fetched {
+            Ok(v) => v.unchecked_into(),
+            Err(e) => {
+                self.visit.host.observe(ObserveRequest::no_answer(&self.visit.host.host, dep.permit_id)).await?;
+                self.visit.log("request", self.attempt, waited, &dep.layer, None);
+                return Err(upstream_error(&self.visit.host.host, &e));
+            }
+        };
+        let latency_ms = js::now_ms() - started;
+        let upstream = Upstream::new(response);
+        let retry = RetryBudget::verdict(self.visit.cfg.policy.max_retries, self.attempt, upstream.status())
+            == RetryVerdict::Retry;
+        let streams = !retry && upstream.has_body();
+        Ok(Arrival { upstream, latency_ms, retry, streams })
+    }
+
+    /// Report what came back to the host's object. A 429/503 is reported before anything else is decided (the
+    /// cooldown must be in force first, this request's retry included); an answer the core says can change
+    /// nothing at the host, with no permit riding on it, is not reported at all; what any other answer teaches
+    /// (latency, `RateLimit` headers) is reported while the body streams.
+    async fn report(&self, arrival: &Arrival, dep: &Departure) -> Result<(), ApiError> {
+        let upstream = &arrival.upstream;
+        let status = upstream.status();
+        let observation = ObserveRequest {
+            host: self.visit.host.host.clone(),
+            status: Some(status),
+            headers: upstream.headers.iter().take(MAX_HEADERS).cloned().collect(),
+            latency_ms: Some(arrival.latency_ms),
+            timeout: false,
+            permit_id: if arrival.streams { None } else { dep.permit_id },
+            attempt: Some(self.attempt),
+        };
+        let pairs: Vec<(&str, &str)> = upstream.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let core_view = CoreResponse {
+            status,
+            headers: &pairs,
+            latency: Some(Duration::from_secs_f64(arrival.latency_ms.max(0.0) / 1000.0)),
+            wall_now_ms: None,
+        };
+        if status == 429 || status == 503 {
+            self.visit.host.observe(observation).await?;
+        } else if core_view.teaches(&self.visit.cfg.policy) || observation.permit_id.is_some() {
+            let client = self.visit.host.clone();
+            self.visit.ctx.wait_until(async move {
+                if let Err(e) = client.observe(observation).await {
+                    logs::error(&e);
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Relay the final answer, with the permit when its body streams.
+    async fn answer(&self, arrival: Arrival, dep: &Departure) -> Result<Response, ApiError> {
+        let gateway = gateway_headers(self.waited_ms, &dep.layer, self.attempt, &self.visit.host.host);
+        let permit = if arrival.streams { dep.permit_id } else { None };
+        relay(&self.visit, arrival.upstream, permit, &gateway).await
+    }
+}
+
+/// The error for a fetch of `host` that got no answer: 504 when it timed out, else 502.
+fn upstream_error(host: &str, e: &JsValue) -> ApiError {
+    let timed_out = js::get(e, "name").as_string().as_deref() == Some("TimeoutError");
+    let message = js::get(e, "message").as_string().unwrap_or_else(|| "fetch failed".into());
+    if timed_out {
+        ApiError::new(504, "upstream_timeout", format!("{host} did not answer in time: {message}"))
+    } else {
+        ApiError::new(502, "upstream_failed", format!("fetching from {host} failed: {message}"))
+    }
+}

@@ -1,0 +1,77 @@
+//! The routes of a crawler that fetches on its own: `POST /v1/acquire` (a departure reserved), `POST /v1/depart`
+//! (that departure confirmed right before sending) and `POST /v1/observe` (what came back, and the permit given
+//! back).
+
+use crate::api::ApiError;
+use crate::gateway::request::Caller;
+use crate::gateway::responses::{json_response, not_yet};
+use crate::gateway::turn::Turn;
+use crate::headers::MAX_HEADERS;
+use crate::protocol::{AcquireBody, Departure, ObserveBody, ObserveRequest};
+use serde::Serialize;
+use worker::Response;
+
+/// The answer of `/v1/acquire`: the host and the departure.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AcquireReply {
+    host: String,
+    #[serde(flatten)]
+    departure: Departure,
+}
+
+/// `POST /v1/acquire {url}`: reserve a departure for a crawler that fetches on its own.
+pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiError> {
+    let body: AcquireBody = caller.read_json().await?;
+    let target = caller.target(&body.url)?;
+    let max_wait = caller.wait_bound(None)?;
+    let visit = caller.visit(target, "acquire").await?;
+    match visit.take_turn(max_wait, false).await? {
+        Turn::Later { wait_ms, layer } => {
+            visit.log("request", 1, wait_ms, &layer, Some(429));
+            not_yet(&visit.host.host, wait_ms, &layer, 0)
+        }
+        Turn::Go { dep, .. } => {
+            visit.log("request", 1, dep.wait_ms, &dep.layer, Some(200));
+            json_response(&AcquireReply { host: visit.host.host.clone(), departure: dep })
+        }
+    }
+}
+
+/// `POST /v1/depart {url}`: confirm, right before sending, a departure reserved with `/v1/acquire` (the core's
+/// `depart`): `{ host, waitMs }`, zero meaning go. A crawler whose timer fired late, or whose previous request
+/// left late, is told to wait so no two departures come closer than the host's spacing.
+pub(crate) async fn handle_depart(caller: Caller<'_>) -> Result<Response, ApiError> {
+    let body: AcquireBody = caller.read_json().await?;
+    let target = caller.target(&body.url)?;
+    let visit = caller.visit(target, "depart").await?;
+    let wait_ms = visit.host.depart().await?;
+    json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
+}
+
+/// `POST /v1/observe {url, status, headers, latencyMs?, permitId?, attempt?}`: learn from a response.
+pub(crate) async fn handle_observe(caller: Caller<'_>) -> Result<Response, ApiError> {
+    let body: ObserveBody = caller.read_json().await?;
+    let target = caller.target(&body.url)?;
+    if let Some(status) = body.status {
+        if !(100..=599).contains(&status) {
+            return Err(ApiError::bad_request("invalid_status", format!("status {status} is not an HTTP status")));
+        }
+    }
+    let visit = caller.visit(target, "observe").await?;
+    let headers: Vec<(String, String)> =
+        body.headers.map(|h| h.into_pairs()).unwrap_or_default().into_iter().take(MAX_HEADERS).collect();
+    let reply = visit
+        .host
+        .observe(ObserveRequest {
+            host: visit.host.host.clone(),
+            status: body.status,
+            headers,
+            latency_ms: body.latency_ms.filter(|l| l.is_finite() && *l >= 0.0),
+            timeout: body.timeout,
+            permit_id: body.permit_id,
+            attempt: body.attempt,
+        })
+        .await?;
+    json_response(&reply)
+}

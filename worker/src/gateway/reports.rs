@@ -1,0 +1,26 @@
+//! The read-only routes: `GET /v1/hosts/{host}` (one host's policy, state and counters) and `GET /healthz`.
+
+use crate::api::ApiError;
+use crate::gateway::bindings::config;
+use crate::gateway::host_client::HostClient;
+use crate::gateway::request::Caller;
+use crate::gateway::responses::json_response;
+use hostpace::HostKey;
+use worker::{Env, Response};
+
+/// `GET /v1/hosts/{host}`: policy, state and counters of one host (404 if it never decided anything).
+pub(crate) async fn handle_host(caller: Caller<'_>) -> Result<Response, ApiError> {
+    let decoded = js_sys::decode_uri_component(caller.param)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| ApiError::bad_request("invalid_host", "the host is not valid percent-encoding"))?;
+    let key = HostKey::parse(&decoded).map_err(|e| ApiError::bad_request("invalid_host", e.to_string()))?;
+    let report = HostClient::new(caller.env, &key)?.stats().await?;
+    json_response(&report)
+}
+
+/// `GET /healthz`: the gateway answers and its configuration is valid (no token needed).
+pub(crate) fn handle_healthz(env: &Env) -> Result<Response, ApiError> {
+    config(env)?;
+    json_response(&serde_json::json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") }))
+}

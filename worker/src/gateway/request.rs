@@ -1,0 +1,93 @@
+//! An authenticated request as the route handlers see it ([`Caller`]), and what they read from it: headers, a
+//! bounded JSON body, the target URL, the caller's bound on waiting; and the host the target names, once the
+//! caller's token is admitted to it.
+
+use crate::api::{wait_bound, ApiError};
+use crate::config::GatewayConfig;
+use crate::gateway::admission::admit;
+use crate::gateway::host_client::HostClient;
+use crate::gateway::responses::internal;
+use crate::gateway::turn::HostVisit;
+use crate::js;
+use crate::target::{check_target, Target};
+use serde::de::DeserializeOwned;
+use std::time::Duration;
+use worker::{Context, Env, Request};
+
+/// The largest JSON request body accepted (`/v1/acquire`, `/v1/depart`, `/v1/observe`).
+const MAX_JSON_BODY: usize = 64 * 1024;
+
+/// A request header, if present (and readable).
+pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
+    req.headers().get(name).ok().flatten()
+}
+
+/// An authenticated request on its way through a route's handler.
+#[derive(Clone, Copy)]
+pub(crate) struct Caller<'a> {
+    /// The request.
+    pub req: &'a Request,
+    /// The Worker's environment.
+    pub env: &'a Env,
+    /// The request's context (work that outlives the answer).
+    pub ctx: &'a Context,
+    /// The gateway's configuration.
+    pub cfg: &'a GatewayConfig,
+    /// The caller's token (one of the configured ones).
+    pub token: &'a str,
+    /// What the route's `{name}` segment took of the path (empty for an exact path).
+    pub param: &'a str,
+}
+
+impl<'a> Caller<'a> {
+    /// The request header `name`, if present.
+    pub fn header(&self, name: &str) -> Option<String> {
+        header(self.req, name)
+    }
+
+    /// The body as JSON of type `T`: 413 past [`MAX_JSON_BODY`] bytes, 400 `invalid_json` when it does not parse.
+    pub async fn read_json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        let (text, truncated) = js::read_text(self.req.inner().body(), MAX_JSON_BODY)
+            .await
+            .map_err(|_| ApiError::bad_request("invalid_json", "the request body could not be read"))?;
+        if truncated {
+            return Err(ApiError::new(
+                413,
+                "body_too_large",
+                format!("the request body is larger than {MAX_JSON_BODY} bytes"),
+            ));
+        }
+        serde_json::from_str(&text)
+            .map_err(|e| ApiError::bad_request("invalid_json", format!("invalid JSON body: {e}")))
+    }
+
+    /// `url` checked as a target the gateway may fetch.
+    pub fn target(&self, url: &str) -> Result<Target, ApiError> {
+        check_target(url, self.cfg.allow_private)
+    }
+
+    /// The target of the `url` query parameter (400 `missing_url` without one).
+    pub fn query_target(&self) -> Result<Target, ApiError> {
+        let url = self.req.url().map_err(internal("request URL"))?;
+        let raw = url.query_pairs().find(|(k, _)| k == "url").map(|(_, v)| v.into_owned()).ok_or_else(|| {
+            ApiError::bad_request(
+                "missing_url",
+                "the url query parameter is required: /v1/fetch?url=<percent-encoded URL>",
+            )
+        })?;
+        self.target(&raw)
+    }
+
+    /// How long the caller will wait for a departure (its `Hostpace-Mode` and `Hostpace-Max-Wait-Ms` headers,
+    /// never beyond `default`).
+    pub fn wait_bound(&self, default: Option<Duration>) -> Result<Option<Duration>, ApiError> {
+        wait_bound(self.header("hostpace-mode").as_deref(), self.header("hostpace-max-wait-ms").as_deref(), default)
+    }
+
+    /// The host of `target`, once the caller's token is admitted to it; `route` names the route in the log.
+    pub async fn visit(&self, target: Target, route: &'static str) -> Result<HostVisit<'a>, ApiError> {
+        admit(self.env, self.token, &target.key, self.cfg.max_hosts_per_token).await?;
+        let host = HostClient::new(self.env, &target.key)?;
+        Ok(HostVisit { cfg: self.cfg, ctx: self.ctx, target, host, route })
+    }
+}

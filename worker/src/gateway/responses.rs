@@ -1,0 +1,58 @@
+//! Answers the gateway writes itself: JSON bodies, the error shape `{ "error": { "code", "message" } }`, 429
+//! "not yet" with its wait headers, 405 with `Allow`.
+
+use crate::api::{retry_after_secs, ApiError};
+use serde::Serialize;
+use worker::{web_sys, Response};
+
+/// A failed runtime call, as 500 `internal` naming `what` failed.
+pub(crate) fn internal(what: &str) -> impl Fn(worker::Error) -> ApiError + '_ {
+    move |e| ApiError::internal(format!("{what}: {e}"))
+}
+
+/// A JSON answer.
+pub(crate) fn json_response<T: Serialize>(value: &T) -> Result<Response, ApiError> {
+    Response::from_json(value).map_err(internal("json"))
+}
+
+/// A JSON error answer `{ "error": { "code", "message" } }`.
+pub(crate) fn error_response(e: &ApiError) -> Response {
+    let res = Response::ok(e.body()).map(|r| r.with_status(e.status));
+    match res {
+        Ok(mut r) => {
+            let _ = r.headers_mut().set("content-type", "application/json; charset=utf-8");
+            r
+        }
+        Err(_) => Response::empty().unwrap_or_else(|_| Response::from(web_sys::Response::error())),
+    }
+}
+
+/// A JSON error answer with `headers` set on it.
+fn error_with_headers(e: &ApiError, headers: &[(&str, String)]) -> Result<Response, ApiError> {
+    let mut res = error_response(e);
+    let h = res.headers_mut();
+    for (name, value) in headers {
+        h.set(name, value).map_err(internal("headers"))?;
+    }
+    Ok(res)
+}
+
+/// 429 "not yet": the caller would have had to wait longer than it will; `attempts` requests were sent.
+pub(crate) fn not_yet(host: &str, wait_ms: f64, layer: &str, attempts: u32) -> Result<Response, ApiError> {
+    let e =
+        ApiError::new(429, "not_yet", format!("{host} may not be fetched for another {} ms ({layer})", wait_ms.ceil()));
+    error_with_headers(
+        &e,
+        &[
+            ("retry-after", retry_after_secs(wait_ms).to_string()),
+            ("hostpace-wait-ms", format!("{}", wait_ms.ceil())),
+            ("hostpace-layer", layer.to_owned()),
+            ("hostpace-attempts", attempts.to_string()),
+        ],
+    )
+}
+
+/// 405 `e`, with the methods the path allows in `Allow`.
+pub(crate) fn method_not_allowed(e: &ApiError, allow: &str) -> Result<Response, ApiError> {
+    error_with_headers(e, &[("allow", allow.to_owned())])
+}

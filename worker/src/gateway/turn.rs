@@ -1,0 +1,98 @@
+//! A request's turn at a host: ask the host's object for a departure, fetch robots.txt first when it says so,
+//! ask again while every concurrency permit is held, and sleep the wait, confirming the departure until the
+//! object says go. Every wait is one the object computed with the core; none is re-derived here.
+
+use crate::api::ApiError;
+use crate::config::GatewayConfig;
+use crate::departure::{confirm_until_go, sleep_ms, Confirmed, Timer};
+use crate::gateway::host_client::HostClient;
+use crate::gateway::logs::{self, Decision};
+use crate::gateway::robots::fetch_robots;
+use crate::protocol::{AskReply, Departure};
+use crate::target::Target;
+use std::time::Duration;
+use worker::Context;
+
+/// Rounds of confirmation the Worker asks for before giving up on a departure (the host's object itself
+/// confirms up to 100 times per round).
+const CONFIRM_ROUNDS: u32 = 1000;
+
+/// A request's business with one host: the target, the host's object, and where its decisions are logged.
+pub(crate) struct HostVisit<'a> {
+    /// The gateway's configuration.
+    pub cfg: &'a GatewayConfig,
+    /// The request's context.
+    pub ctx: &'a Context,
+    /// The checked target.
+    pub target: Target,
+    /// The target host's object.
+    pub host: HostClient,
+    /// The route, as the log names it (`fetch`, `acquire`).
+    pub route: &'static str,
+}
+
+/// The outcome of asking for a turn.
+pub(crate) enum Turn {
+    /// A departure for the request, reserved; `waited_ms` were slept for it (and any robots.txt fetch first).
+    Go {
+        /// The departure.
+        dep: Departure,
+        /// What was slept, in milliseconds.
+        waited_ms: f64,
+    },
+    /// Nothing reserved: the request would have to wait `wait_ms` more than its bound allows.
+    Later {
+        /// How long until it could go, in milliseconds.
+        wait_ms: f64,
+        /// What sets that wait.
+        layer: String,
+    },
+}
+
+impl HostVisit<'_> {
+    /// Log one decision about this host (see [`logs::decision`]).
+    pub fn log(&self, purpose: &'static str, attempt: u32, wait_ms: f64, layer: &str, status: Option<u16>) {
+        let d = Decision { route: self.route, host: &self.host.host, purpose, attempt, wait_ms, layer, status };
+        logs::decision(self.ctx, &d);
+    }
+
+    /// Take a departure for the target: robots.txt first when the host's object says it is due (fetched through
+    /// the same limiter), a re-ask while every concurrency permit is held, and — when `sleep` — the wait itself.
+    /// `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
+    pub async fn take_turn(&self, max_wait: Option<Duration>, sleep: bool) -> Result<Turn, ApiError> {
+        let mut waited = 0.0;
+        let robots = !self.cfg.robots_ttl.is_zero();
+        loop {
+            let remaining = max_wait.map(|m| (m.as_secs_f64() * 1000.0 - waited).max(0.0));
+            match self.host.ask(remaining, robots, sleep).await? {
+                AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
+                AskReply::Robots(dep) => {
+                    waited += self.wait_turn(&dep).await?;
+                    fetch_robots(self, &dep).await?;
+                }
+                AskReply::Go(dep) if !dep.reserved && sleep => {
+                    sleep_ms(dep.wait_ms).await;
+                    waited += dep.wait_ms;
+                }
+                AskReply::Go(dep) if sleep => {
+                    waited += self.wait_turn(&dep).await?;
+                    return Ok(Turn::Go { dep, waited_ms: waited });
+                }
+                AskReply::Go(dep) => return Ok(Turn::Go { dep, waited_ms: waited }),
+            }
+        }
+    }
+
+    /// Sleep until a reserved departure, then confirm it with the host's object until it says go. Returns the
+    /// milliseconds waited.
+    async fn wait_turn(&self, dep: &Departure) -> Result<f64, ApiError> {
+        if dep.confirmed {
+            return Ok(0.0);
+        }
+        sleep_ms(dep.wait_ms).await;
+        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart()).await? {
+            Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
+            Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
+        }
+    }
+}
