@@ -59,6 +59,9 @@ pub(crate) struct Table {
     cells: Vec<Cell>,
     index: IdTable,
     hasher: KeyHasher,
+    /// How many times entries moved (a [`Table::retain`] that dropped any): between two moves entries are only
+    /// appended, so an entry found for a key stays that key's.
+    moves: u64,
 }
 
 impl Table {
@@ -82,6 +85,20 @@ impl Table {
         }
     }
 
+    /// How many times entries moved so far (see [`Table::locate_remembered`]).
+    #[cfg(feature = "wasm")]
+    pub(crate) fn moves(&self) -> u64 {
+        self.moves
+    }
+
+    /// `hint` itself when it is an entry, without reading its key: only for a caller whose hints are each the
+    /// result of finding their own key since the last move (it forgets them all when [`Table::moves`] changes).
+    #[inline(always)]
+    #[cfg(feature = "wasm")]
+    pub(crate) fn locate_remembered(&self, hint: Slot) -> Option<Slot> {
+        ((hint.0 as usize) < self.cells.len()).then_some(hint)
+    }
+
     /// The state at an entry: a slot this table has just returned ([`Table::find`], [`Table::locate`],
     /// [`Table::insert`], with no [`Table::retain`] since), always one of its entries.
     pub(crate) fn get(&self, at: Slot) -> &HostState {
@@ -96,7 +113,7 @@ impl Table {
 
     /// Insert a key known to be absent; returns its entry.
     pub(crate) fn insert(&mut self, key: HostKey, state: HostState) -> Slot {
-        let Table { keys, cells, index, hasher } = self;
+        let Table { keys, cells, index, hasher, .. } = self;
         let at = keys.len() as u32;
         let hash = hasher.hash_one(&key);
         keys.push(key);
@@ -117,6 +134,7 @@ impl Table {
             }
         }
         if kept != before {
+            self.moves += 1;
             self.keys.truncate(kept);
             self.cells.truncate(kept);
             let Table { keys, index, hasher, .. } = self;

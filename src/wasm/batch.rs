@@ -8,11 +8,14 @@ use crate::registry::{Registry, Slot};
 use crate::time::{duration_nanos, Instant};
 
 /// Remembered [`Slot`]s of many hosts, by a caller's dense ids (0, 1, 2…), in 4 bytes each: a batch of decisions
-/// reads 4 bytes a host here. A slot is a hint the registry checks against the host's key: one that no longer
-/// holds its host (the registry evicted hosts since) costs a lookup, never a decision for another host.
+/// reads 4 bytes a host here. Each slot is what deciding for that id's own host returned, since the registry last
+/// moved its entries ([`Registry::moves`]); when it moves them, every slot is forgotten ([`Slots::follow`]). So a
+/// remembered slot is its host's, and is used without reading the host's key.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Slots {
     slots: Vec<Slot>,
+    /// The registry's [`Registry::moves`] the slots were found under.
+    moves: u64,
 }
 
 impl Slots {
@@ -34,6 +37,15 @@ impl Slots {
         self.slots.get(id as usize).copied()
     }
 
+    /// Forget every slot if `registry` moved its entries since they were found.
+    #[inline(always)]
+    pub(crate) fn follow(&mut self, registry: &Registry) {
+        if self.moves != registry.moves() {
+            self.moves = registry.moves();
+            self.slots.fill(Slot::NONE);
+        }
+    }
+
     /// Remember `slot` for a known `id`.
     #[inline(always)]
     pub(crate) fn set(&mut self, id: u32, slot: Slot) {
@@ -43,7 +55,7 @@ impl Slots {
     }
 }
 
-/// Reserve the next departure to `host` through `slot` (see [`Registry::acquire_at`]): its wait in nanoseconds
+/// Reserve the next departure to `host` through its remembered `slot` (see [`Slots`]): its wait in nanoseconds
 /// and the host's slot now. Inlined into the batch loop, so a loop of decisions makes no call per decision.
 #[inline(always)]
 pub(crate) fn acquire_wait_ns(
@@ -52,8 +64,20 @@ pub(crate) fn acquire_wait_ns(
     slot: Slot,
     now: Instant,
 ) -> Result<(u64, Slot), Error> {
-    let (state, now, slot) = registry.state_at(host, slot, now)?;
+    let (state, now, slot) = registry.state_at_remembered(host, slot, now)?;
     Ok((wait_ns(state, now), slot))
+}
+
+/// Reserve the next departure to `host` through its remembered `slot` (see [`Slots`]), as
+/// [`Registry::acquire_at`] decides: the decision and the host's slot now.
+pub(crate) fn acquire(
+    registry: &mut Registry,
+    host: &HostKey,
+    slot: Slot,
+    now: Instant,
+) -> Result<(crate::Decision, Slot), Error> {
+    let (state, now, slot) = registry.state_at_remembered(host, slot, now)?;
+    Ok((state.acquire(now), slot))
 }
 
 /// [`HostState::acquire`]'s wait in nanoseconds. A host without concurrency permits always reserves, so its wait
@@ -121,7 +145,7 @@ mod tests {
     }
 
     /// Through evictions (which move the registry's entries), decisions through remembered slots are those of a
-    /// registry asked by key, and a slot that no longer holds its host never decides for another.
+    /// registry asked by key: slots are forgotten when entries move, so none decides for another host.
     #[test]
     fn remembered_slots_decide_as_lookups_do_through_evictions() {
         let policy = Policy { max_hosts: 2, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
@@ -136,7 +160,10 @@ mod tests {
             let now = Instant::from_secs(step / 6 * 40 + step % 6);
             let key = &hosts[id as usize];
             let expected = plain.acquire(key, now).map(|d| duration_nanos(d.wait));
+            // the bindings' protocol: forget the slots when the registry moved its entries, before and after
+            slots.follow(&hinted);
             let got = acquire_wait_ns(&mut hinted, key, slots.get(id).unwrap(), now).map(|(w, at)| {
+                slots.follow(&hinted);
                 slots.set(id, at);
                 w
             });

@@ -207,9 +207,11 @@ impl Shared {
         let hosts = self.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         let decision = if reserve {
-            let mut slots = self.slots.borrow_mut();
+            let (mut slots, mut registry) = (self.slots.borrow_mut(), self.registry.borrow_mut());
+            slots.follow(&registry);
             let slot = slots.get(id).ok_or_else(|| unknown_id(id))?;
-            let (decision, at) = self.registry.borrow_mut().acquire_at(key, slot, now).map_err(js_error)?;
+            let (decision, at) = batch::acquire(&mut registry, key, slot, now).map_err(js_error)?;
+            slots.follow(&registry);
             slots.set(id, at);
             decision
         } else {
@@ -238,6 +240,7 @@ impl Shared {
                 "acquireId/acquireIds hand out no permits, and maxConcurrency is set: use acquire(url), schedule or fetch",
             ));
         }
+        slots.follow(&registry);
         for ((i, &id), wait) in ids.iter().enumerate().zip(waits) {
             let (Some(key), Some(slot)) = (hosts.ids().key(id), slots.get(id)) else {
                 return Err(unknown_id(id));
@@ -245,6 +248,8 @@ impl Shared {
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
             match batch::acquire_wait_ns(&mut registry, key, slot, now) {
                 Ok((wait_ns, at)) => {
+                    // a new host may have evicted others: then every remembered slot is forgotten first
+                    slots.follow(&registry);
                     slots.set(id, at);
                     *wait = nanos_to_ms(wait_ns);
                 }
