@@ -11,9 +11,11 @@
 //   bench/results/frontier.json       node --expose-gc bench/frontier.mjs
 //   bench/results/memory.json         cargo bench --bench memory | node bench/report.mjs --parse-memory > …
 //   bench/results/workerd-floor.md    node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md
-//   <criterion>/**/new/estimates.json cargo bench --bench core (criterion's own output; benchmark.json beside it
-//                                     names the benchmark). <criterion> is --criterion DIR, else $CRITERION_HOME,
-//                                     else $CARGO_TARGET_DIR/criterion, else target/criterion
+//   <criterion>/**/new/estimates.json cargo bench --bench core, then node bench/report.mjs --save-criterion
+//                                     (criterion's own output, copied from $CRITERION_HOME, else
+//                                     $CARGO_TARGET_DIR/criterion, else target/criterion; benchmark.json beside it
+//                                     names the benchmark). <criterion> is --criterion DIR, else
+//                                     bench/results/criterion
 //   pkg/hostpace_bg.wasm              npm run build:pkg (gzipped here with zlib level 9, as the size test does)
 //   worker/build/index_bg.wasm        scripts/build-worker.sh
 // The machine described is the one the report runs on (/proc/cpuinfo, /proc/meminfo, `rustc --version`, Node);
@@ -43,10 +45,10 @@ function usage(problem) {
   process.exit(problem ? 2 : 0);
 }
 if (args.includes('--help') || args.includes('-h')) usage();
-const known = ['--results', '--criterion', '--pkg', '--worker-wasm', '--parse-memory'];
+const known = ['--results', '--criterion', '--pkg', '--worker-wasm', '--parse-memory', '--save-criterion'];
 for (let i = 0; i < args.length; i++) {
   if (!known.includes(args[i])) usage(`unknown argument ${args[i]}`);
-  if (args[i] !== '--parse-memory') i++;
+  if (args[i] !== '--parse-memory' && args[i] !== '--save-criterion') i++;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -86,16 +88,41 @@ if (args.includes('--parse-memory')) {
 const resultsDir = resolve(opt('--results') ?? join(root, 'bench/results'));
 // given paths are the caller's (relative to the working directory); criterion's defaults are cargo's (relative to
 // the package root, where `cargo bench` runs the bench)
-const criterionDir = opt('--criterion')
-  ? resolve(opt('--criterion'))
-  : resolve(
-      root,
-      process.env.CRITERION_HOME ??
-        (process.env.CARGO_TARGET_DIR ? join(process.env.CARGO_TARGET_DIR, 'criterion') : 'target/criterion'),
-    );
+const cargoCriterion = resolve(
+  root,
+  process.env.CRITERION_HOME ??
+    (process.env.CARGO_TARGET_DIR ? join(process.env.CARGO_TARGET_DIR, 'criterion') : 'target/criterion'),
+);
+// the committed copy of criterion's estimates (bench/results/criterion, written by --save-criterion) is read
+// unless --criterion names another folder
+const criterionDir = opt('--criterion') ? resolve(opt('--criterion')) : join(resultsDir, 'criterion');
 const pkgWasm = resolve(opt('--pkg') ?? join(root, 'pkg/hostpace_bg.wasm'));
 const workerWasm = resolve(opt('--worker-wasm') ?? join(root, 'worker/build/index_bg.wasm'));
 const rel = (p) => (p.startsWith(root) ? p.slice(root.length) : p);
+
+// --save-criterion: copy criterion's estimates (every `new/estimates.json` and `new/benchmark.json`) from cargo's
+// target folder into bench/results/criterion, so that the report reads committed figures.
+if (args.includes('--save-criterion')) {
+  const { cpSync, mkdirSync, rmSync } = await import('node:fs');
+  const out = join(resultsDir, 'criterion');
+  rmSync(out, { recursive: true, force: true });
+  let copied = 0;
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/\/new\/(estimates|benchmark)\.json$/.test(path)) {
+        const to = join(out, path.slice(cargoCriterion.length));
+        mkdirSync(join(to, '..'), { recursive: true });
+        cpSync(path, to);
+        copied++;
+      }
+    }
+  };
+  if (existsSync(cargoCriterion)) walk(cargoCriterion);
+  process.stderr.write(`report.mjs: ${copied} criterion files copied to ${rel(out)}\n`);
+  process.exit(copied > 0 ? 0 : 1);
+}
 
 function readJson(file) {
   if (!existsSync(file)) return null;
@@ -356,6 +383,7 @@ p(
   '',
   '```sh',
   'cargo bench --bench core                      # criterion, into target/criterion/',
+  'node bench/report.mjs --save-criterion        # its estimates, copied into bench/results/criterion/',
   'cargo bench --bench memory | node bench/report.mjs --parse-memory > bench/results/memory.json',
   'npm run build:pkg                             # pkg/, measured by the Node benchmarks and for its size',
   'node bench/decisions.mjs                      # bench/results/decisions.json',
