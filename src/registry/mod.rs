@@ -108,8 +108,20 @@ impl Registry {
         slot: Slot,
         now: Instant,
     ) -> Result<(&mut HostState, Instant, Slot), Error> {
+        let found = self.hosts.locate(host, slot);
+        self.state_found(host, found, now)
+    }
+
+    /// The state of `host` at `found` (or created fresh when it was not found), with `now` clamped.
+    #[inline(always)]
+    fn state_found(
+        &mut self,
+        host: &HostKey,
+        found: Option<Slot>,
+        now: Instant,
+    ) -> Result<(&mut HostState, Instant, Slot), Error> {
         let now = self.clamp(now);
-        let at = match self.hosts.locate(host, slot) {
+        let at = match found {
             Some(at) => at,
             None => self.track(host, now)?,
         };
@@ -133,12 +145,8 @@ impl Registry {
         slot: Slot,
         now: Instant,
     ) -> Result<(&mut HostState, Instant, Slot), Error> {
-        let now = self.clamp(now);
-        let at = match self.hosts.locate_remembered(slot).or_else(|| self.hosts.find(host)) {
-            Some(at) => at,
-            None => self.track(host, now)?,
-        };
-        Ok((self.hosts.get_mut(at), now, at))
+        let found = self.hosts.locate_remembered(slot).or_else(|| self.hosts.find(host));
+        self.state_found(host, found, now)
     }
 
     /// Track a new `host` (evicting fresh-equivalent hosts at the bound); returns its slot.
