@@ -1,9 +1,11 @@
 //! Reading what JS callers pass, and answering with JS values.
 //!
-//! Every exported function takes its arguments as `JsValue`s and reads them here, so that no value of any type
-//! reaches wasm-bindgen's own conversions (which read a non-string as a string's pointer and length, or a
-//! string as a number, and trap or decide for the wrong host). A value of the wrong type is a `TypeError`
-//! naming the argument; a value of the right type that is out of range is an `Error` naming it.
+//! The exported functions take their arguments as `JsValue`s and read them here (through the glue wherever
+//! reading runs a caller's code), so that no value of any type reaches wasm-bindgen's own conversions, which read
+//! a non-string as a string's pointer and length, or a string as a number, and trap or decide for the wrong
+//! host. The per-call methods (`acquire`, `peek`, `intern`, `acquireId`, `depart`, the frontier's) take strings
+//! and numbers instead, for speed; the package's JS half checks those types first. A value of the wrong type is a
+//! `TypeError` naming the argument; a value of the right type that is out of range is an `Error` naming it.
 
 use super::shapes::{AdaptiveConfig, LimiterConfig, QuotaConfig};
 use crate::error::Num;
@@ -90,16 +92,14 @@ pub(crate) fn given<T: AsRef<JsValue>>(value: &Option<T>) -> Option<&JsValue> {
     value.as_ref().map(AsRef::as_ref).filter(|v| !absent(v))
 }
 
-/// An optional time or duration in milliseconds: a finite number ≥ 0, or `undefined`/`null`.
+/// An optional time or duration in milliseconds (see [`super::ms_arg`]), or `undefined`/`null`.
 pub(crate) fn optional_ms<T: AsRef<JsValue>>(value: &Option<T>, name: &str) -> Result<Option<f64>, JsValue> {
-    match optional_number(value, name)? {
-        Some(ms) if !super::is_ms(ms) => Err(super::js_error(format!(
-            "invalid {name}: {} (expected milliseconds from 0 to {:.0})",
-            Num(ms),
-            super::MAX_MS
-        ))),
-        ms => Ok(ms),
-    }
+    optional_number(value, name)?.map(|ms| super::ms_arg(ms, name)).transpose()
+}
+
+/// The instant of an optional `nowMs` argument, or the clock adapter's reading when it is left out.
+pub(crate) fn now(now_ms: &Option<NumberArg>) -> Result<crate::time::Instant, JsValue> {
+    super::instant(optional_number(now_ms, "nowMs")?)
 }
 
 /// A whole number from `min` to `max`.
@@ -137,7 +137,7 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
             format!("invalid config: {} (like {{ ratePerSec: 2, burstCapacity: 4 }})", String::from(e.message()));
         return Err(js_sys::TypeError::new(&message).into());
     }
-    known_keys::<LimiterConfig>(&copy, "")?;
+    check_keys(&copy, field_names::<LimiterConfig>(), "")?;
     for (name, fields) in [("quota", field_names::<QuotaConfig>()), ("adaptive", field_names::<AdaptiveConfig>())] {
         let sub = js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
         if absent(&sub) {
@@ -151,12 +151,8 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
     from_js(&copy, "config")
 }
 
-/// Refuse a key of `value` that is not a field of `T` (serde-wasm-bindgen reads a struct's fields by name, so
-/// it never sees the others): a typo must not fall back to a default.
-fn known_keys<'de, T: serde::Deserialize<'de>>(value: &JsValue, path: &str) -> Result<(), JsValue> {
-    check_keys(value, field_names::<T>(), path)
-}
-
+/// Refuse a key of `value` that is not one of `known` fields (serde-wasm-bindgen reads a struct's fields by name,
+/// so it never sees the others): a typo must not fall back to a default.
 fn check_keys(value: &JsValue, known: &[&str], path: &str) -> Result<(), JsValue> {
     let keys = js_sys::Reflect::own_keys(value).map_err(|_| type_error("config", "a plain object", value))?;
     for key in keys.iter() {

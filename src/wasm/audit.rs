@@ -3,9 +3,8 @@
 use super::args::{self, absent, to_js, type_error, ConfigArg, NumberArg, TimesArg};
 use super::limiter::policy_of;
 use super::shapes::Violation;
-use super::{is_ms, js_error};
+use super::{js_error, ms_arg};
 use crate::audit::{audit_sorted, AuditLimits, Blackout};
-use crate::error::Num;
 use crate::time::Instant;
 use wasm_bindgen::prelude::*;
 
@@ -16,10 +15,10 @@ fn times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
         None if absent(value) => Vec::new(),
         None => return Err(type_error(name, "an array of numbers or a Float64Array", value)),
     };
-    match out.iter().find(|&&v| !is_ms(v)) {
-        Some(&bad) => Err(js_error(format!("invalid time: {} (expected finite milliseconds >= 0)", Num(bad)))),
-        None => Ok(out),
+    for &v in &out {
+        ms_arg(v, "time")?;
     }
+    Ok(out)
 }
 
 /// Every violation of `config`'s limits in one host's departures (`departuresMs`, any order): two departures
@@ -43,10 +42,7 @@ pub fn audit(
     if cooldowns.len() % 2 != 0 {
         return Err(js_error("invalid cooldownsMs: expected pairs [startMs, endMs, ...]"));
     }
-    let tolerance = args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0);
-    if !is_ms(tolerance) {
-        return Err(js_error(format!("invalid time: {} (expected finite milliseconds >= 0)", Num(tolerance))));
-    }
+    let tolerance = ms_arg(args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0), "time")?;
     departures.sort_by(f64::total_cmp);
     let ns = |v: f64| Instant::from_millis_f64(v);
     let departures: Vec<u64> = departures.iter().map(|&v| ns(v).as_nanos()).collect();

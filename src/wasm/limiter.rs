@@ -4,7 +4,7 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, N
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
-use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms};
+use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms, ms_arg};
 use crate::error::Num;
 use crate::frontier::Frontier;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
@@ -172,8 +172,8 @@ impl Batch {
         if !self.nows.is_empty() && self.nows.len() != self.ids.len() {
             return Err(js_error(format!("invalid nowsMs: {} times for {} ids", self.nows.len(), self.ids.len())));
         }
-        if let Some(&bad) = self.nows.iter().find(|&&t| !is_ms(t)) {
-            instant(Some(bad))?;
+        for &t in &self.nows {
+            ms_arg(t, "nowMs")?;
         }
         Ok(())
     }
@@ -399,14 +399,7 @@ impl JsLimiter {
         let now = Instant::from_millis_f64(clock_ms());
         let departs = match departs_ms {
             None => now,
-            Some(v) if is_ms(v) => Instant::from_millis_f64(v),
-            Some(v) => {
-                return Err(js_error(format!(
-                    "invalid departsMs: {} (expected milliseconds from 0 to {:.0})",
-                    Num(v),
-                    super::MAX_MS
-                )))
-            }
+            Some(v) => Instant::from_millis_f64(ms_arg(v, "departsMs")?),
         };
         Ok(ms(self.shared.registry.borrow_mut().depart(&key, departs, now)))
     }
@@ -463,7 +456,7 @@ impl JsLimiter {
         let key = host_arg(&host)?;
         let robots_txt = args::string(&robots_txt, "robotsTxt")?;
         let user_agent = args::string(&user_agent, "userAgent")?;
-        let now = instant(args::optional_ms(&now_ms, "nowMs")?)?;
+        let now = args::now(&now_ms)?;
         let out =
             self.shared.registry.borrow_mut().set_robots(&key, &robots_txt, &user_agent, now).map_err(js_error)?;
         to_js(&RobotsOutcome::new(key.as_str(), &out))
@@ -477,7 +470,7 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
     ) -> Result<JsValue, JsValue> {
         let key = host_arg(&host)?;
-        let now = instant(args::optional_ms(&now_ms, "nowMs")?)?;
+        let now = args::now(&now_ms)?;
         let stats = self.shared.registry.borrow().stats(&key, now);
         match stats {
             Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),

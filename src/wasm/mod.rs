@@ -53,12 +53,20 @@ pub(crate) fn is_ms(v: f64) -> bool {
     (0.0..=MAX_MS).contains(&v)
 }
 
+/// `ms`, a time or duration in milliseconds from JS, if it is one ([`is_ms`]); else an `Error` naming `name`.
+pub(crate) fn ms_arg(ms: f64, name: &str) -> Result<f64, JsValue> {
+    if is_ms(ms) {
+        Ok(ms)
+    } else {
+        Err(js_error(format!("invalid {name}: {} (expected milliseconds from 0 to {MAX_MS:.0})", Num(ms))))
+    }
+}
+
 /// `nowMs` as given by a caller (validated), or the clock adapter's reading when absent.
 pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     match now_ms {
         None => Ok(Instant::from_millis_f64(clock_ms())),
-        Some(ms) if is_ms(ms) => Ok(Instant::from_millis_f64(ms)),
-        Some(ms) => Err(js_error(format!("invalid nowMs: {} (expected milliseconds from 0 to {MAX_MS:.0})", Num(ms)))),
+        Some(ms) => Ok(Instant::from_millis_f64(ms_arg(ms, "nowMs")?)),
     }
 }
 
