@@ -37,9 +37,30 @@ impl Slots {
         self.slots.get(id as usize).copied()
     }
 
+    /// Decide for known `id`'s `host` at `now` through its remembered slot, and remember where the host lives
+    /// after: `decide` gets the host's state and the instant to decide at (clamped). Slots are forgotten when the
+    /// registry moved its entries, before (since they were found) and after (a new host may have evicted others).
+    #[inline(always)]
+    pub(crate) fn decide<T>(
+        &mut self,
+        registry: &mut Registry,
+        id: u32,
+        host: &HostKey,
+        now: Instant,
+        decide: impl FnOnce(&mut HostState, Instant) -> T,
+    ) -> Result<T, Error> {
+        self.follow(registry);
+        let slot = self.get(id).unwrap_or(Slot::NONE);
+        let (state, now, at) = registry.state_at_remembered(host, slot, now)?;
+        let decided = decide(state, now);
+        self.follow(registry);
+        self.set(id, at);
+        Ok(decided)
+    }
+
     /// Forget every slot if `registry` moved its entries since they were found.
     #[inline(always)]
-    pub(crate) fn follow(&mut self, registry: &Registry) {
+    fn follow(&mut self, registry: &Registry) {
         if self.moves != registry.moves() {
             self.moves = registry.moves();
             self.slots.fill(Slot::NONE);
@@ -48,43 +69,18 @@ impl Slots {
 
     /// Remember `slot` for a known `id`.
     #[inline(always)]
-    pub(crate) fn set(&mut self, id: u32, slot: Slot) {
+    fn set(&mut self, id: u32, slot: Slot) {
         if let Some(s) = self.slots.get_mut(id as usize) {
             *s = slot;
         }
     }
 }
 
-/// Reserve the next departure to `host` through its remembered `slot` (see [`Slots`]): its wait in nanoseconds
-/// and the host's slot now. Inlined into the batch loop, so a loop of decisions makes no call per decision.
-#[inline(always)]
-pub(crate) fn acquire_wait_ns(
-    registry: &mut Registry,
-    host: &HostKey,
-    slot: Slot,
-    now: Instant,
-) -> Result<(u64, Slot), Error> {
-    let (state, now, slot) = registry.state_at_remembered(host, slot, now)?;
-    Ok((wait_ns(state, now), slot))
-}
-
-/// Reserve the next departure to `host` through its remembered `slot` (see [`Slots`]), as
-/// [`Registry::acquire_at`] decides: the decision and the host's slot now.
-pub(crate) fn acquire(
-    registry: &mut Registry,
-    host: &HostKey,
-    slot: Slot,
-    now: Instant,
-) -> Result<(crate::Decision, Slot), Error> {
-    let (state, now, slot) = registry.state_at_remembered(host, slot, now)?;
-    Ok((state.acquire(now), slot))
-}
-
 /// [`HostState::acquire`]'s wait in nanoseconds. A host without concurrency permits always reserves, so its wait
 /// is the whole decision; a host with permits goes through [`HostState::acquire`] (whose wait is then the one
 /// reported, reserved or not).
 #[inline(always)]
-fn wait_ns(state: &mut HostState, now: Instant) -> u64 {
+pub(crate) fn wait_ns(state: &mut HostState, now: Instant) -> u64 {
     if state.permits.is_some() {
         return duration_nanos(state.acquire(now).wait);
     }
@@ -160,13 +156,7 @@ mod tests {
             let now = Instant::from_secs(step / 6 * 40 + step % 6);
             let key = &hosts[id as usize];
             let expected = plain.acquire(key, now).map(|d| duration_nanos(d.wait));
-            // the bindings' protocol: forget the slots when the registry moved its entries, before and after
-            slots.follow(&hinted);
-            let got = acquire_wait_ns(&mut hinted, key, slots.get(id).unwrap(), now).map(|(w, at)| {
-                slots.follow(&hinted);
-                slots.set(id, at);
-                w
-            });
+            let got = slots.decide(&mut hinted, id, key, now, wait_ns);
             assert_eq!(got, expected, "step {step}");
         }
         assert_eq!(hinted.snapshot(Instant::ZERO), plain.snapshot(Instant::ZERO));

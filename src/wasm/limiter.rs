@@ -7,6 +7,7 @@ use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms, ms_arg};
 use crate::error::Num;
 use crate::frontier::Frontier;
+use crate::host::HostState;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
@@ -207,13 +208,8 @@ impl Shared {
         let hosts = self.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         let decision = if reserve {
-            let (mut slots, mut registry) = (self.slots.borrow_mut(), self.registry.borrow_mut());
-            slots.follow(&registry);
-            let slot = slots.get(id).ok_or_else(|| unknown_id(id))?;
-            let (decision, at) = batch::acquire(&mut registry, key, slot, now).map_err(js_error)?;
-            slots.follow(&registry);
-            slots.set(id, at);
-            decision
+            let mut registry = self.registry.borrow_mut();
+            self.slots.borrow_mut().decide(&mut registry, id, key, now, HostState::acquire).map_err(js_error)?
         } else {
             self.registry.borrow().peek(key, now)
         };
@@ -240,21 +236,12 @@ impl Shared {
                 "acquireId/acquireIds hand out no permits, and maxConcurrency is set: use acquire(url), schedule or fetch",
             ));
         }
-        slots.follow(&registry);
         for ((i, &id), wait) in ids.iter().enumerate().zip(waits) {
-            let (Some(key), Some(slot)) = (hosts.ids().key(id), slots.get(id)) else {
+            let Some(key) = hosts.ids().key(id) else {
                 return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            match batch::acquire_wait_ns(&mut registry, key, slot, now) {
-                Ok((wait_ns, at)) => {
-                    // a new host may have evicted others: then every remembered slot is forgotten first
-                    slots.follow(&registry);
-                    slots.set(id, at);
-                    *wait = nanos_to_ms(wait_ns);
-                }
-                Err(e) => return Err(js_error(e)),
-            }
+            *wait = nanos_to_ms(slots.decide(&mut registry, id, key, now, batch::wait_ns).map_err(js_error)?);
         }
         Ok(())
     }
