@@ -94,11 +94,8 @@ Limiter.prototype.schedule = async function schedule(url, task, options) {
 
 Limiter.prototype.fetch = async function politeFetch(input, init) {
   if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
-  if (typeof input !== 'string' && !(input instanceof URL)) {
-    throw new TypeError(`invalid url: expected a URL string or a URL object, got ${input === null ? 'null' : typeof input}`);
-  }
   // like fetch in a page: a relative URL is resolved against the document (elsewhere it stays invalid)
-  let url = String(input);
+  let url = urlArg(input);
   if (globalThis.location && typeof globalThis.location.href === 'string') {
     try {
       url = new URL(url, globalThis.location.href).href;
