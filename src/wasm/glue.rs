@@ -69,7 +69,7 @@ const typedSet = TypedArray.prototype.set;
 export function numbers(value, kind) {
   try {
     const typed = kind === 'u32' ? Uint32Array : Float64Array;
-    if (value instanceof typed) return new Float64Array(new typed(value));
+    if (value instanceof typed) return new Float64Array(value);
     if (!Array.isArray(value)) return undefined;
     const n = value.length;
     const out = new Float64Array(n);
