@@ -44,6 +44,11 @@ pub struct HostState {
     pub(crate) counters: Counters,
     /// The sliding-window quota, when the policy has one.
     pub(crate) quota: Option<Box<SlidingWindow>>,
+    /// Departures the quota window surely still allows: its limit less every departure it holds, counted down
+    /// by each departure and read again from the window when it reaches 0 (0 also when not known yet). While it
+    /// is above 0 a decision needs nothing from the window but to be counted there, so the window's cache line
+    /// is written and never waited for.
+    pub(crate) quota_room: QuotaRoom,
     /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
     pub(crate) crawl_delay_ms: u32,
     /// The host's rate before any server cap: the configured rate, or the adaptive controller's level.
@@ -63,6 +68,7 @@ impl HostState {
             cooldown: Cooldown::new(),
             server_until: Instant::ZERO,
             quota: limits.quota.map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
+            quota_room: QuotaRoom(0),
             permits: (limits.max_concurrency > 0)
                 .then(|| Box::new(Concurrency::new(limits.max_concurrency, limits.lease_ns))),
             counters: Counters::default(),
@@ -125,7 +131,10 @@ impl HostState {
         consider(self.cooldown.earliest(now), Layer::Cooldown);
         consider(now.max(self.server_until), Layer::ServerQuota);
         if let Some(q) = &self.quota {
-            consider(q.earliest(now), Layer::Quota);
+            // with room left, one more departure fits in any window (and is counted no earlier than it leaves)
+            if self.quota_room.0 == 0 {
+                consider(q.earliest(now), Layer::Quota);
+            }
         }
         consider(self.meter.earliest(now), Layer::Interval);
         consider(self.bucket.earliest(now), Layer::Burst);
@@ -183,6 +192,10 @@ impl HostState {
         self.meter.charge(at);
         if let Some(q) = &mut self.quota {
             q.charge(at);
+            self.quota_room = QuotaRoom(match self.quota_room.0 {
+                0 => q.room(),
+                room => room - 1,
+            });
         }
         let wait_ns = at.nanos_since(now);
         self.counters.decisions = self.counters.decisions.saturating_add(1);
@@ -272,7 +285,10 @@ impl HostState {
         match (limits.quota, &mut self.quota) {
             (None, q) => *q = None,
             (Some((limit, window)), Some(q)) if q.counts(limit, window) => {}
-            (Some((limit, window)), q) => *q = Some(Box::new(SlidingWindow::from_nanos(limit, window))),
+            (Some((limit, window)), q) => {
+                *q = Some(Box::new(SlidingWindow::from_nanos(limit, window)));
+                self.quota_room = QuotaRoom(0);
+            }
         }
         match (limits.max_concurrency, &mut self.permits) {
             (0, p) => *p = None,
@@ -368,6 +384,7 @@ impl HostState {
             cooldown,
             server_until,
             quota,
+            quota_room: QuotaRoom(0),
             permits,
             counters,
             crawl_delay_ms: r.u32("crawl delay"),
@@ -375,6 +392,17 @@ impl HostState {
             server_cap: r.f32("server cap"),
             departed: Instant::from_nanos(r.u64("departed")),
         }
+    }
+}
+
+/// What [`HostState::quota_room`] holds: a bound kept to spare a read, not part of what the state is, so two
+/// states are equal whatever their rooms (a restored state starts at 0 and reads the window again).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QuotaRoom(pub(crate) u32);
+
+impl PartialEq for QuotaRoom {
+    fn eq(&self, _: &QuotaRoom) -> bool {
+        true
     }
 }
 

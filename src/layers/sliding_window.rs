@@ -131,6 +131,11 @@ impl SlidingWindow {
         }
     }
 
+    /// Departures that fit in any window whatever the instant: the limit less every departure held.
+    pub(crate) fn room(&self) -> u32 {
+        u32::try_from(u64::from(self.limit).saturating_sub(self.total)).unwrap_or(u32::MAX)
+    }
+
     /// The quota per window.
     pub fn limit(&self) -> u32 {
         self.limit
