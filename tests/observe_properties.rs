@@ -77,3 +77,84 @@ proptest! {
         }
     }
 }
+
+/// Server answers a hostile or broken site (or a lying caller) may send: published policies of one request a
+/// year, quotas exhausted for ever, Retry-After of years, and ordinary ones.
+const SERVER_SAYS: [(&str, &str); 12] = [
+    ("RateLimit-Policy", "\"x\";q=1;w=31536000"),
+    ("RateLimit-Policy", "\"x\";q=1000;w=1"),
+    ("RateLimit-Policy", "\"x\";q=10;w=60"),
+    ("RateLimit", "\"x\";r=0;t=1000000000"),
+    ("RateLimit", "\"x\";r=5;t=10"),
+    ("Retry-After", "100000000"),
+    ("Retry-After", "3"),
+    ("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"),
+    ("X-RateLimit-Limit", "1"),
+    ("X-RateLimit-Remaining", "0"),
+    ("X-RateLimit-Reset", "99999999999"),
+    ("Content-Type", "text/html"),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1_000, ..ProptestConfig::default() })]
+
+    /// Whatever a site (or a caller reporting for it) says, a host is never held back for ever nor paced faster
+    /// than its configured policy: every departure of a crawler that acquires, departs and reports passes `audit`
+    /// under the configured policy, and after each observation the next departure comes at most
+    /// `max(maxBackoffSec, one configured burst, the interval floor, one emission at the adaptive floor rate)`
+    /// after the later of the observation and the last reserved departure.
+    #[test]
+    fn observations_never_freeze_a_host_nor_speed_it_up(
+        rate in prop_oneof![Just(0.5f64), Just(2.0), Just(10.0)],
+        burst in prop_oneof![Just(1.0f64), Just(4.0)],
+        floor_sec in prop_oneof![Just(0.0f64), Just(0.5)],
+        backoff_sec in prop_oneof![Just(5.0f64), Just(120.0)],
+        adaptive in any::<bool>(),
+        steps in proptest::collection::vec(
+            (0u8..3, prop_oneof![Just(200u16), Just(429), Just(503), Just(404)],
+             proptest::collection::vec(0..SERVER_SAYS.len(), 0..3), 0u64..3_000),
+            1..60),
+    ) {
+        use hostpace::{audit, Adaptive, AuditLimits, HostLimiter, Instant, Outcome, Policy, Response};
+        let policy = Policy {
+            rate_per_sec: rate,
+            burst_capacity: burst,
+            min_interval_sec: floor_sec,
+            max_backoff_sec: backoff_sec,
+            adaptive: adaptive.then(|| Adaptive { min_rate_per_sec: rate / 4.0, ..Adaptive::default() }),
+            ..Policy::default()
+        };
+        let mut host = HostLimiter::new(&policy).unwrap();
+        let limits = *host.limits();
+        // what the configured policy itself may impose: the floor, a burst, and (adaptive) its slowest rate
+        let slowest = limits.adaptive.map_or(0, |a| (1e9 / a.min_rate) as u64);
+        let longest = limits.max_backoff_ns.max(limits.tau_ns + limits.emission_ns).max(limits.interval_ns).max(slowest);
+        let mut now = Instant::from_secs(1_000);
+        let mut departures = Vec::new();
+        let mut last_reserved: Option<Instant> = None;
+        for (kind, status, says, idle_ms) in steps {
+            now = now.add_nanos(idle_ms * 1_000_000);
+            if kind < 2 {
+                let d = host.acquire(now);
+                prop_assert!(d.reserved);
+                departures.push(d.departs);
+                last_reserved = Some(last_reserved.map_or(d.departs, |l: Instant| l.max(d.departs)));
+                now = now.max(d.departs);
+            } else {
+                let headers: Vec<(&str, &str)> = says.iter().map(|&i| SERVER_SAYS[i]).collect();
+                let response = Response { status, headers: &headers, latency: None, wall_now_ms: Some(1_700_000_000_000) };
+                host.observe(&Outcome::Response(response), now);
+                let next = host.peek(now);
+                let from = last_reserved.map_or(now, |l| l.max(now));
+                prop_assert!(
+                    next.departs <= from.add_nanos(longest),
+                    "after {status} {headers:?} at {now:?} the next departure is {:?} ({:?}), past {:?} + {} ns",
+                    next.departs, next.layer, from, longest
+                );
+            }
+        }
+        let rules = AuditLimits::from_policy(&policy, 0).unwrap();
+        let broken = audit(&rules, &departures, &[]);
+        prop_assert!(broken.is_empty(), "faster than the configured policy: {broken:?}");
+    }
+}

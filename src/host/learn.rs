@@ -9,6 +9,13 @@ use crate::robots::crawl_delay;
 use crate::time::{duration_nanos, nanos_to_ms as ms, Instant, MIN_RATE_PER_SEC};
 use std::time::Duration;
 
+/// The slowest a server's published policy may pace a host: one request per max backoff (and never below the
+/// core's smallest rate, nor above the configured rate).
+fn slowest_cap(limits: &Limits) -> f64 {
+    let per_backoff = 1e9 / limits.max_backoff_ns.max(1) as f64;
+    per_backoff.max(MIN_RATE_PER_SEC).min(limits.rate_per_sec)
+}
+
 impl HostState {
     fn rate_and_capacity(&self, limits: &Limits) -> (f64, f64) {
         (self.rate_per_sec(limits), self.bucket.capacity())
@@ -37,7 +44,12 @@ impl HostState {
     ///   RateLimit fields on the same response.
     /// - `RateLimit` / `RateLimit-Policy` / `X-RateLimit-*` (ignored when `Age` > 0): remaining 0 → nothing
     ///   departs until the reset (capped by `maxBackoffSec`; layer `serverQuota`); a policy of q per w caps the
-    ///   host's rate at q/w (never raises it above the configuration).
+    ///   host's rate at q/w, never above the configuration and never below one request per `maxBackoffSec`.
+    /// - what the bucket owes is bounded after every observation: the bucket is full again at most
+    ///   `max(maxBackoffSec, one configured burst)` after the latest of `now`, the host's last reserved slot and
+    ///   its cooldown's end. So a cap learned and then lifted leaves no debt longer than that, while every
+    ///   departure still conforms to the configured bucket (which, after the last reserved slot, owes at most one
+    ///   burst).
     /// - adaptive pacing: a 429/503/timeout or a response slower than the target narrows; a faster success
     ///   widens.
     pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant) -> Observation {
@@ -73,10 +85,19 @@ impl HostState {
             }
         }
         self.retune(limits);
+        self.bound_debt(limits, now);
         let after = self.rate_and_capacity(limits);
         obs.rate_per_sec = (before.0, after.0);
         obs.burst_capacity = (before.1, after.1);
         obs
+    }
+
+    /// Cut what the token bucket owes to at most `max(max backoff, one configured burst)` after the latest of
+    /// `now`, the last reserved slot and the cooldown's end (see [`HostState::observe`]).
+    fn bound_debt(&mut self, limits: &Limits, now: Instant) {
+        let from = now.max(self.meter.last_slot().unwrap_or(now)).max(self.cooldown.until());
+        let burst = limits.tau_ns.saturating_add(limits.emission_ns);
+        self.bucket.owe_at_most_until(from.add_nanos(limits.max_backoff_ns.max(burst)));
     }
 
     fn learn_server_limits(&mut self, limits: &Limits, r: &Response<'_>, now: Instant, obs: &mut Observation) {
@@ -92,7 +113,7 @@ impl HostState {
         if let Some(policy) = server.policy {
             if let Some(window) = policy.window_sec.filter(|&w| w > 0) {
                 if policy.quota > 0 {
-                    let cap = (policy.quota as f64 / window as f64).clamp(MIN_RATE_PER_SEC, limits.rate_per_sec);
+                    let cap = (policy.quota as f64 / window as f64).clamp(slowest_cap(limits), limits.rate_per_sec);
                     self.server_cap = cap as f32;
                     obs.server_rate_cap = Some(cap);
                 }

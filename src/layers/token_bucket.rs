@@ -83,6 +83,12 @@ impl TokenBucket {
         self.tau_ns = tau_ns;
     }
 
+    /// Forgive whatever is owed past `bound`: the bucket is full again no later than `bound` (its time owed is
+    /// cut there; nothing changes when it owes less).
+    pub fn owe_at_most_until(&mut self, bound: Instant) {
+        self.tat = self.tat.min(bound);
+    }
+
     /// True when the bucket is full at `now` (as a fresh bucket is).
     pub fn is_full(&self, now: Instant) -> bool {
         self.tat <= now
