@@ -4,6 +4,8 @@ import type { Decision, Layer, Observation, ResponseLike, ScheduleOptions } from
 /** A departure reserved at the gateway (`POST /v1/acquire`). */
 export interface GatewayDecision extends Omit<Decision, 'host'> {
   host: string;
+  /** This token's own id for the departure: `depart`, `observe` and `release` name it. */
+  departureId?: string;
 }
 
 /** The gateway's "not yet" (`Hostpace-Mode: nowait`): nothing was reserved. */
@@ -35,14 +37,15 @@ export class GatewayLimiter {
   readonly baseUrl: string;
   acquire(url: string): Promise<GatewayDecision>;
   /** Confirm a reserved departure right before sending: 0 means go, else wait that long and confirm again. */
-  depart(url: string): Promise<number>;
+  depart(url: string, decision: GatewayDecision): Promise<number>;
   observe(
     url: string,
     response: ResponseLike,
     latencyMs?: number,
-    options?: { permitId?: number; attempt?: number },
+    options?: { departureId?: string; attempt?: number },
   ): Promise<GatewayObservation>;
-  release(url: string, permitId?: number): Promise<{ released: boolean }>;
+  /** Give back a departure without a report (`POST /v1/cancel`): its permit comes back. */
+  release(url: string, decision: GatewayDecision): Promise<{ released: boolean }>;
   stats(host: string): Promise<Record<string, unknown>>;
   schedule<T>(url: string, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   fetch(url: string, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;

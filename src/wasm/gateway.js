@@ -1,5 +1,5 @@
 // GatewayLimiter: the `Limiter` shape (acquire / schedule / fetch / observe) backed by a hostpace gateway's
-// permission API (POST /v1/acquire, POST /v1/observe), so every process of a crawler fleet shares one budget per
+// permission API (POST /v1/acquire, /v1/depart, /v1/observe, /v1/cancel), so every process of a crawler fleet shares one budget per
 // host. Moving a crawler from one process to a fleet is one line: `new Limiter(config)` becomes
 // `new GatewayLimiter(baseUrl, token)`. Every wait, cooldown and retry verdict comes from the gateway (its host
 // objects run the same core); this file only calls it, and `schedule` and `fetch` go through the request lifecycle
@@ -16,6 +16,15 @@ function headerPairs(headers) {
   }
   if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
   return Object.entries(headers).map(([name, value]) => [name, String(value)]);
+}
+
+/** The `departureId` of a decision (or of observe's options), checked to be a string when present. */
+function departureOf(from) {
+  const id = from === undefined || from === null ? undefined : from.departureId;
+  if (id !== undefined && typeof id !== 'string') {
+    throw new TypeError(`invalid departureId: expected the string acquire gave, got ${typeof id}`);
+  }
+  return id;
 }
 
 /** An error answer of the gateway: `status` and `code` say what it refused. */
@@ -59,13 +68,13 @@ export class GatewayLimiter {
   #turns = {
     owner: this,
     acquire: (url) => this.acquire(url),
-    depart: (url) => this.depart(url),
+    depart: (url, decision) => this.depart(url, decision),
     observe: (url, decision, response, latencyMs, attempt) =>
-      this.observe(url, response, latencyMs, { permitId: decision.permitId, attempt }),
+      this.observe(url, response, latencyMs, { departureId: decision.departureId, attempt }),
     // a task that failed counts as a timeout, and its permit comes back in the same call
     observeFailure: (url, decision) =>
-      this.#call('POST', '/v1/observe', { url: urlArg(url), timeout: true, permitId: decision.permitId }),
-    release: (url, decision) => this.release(url, decision.permitId),
+      this.#call('POST', '/v1/observe', { url: urlArg(url), timeout: true, departureId: decision.departureId }),
+    release: (url, decision) => this.release(url, decision),
     // the gateway decided when it observed the response
     retryVerdict: (_response, _attempt, observed) => observed && observed.verdict,
   };
@@ -102,7 +111,8 @@ export class GatewayLimiter {
   }
 
   /**
-   * Reserve a departure for `url` at the gateway: `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
+   * Reserve a departure for `url` at the gateway: `{ host, waitMs, layer, departsMs, reserved, permitId?,
+   * departureId? }`. The `departureId` is this token's own: `depart`, `observe` and `release` name it.
    * Unlike `Limiter.acquire` this is asynchronous (a round trip). Wait `waitMs`, then go (when `reserved` is false
    * every concurrency permit is held: wait `waitMs` and acquire again).
    */
@@ -115,29 +125,33 @@ export class GatewayLimiter {
    * and confirm again, so a late timer or a request that left late never brings two departures to the host
    * closer than its spacing (as `Limiter.depart`). `schedule` and `fetch` do this themselves.
    */
-  async depart(url) {
-    const answer = await this.#call('POST', '/v1/depart', { url: urlArg(url) });
+  async depart(url, decision) {
+    const answer = await this.#call('POST', '/v1/depart', { url: urlArg(url), departureId: departureOf(decision) });
     return answer.waitMs;
   }
 
   /**
    * Tell the gateway what came back for `url` (a fetch `Response` or `{ status, headers }`); `latencyMs` feeds
    * adaptive pacing. A 429/503 cools the host down for every process sharing the gateway. Resolves to what the
-   * observation changed.
+   * observation changed. `options.departureId` is the departure's (from `acquire`; the gateway refuses a report
+   * on a departure this token was not given).
    */
   async observe(url, response, latencyMs, options = {}) {
     if (!isResponseLike(response)) throw new Error('invalid response: expected a Response or { status, headers }');
     const body = { url: urlArg(url), status: response.status, headers: headerPairs(response.headers) };
     if (typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0) body.latencyMs = latencyMs;
-    if (options.permitId !== undefined) body.permitId = options.permitId;
+    body.departureId = departureOf(options);
     if (options.attempt !== undefined) body.attempt = options.attempt;
     return this.#call('POST', '/v1/observe', body);
   }
 
-  /** Give back a concurrency permit without observing a response (the task failed or returned no response). */
-  async release(url, permitId) {
-    if (permitId === undefined) return { released: false };
-    return this.#call('POST', '/v1/observe', { url: urlArg(url), permitId });
+  /**
+   * Give back a departure `acquire` reserved without reporting a response (the task failed, returned no response,
+   * or will not run): it stops counting against this token and its permit comes back (`POST /v1/cancel`).
+   */
+  async release(url, decision) {
+    if (!decision || decision.departureId === undefined) return { released: false };
+    return this.#call('POST', '/v1/cancel', { url: urlArg(url), departureId: departureOf(decision) });
   }
 
   /** Policy, state and counters of one host at the gateway (`GET /v1/hosts/{host}`). */

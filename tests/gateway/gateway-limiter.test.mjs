@@ -77,7 +77,9 @@ describe('GatewayLimiter against the running gateway', () => {
     assert.equal(res.status, 200);
     assert.equal(res.hostpaceAttempts, 2, 'the gateway said retry once (its core verdict), after the cooldown');
     assertSpacing(assert, origin.arrivals('/retry'), 1000, TOL, 'the retry after Retry-After: 1');
-    const observed = await shared.observe(origin.url('/y'), { status: 200, headers: {} });
+    const observed = await shared.observe(origin.url('/x'), { status: 200, headers: {} }, undefined, {
+      departureId: d.departureId,
+    });
     assert.equal(observed.host, origin.host);
   });
 

@@ -222,12 +222,23 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
 
   test('redirects are returned, not followed: the next hop is a new request (new decision, new target check)', async () => {
     const b = await origin({});
-    const a = await origin({ '/r': { status: 302, headers: { Location: b.url('/target') } } });
+    const a = await origin({
+      '/r': { status: 302, headers: { Location: b.url('/target') } },
+      '/rel': { status: 301, headers: { Location: '/next?x=1' } },
+    });
     const res = await gateway.request(`/v1/fetch?url=${encodeURIComponent(a.url('/r'))}`, { redirect: 'manual' });
     assert.equal(res.status, 302);
-    assert.equal(res.headers.get('location'), b.url('/target'));
+    assert.equal(res.headers.get('location'), null, 'no Location on the gateway\'s origin');
+    assert.equal(res.headers.get('hostpace-location'), b.url('/target'));
+    // a relative one is resolved against the target, and a client that follows redirects stays put: it never
+    // sends its token to a path of the gateway the target chose
+    const rel = await gateway.request(`/v1/fetch?url=${encodeURIComponent(a.url('/rel'))}`);
+    assert.equal(rel.status, 301);
+    assert.equal(rel.headers.get('hostpace-location'), a.url('/next?x=1'));
+    await rel.arrayBuffer();
     await sleep(300);
     assert.equal(b.log.length, 0, 'the gateway did not follow the redirect');
+    assert.deepEqual(a.log.map((r) => r.path).filter((p) => p !== '/robots.txt'), ['/r', '/rel'], 'nothing followed');
   });
 
   test('a response larger than CRAWL_MAX_BODY_BYTES is refused, with or without a declared length', async () => {
@@ -268,16 +279,26 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
     assert.ok(second.waitMs > 0, `waitMs ${second.waitMs}`);
     assert.ok(Math.abs(second.departsMs - first.departsMs - 1000 / RATE) < 1, `${first.departsMs} → ${second.departsMs}`);
     const observed = await (
-      await gateway.post('/v1/observe', { url: o.url('/b'), status: 429, headers: { 'Retry-After': '2' }, attempt: 1 })
+      await gateway.post('/v1/observe', {
+        url: o.url('/b'),
+        departureId: second.departureId,
+        status: 429,
+        headers: { 'Retry-After': '2' },
+        attempt: 1,
+      })
     ).json();
     assert.equal(observed.verdict, 'retry');
     assert.ok(observed.cooldownUntilMs > Date.now() + 1500);
-    const giveUp = await (await gateway.post('/v1/observe', { url: o.url('/b'), status: 503, attempt: 4 })).json();
+    const giveUp = await (
+      await gateway.post('/v1/observe', { url: o.url('/a'), departureId: first.departureId, status: 503, attempt: 4 })
+    ).json();
     assert.equal(giveUp.verdict, 'giveUp');
     const third = await (await gateway.post('/v1/acquire', { url: o.url('/c') })).json();
     assert.equal(third.layer, 'cooldown');
     assert.ok(third.waitMs > 1500, `waitMs ${third.waitMs}`);
-    const done = await (await gateway.post('/v1/observe', { url: o.url('/c'), status: 200, attempt: 1 })).json();
+    const done = await (
+      await gateway.post('/v1/observe', { url: o.url('/c'), departureId: third.departureId, status: 200, attempt: 1 })
+    ).json();
     assert.equal(done.verdict, 'done');
   });
 

@@ -7,7 +7,7 @@ use hostpace::{Policy, Quota};
 use std::time::Duration;
 
 /// Every variable the gateway reads, with its default (as written in `wrangler.toml`).
-pub const VARS: [(&str, &str); 17] = [
+pub const VARS: [(&str, &str); 18] = [
     ("CRAWL_RATE_PER_SEC", "2.0"),
     ("CRAWL_BURST_CAPACITY", "4.0"),
     ("CRAWL_MAX_BACKOFF_SEC", "120"),
@@ -25,6 +25,7 @@ pub const VARS: [(&str, &str); 17] = [
     ("CRAWL_MAX_BODY_BYTES", "10485760"),
     ("CRAWL_FETCH_TIMEOUT_SEC", "30"),
     ("CRAWL_MAX_CRAWL_DELAY_SEC", "60"),
+    ("CRAWL_MAX_RESERVATIONS_PER_TOKEN", "4"),
 ];
 
 /// The gateway's configuration.
@@ -48,6 +49,9 @@ pub struct GatewayConfig {
     pub max_body_bytes: u64,
     /// How long an upstream fetch may take to answer (`CRAWL_FETCH_TIMEOUT_SEC`).
     pub fetch_timeout: Duration,
+    /// The most departures one token may hold reserved and unconfirmed at one host, from `/v1/acquire`
+    /// (`CRAWL_MAX_RESERVATIONS_PER_TOKEN`).
+    pub max_reservations_per_token: u32,
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str, what: &str) -> Result<T, ApiError> {
@@ -114,7 +118,16 @@ impl GatewayConfig {
         if fetch_timeout.is_zero() {
             return Err(ApiError::new(500, "config_invalid", "invalid CRAWL_FETCH_TIMEOUT_SEC: 0 (expected > 0)"));
         }
+        let max_reservations_per_token = count("CRAWL_MAX_RESERVATIONS_PER_TOKEN")?;
+        if max_reservations_per_token == 0 {
+            return Err(ApiError::new(
+                500,
+                "config_invalid",
+                "invalid CRAWL_MAX_RESERVATIONS_PER_TOKEN: 0 (expected >= 1)",
+            ));
+        }
         Ok(GatewayConfig {
+            max_reservations_per_token,
             policy,
             allow_private,
             max_hosts_per_token,
@@ -170,6 +183,7 @@ mod tests {
             ("CRAWL_MAX_RETRIES", "-1", "CRAWL_MAX_RETRIES"),
             ("CRAWL_ALLOW_PRIVATE_TARGETS", "maybe", "CRAWL_ALLOW_PRIVATE_TARGETS"),
             ("CRAWL_MAX_HOSTS_PER_TOKEN", "0", "CRAWL_MAX_HOSTS_PER_TOKEN"),
+            ("CRAWL_MAX_RESERVATIONS_PER_TOKEN", "0", "CRAWL_MAX_RESERVATIONS_PER_TOKEN"),
             ("CRAWL_ROBOTS_TTL_SEC", "-5", "CRAWL_ROBOTS_TTL_SEC"),
             ("CRAWL_USER_AGENT", "bad\u{7f}agent", "CRAWL_USER_AGENT"),
         ] {

@@ -3,7 +3,9 @@
 //! persists [`HostDesk::save`] after every change. Every wait is the core's; this type only sequences "robots.txt
 //! first" and "do not reserve what the caller will not wait for".
 
+use crate::api::ApiError;
 use crate::protocol::{ms, HostReport};
+use crate::tenants::{Refusal, Scope, Tenants, Use};
 use hostpace::{
     Decision, Error, HostKey, Instant, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
 };
@@ -55,6 +57,26 @@ pub struct HostDesk {
     robots_fetched: Option<Instant>,
     /// A robots.txt fetch is in flight until this instant (not persisted: a restarted object refetches).
     robots_busy_until: Instant,
+    /// What each token holds at this host (see [`crate::tenants`]).
+    tenants: Tenants,
+}
+
+/// A token asking for itself: its [`crate::auth::token_id`] and how many unconfirmed reservations it may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Asker<'a> {
+    /// The token's id.
+    pub token: &'a str,
+    /// `CRAWL_MAX_RESERVATIONS_PER_TOKEN`.
+    pub max_reservations: u32,
+}
+
+/// 403 `not_your_departure`: what a token may not use.
+fn not_yours(id: &str) -> ApiError {
+    ApiError::new(
+        403,
+        "not_your_departure",
+        format!("departure {id:?} was not issued to this token for this host, or is used up or expired"),
+    )
 }
 
 #[derive(Serialize, Deserialize)]
@@ -65,6 +87,8 @@ struct Saved {
     snapshot: String,
     robots_due_ns: u64,
     robots_fetched_ns: Option<u64>,
+    #[serde(default)]
+    tenants: Tenants,
 }
 
 const SAVED_VERSION: u32 = 1;
@@ -78,6 +102,7 @@ impl HostDesk {
             robots_due: Instant::ZERO,
             robots_fetched: None,
             robots_busy_until: Instant::ZERO,
+            tenants: Tenants::default(),
         })
     }
 
@@ -101,6 +126,7 @@ impl HostDesk {
             robots_due: Instant::from_nanos(saved.robots_due_ns),
             robots_fetched: saved.robots_fetched_ns.map(Instant::from_nanos),
             robots_busy_until: Instant::ZERO,
+            tenants: saved.tenants,
         })
     }
 
@@ -113,6 +139,7 @@ impl HostDesk {
             snapshot: self.registry.encode_snapshot(now),
             robots_due_ns: self.robots_due.as_nanos(),
             robots_fetched_ns: self.robots_fetched.map(Instant::as_nanos),
+            tenants: self.tenants.clone(),
         };
         // strings and integers always serialize
         serde_json::to_string(&saved).unwrap_or_default()
@@ -154,6 +181,106 @@ impl HostDesk {
             }
             _ => Ok(Ask::Go(decision)),
         }
+    }
+
+    fn max_backoff(&self) -> Duration {
+        Duration::from_nanos(self.registry.limits().max_backoff_ns)
+    }
+
+    /// [`HostDesk::ask`] for a token reserving for itself (`/v1/acquire`): refused with 429 `reservation_limit`
+    /// while it holds its bound of unconfirmed reservations; held (or [`Ask::Later`]) while the token alone is
+    /// cooled down; a reserved departure is issued to it under `id` (returned with the answer).
+    pub fn ask_as(
+        &mut self,
+        asker: Asker<'_>,
+        id: String,
+        max_wait: Option<Duration>,
+        robots: Option<RobotsRule>,
+        now: Instant,
+    ) -> Result<(Ask, Option<String>), ApiError> {
+        let now = now.max(self.registry.last_seen());
+        if let Some(until) = self.tenants.tenant_cooldown(asker.token, now) {
+            let wait = until.saturating_duration_since(now);
+            if max_wait.is_some_and(|m| wait > m) {
+                return Ok((Ask::Later { wait, layer: "cooldown" }, None));
+            }
+            return Ok((Ask::Hold { until }, None));
+        }
+        let held = self.tenants.outstanding(asker.token, now, self.max_backoff());
+        if held >= asker.max_reservations as usize {
+            return Err(ApiError::new(
+                429,
+                "reservation_limit",
+                format!(
+                    "this token holds {held} unconfirmed reservations for {}, the most it may \
+                     (CRAWL_MAX_RESERVATIONS_PER_TOKEN = {}): depart or cancel one first",
+                    self.key, asker.max_reservations
+                ),
+            ));
+        }
+        let ask = self.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
+        match &ask {
+            Ask::Go(d) if d.reserved => {
+                self.tenants.issue(id.clone(), asker.token, d.departs, d.permit.map(|p| p.id));
+                Ok((ask, Some(id)))
+            }
+            _ => Ok((ask, None)),
+        }
+    }
+
+    /// Take departure `id` of `token` for `what` at `now` (403 `not_your_departure`, 409 `already_departed`);
+    /// the departure's reserved instant and its permit.
+    pub fn claim(
+        &mut self,
+        token: &str,
+        id: &str,
+        what: Use,
+        now: Instant,
+    ) -> Result<(Instant, Option<u64>), ApiError> {
+        match self.tenants.claim(id, token, what, now) {
+            Ok(d) => Ok((Instant::from_nanos(d.departs_ns), d.permit)),
+            Err(Refusal::NotYours) => Err(not_yours(id)),
+            Err(Refusal::AlreadyDeparted) => {
+                Err(ApiError::new(409, "already_departed", format!("departure {id:?} was already confirmed")))
+            }
+        }
+    }
+
+    /// Record that departure `id` of `token` went (its `/v1/depart` said go).
+    pub fn departed(&mut self, token: &str, id: &str) {
+        self.tenants.departed(id, token);
+    }
+
+    /// Give back departure `id` of `token` (`/v1/cancel`): it no longer counts against the token and its permit
+    /// goes back. Returns whether a permit went back.
+    pub fn cancel(&mut self, token: &str, id: &str, now: Instant) -> Result<bool, ApiError> {
+        let (_, permit) = self.claim(token, id, Use::Cancel, now)?;
+        Ok(permit.is_some_and(|p| self.registry.release(&self.key, p)))
+    }
+
+    /// [`HostDesk::observe`] of departure `id` by `token`, which ends it and gives its permit back. A 429/503 is
+    /// applied fleet-wide once per period per token; a further one cools only `token` (see [`crate::tenants`]).
+    pub fn observe_as(
+        &mut self,
+        token: &str,
+        id: &str,
+        outcome: &Outcome<'_>,
+        now: Instant,
+    ) -> Result<(Observation, bool), ApiError> {
+        let now = now.max(self.registry.last_seen());
+        let (_, permit) = self.claim(token, id, Use::Observe, now)?;
+        let throttled = matches!(outcome, Outcome::Response(r) if r.status == 429 || r.status == 503);
+        if throttled && self.tenants.throttle_scope(token, now, self.max_backoff()) == Scope::Tenant {
+            // what the core would impose, imposed on this token alone
+            let mut probe = self.registry.clone();
+            let observation = probe.observe(&self.key, outcome, now).map_err(|e| ApiError::internal(e.to_string()))?;
+            if let Some(until) = observation.cooldown_until {
+                self.tenants.cool_tenant(token, until);
+            }
+            let released = permit.is_some_and(|p| self.registry.release(&self.key, p));
+            return Ok((observation, released));
+        }
+        self.observe(outcome, permit, now).map_err(|e| ApiError::internal(e.to_string()))
     }
 
     /// Confirm at `now` a departure reserved for `departs` (the core's `depart`): zero means go. A caller that

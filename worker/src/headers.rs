@@ -6,9 +6,17 @@
 //! `X-Forwarded-*`, `Forwarded`, `X-Real-IP`) and `User-Agent` / `Accept-Encoding` (the gateway sends its own
 //! user agent — the one its robots.txt rules are matched for — and the runtime negotiates encodings).
 //!
-//! Toward the caller: hop-by-hop headers, `Content-Length` (the body is streamed), `Set-Cookie` (the gateway's
-//! origin must not collect cookies of the sites it fetches) and any `Hostpace-*` header from the target (only
-//! the gateway sets those) are dropped.
+//! The caller's own address (`True-Client-IP`, `X-Client-IP`, …) and method overrides (`X-HTTP-Method-Override`,
+//! …) never go either: the target sees the gateway's GET, nothing else.
+//!
+//! Toward the caller, the answer is served on the gateway's own origin (which also serves the playground), so
+//! nothing in it may act on that origin: hop-by-hop headers, `Content-Length` (the body is streamed),
+//! `Set-Cookie` (the gateway's origin must not collect cookies of the sites it fetches), any `Hostpace-*` header
+//! from the target (only the gateway sets those), `Strict-Transport-Security`, `Alt-Svc`, `Clear-Site-Data`,
+//! `Access-Control-*` and `Sec-WebSocket-*` are dropped. `Location` is resolved against the target's URL and
+//! returned as `Hostpace-Location` (a client that follows redirects would otherwise resolve a relative one
+//! against the gateway and send its token there); `X-Content-Type-Options: nosniff` and
+//! `Content-Security-Policy: sandbox` are added, so a fetched page never runs as the gateway's.
 
 /// Hop-by-hop headers: meaningful for one connection only, never forwarded.
 pub const HOP_BY_HOP: [&str; 9] = [
@@ -23,8 +31,8 @@ pub const HOP_BY_HOP: [&str; 9] = [
     "upgrade",
 ];
 
-/// Headers of the caller never sent to a target (besides hop-by-hop ones).
-const NOT_FORWARDED: [&str; 10] = [
+/// Headers of the caller never sent to a target (besides hop-by-hop ones and the prefixes in [`forwardable`]).
+const NOT_FORWARDED: [&str; 22] = [
     "authorization",
     "cookie",
     "host",
@@ -32,13 +40,44 @@ const NOT_FORWARDED: [&str; 10] = [
     "user-agent",
     "accept-encoding",
     "forwarded",
-    "x-real-ip",
     "origin",
     "referer",
+    // the caller's address, as proxies and CDNs spell it
+    "x-real-ip",
+    "true-client-ip",
+    "x-client-ip",
+    "client-ip",
+    "x-cluster-client-ip",
+    "fastly-client-ip",
+    "x-originating-ip",
+    "x-remote-ip",
+    "x-remote-addr",
+    "x-host",
+    // method overrides: the target gets a GET
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
 ];
 
-/// Headers of a target's response never passed to the caller (besides hop-by-hop ones).
-const NOT_RETURNED: [&str; 2] = ["content-length", "set-cookie"];
+/// Headers of a target's response never passed to the caller (besides hop-by-hop ones and the prefixes in
+/// [`returnable`]).
+const NOT_RETURNED: [&str; 6] =
+    ["content-length", "set-cookie", "location", "strict-transport-security", "alt-svc", "clear-site-data"];
+
+/// Headers the gateway adds to every relayed answer.
+pub const ADDED_TO_ANSWERS: [(&str, &str); 2] =
+    [("x-content-type-options", "nosniff"), ("content-security-policy", "sandbox")];
+
+/// A caller's header (lowercase) that may go to the target, if no `Connection` header names it.
+fn forwardable(name: &str) -> bool {
+    !NOT_FORWARDED.contains(&name) && !["hostpace-", "cf-", "x-forwarded-"].iter().any(|p| name.starts_with(p))
+}
+
+/// A target's header (lowercase) that may go back to the caller, if no `Connection` header names it.
+fn returnable(name: &str) -> bool {
+    !NOT_RETURNED.contains(&name)
+        && !["hostpace-", "access-control-", "sec-websocket-"].iter().any(|p| name.starts_with(p))
+}
 
 /// The most headers passed either way (the rest are dropped).
 pub const MAX_HEADERS: usize = 100;
@@ -64,26 +103,33 @@ pub fn forward_request_headers(incoming: &[(String, String)]) -> Vec<(String, St
     incoming
         .iter()
         .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-        .filter(|(n, _)| {
-            !hop_by_hop(n, &listed)
-                && !NOT_FORWARDED.contains(&n.as_str())
-                && !n.starts_with("hostpace-")
-                && !n.starts_with("cf-")
-                && !n.starts_with("x-forwarded-")
-        })
+        .filter(|(n, _)| !hop_by_hop(n, &listed) && forwardable(n))
         .take(MAX_HEADERS)
         .collect()
 }
 
-/// The target's response headers that may go back to the caller (names lowercased).
-pub fn response_headers(upstream: &[(String, String)]) -> Vec<(String, String)> {
+/// The target's response headers that may go back to the caller (names lowercased), for a response to a request
+/// for `target` (an absolute URL): its `Location`, if any, resolved against `target` as `hostpace-location` (left
+/// out when it does not resolve).
+pub fn response_headers(upstream: &[(String, String)], target: &str) -> Vec<(String, String)> {
     let listed = connection_tokens(upstream);
-    upstream
+    let mut out: Vec<(String, String)> = upstream
         .iter()
         .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-        .filter(|(n, _)| !hop_by_hop(n, &listed) && !NOT_RETURNED.contains(&n.as_str()) && !n.starts_with("hostpace-"))
+        .filter(|(n, _)| !hop_by_hop(n, &listed) && returnable(n))
         .take(MAX_HEADERS)
-        .collect()
+        .collect();
+    let location = upstream.iter().find(|(n, _)| n.eq_ignore_ascii_case("location"));
+    if let Some(resolved) = location.and_then(|(_, v)| resolve(target, v)) {
+        out.push(("hostpace-location".to_owned(), resolved));
+    }
+    out
+}
+
+/// `location` resolved against `target`, when both parse (an `http:` or `https:` result only).
+fn resolve(target: &str, location: &str) -> Option<String> {
+    let joined = url::Url::parse(target).ok()?.join(location.trim()).ok()?;
+    matches!(joined.scheme(), "http" | "https").then(|| joined.to_string())
 }
 
 #[cfg(test)]
@@ -118,6 +164,15 @@ mod tests {
             ("Accept", "text/html"),
             ("Accept-Language", "en"),
             ("If-None-Match", "\"abc\""),
+            ("True-Client-IP", "10.0.0.1"),
+            ("X-Client-IP", "10.0.0.1"),
+            ("X-Real-IP", "10.0.0.1"),
+            ("X-Cluster-Client-IP", "10.0.0.1"),
+            ("Client-IP", "10.0.0.1"),
+            ("Fastly-Client-IP", "10.0.0.1"),
+            ("X-HTTP-Method-Override", "DELETE"),
+            ("X-HTTP-Method", "PUT"),
+            ("X-Method-Override", "PATCH"),
         ]);
         let out = forward_request_headers(&incoming);
         assert_eq!(names(&out), ["accept", "accept-language", "if-none-match"]);
@@ -136,13 +191,46 @@ mod tests {
             ("Retry-After", "3"),
             ("Location", "http://example.com/next"),
         ]);
-        assert_eq!(names(&response_headers(&upstream)), ["content-type", "retry-after", "location"]);
+        assert_eq!(
+            names(&response_headers(&upstream, "http://example.com/")),
+            ["content-type", "retry-after", "hostpace-location"]
+        );
+    }
+
+    #[test]
+    fn responses_lose_what_would_act_on_the_gateways_origin() {
+        let upstream = h(&[
+            ("Strict-Transport-Security", "max-age=31536000; includeSubDomains"),
+            ("Alt-Svc", "h3=\":443\""),
+            ("Clear-Site-Data", "\"*\""),
+            ("Access-Control-Allow-Origin", "*"),
+            ("Access-Control-Allow-Credentials", "true"),
+            ("Sec-WebSocket-Accept", "x"),
+            ("ETag", "\"v1\""),
+        ]);
+        assert_eq!(names(&response_headers(&upstream, "https://example.com/")), ["etag"]);
+    }
+
+    #[test]
+    fn a_location_is_resolved_against_the_target_and_renamed() {
+        let location = |value: &str| {
+            let out = response_headers(&h(&[("Location", value)]), "https://example.com/a/b?c=1");
+            assert!(names(&out).iter().all(|n| *n != "location"), "{value}: the raw Location never goes back");
+            out.into_iter().find(|(n, _)| n == "hostpace-location").map(|(_, v)| v)
+        };
+        assert_eq!(location("/next").as_deref(), Some("https://example.com/next"));
+        assert_eq!(location("next?x").as_deref(), Some("https://example.com/a/next?x"));
+        assert_eq!(location("//other.example/p").as_deref(), Some("https://other.example/p"));
+        assert_eq!(location("http://example.org/").as_deref(), Some("http://example.org/"));
+        assert_eq!(location(" /spaced ").as_deref(), Some("https://example.com/spaced"));
+        assert_eq!(location("javascript:alert(1)"), None);
+        assert_eq!(location("http://[::1"), None);
     }
 
     #[test]
     fn header_count_is_bounded() {
         let many: Vec<(String, String)> = (0..500).map(|i| (format!("x-{i}"), "v".to_string())).collect();
         assert_eq!(forward_request_headers(&many).len(), MAX_HEADERS);
-        assert_eq!(response_headers(&many).len(), MAX_HEADERS);
+        assert_eq!(response_headers(&many, "http://example.com/").len(), MAX_HEADERS);
     }
 }

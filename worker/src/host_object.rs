@@ -7,12 +7,13 @@
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
-use crate::desk::{Ask, HostDesk, RobotsRule};
+use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, ReleaseRequest,
-    RobotsReply, RobotsRequest,
+    AskReply, AskRequest, CancelRequest, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest,
+    ReleaseRequest, RobotsReply, RobotsRequest,
 };
+use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::cell::RefCell;
@@ -139,8 +140,14 @@ impl HostObject {
         loop {
             // the caller's bound counts the time spent holding here
             let max_wait = deadline.map(|d| d.saturating_duration_since(now()));
-            let (ask, confirmed) = self.with_desk(&req.host, true, |desk, now| {
-                let ask = desk.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
+            let (ask, confirmed, issued) = self.with_desk(&req.host, true, |desk, now| {
+                let (ask, issued) = match &req.asker {
+                    Some(a) => {
+                        let asker = Asker { token: &a.token, max_reservations: a.max_reservations };
+                        desk.ask_as(asker, js::random_id(), max_wait, robots, now)?
+                    }
+                    None => (desk.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?, None),
+                };
                 // a departure that may go now is confirmed in the same call when the caller will send at once
                 let confirmed = match &ask {
                     Ask::Go(d) if req.confirm && d.reserved && d.wait.is_zero() => {
@@ -148,7 +155,7 @@ impl HostObject {
                     }
                     _ => false,
                 };
-                Ok(((ask, now), confirmed))
+                Ok(((ask, now), confirmed, issued))
             })?;
             match ask {
                 (Ask::Go(d), _) if !d.reserved => {
@@ -156,7 +163,9 @@ impl HostObject {
                     // then ask again
                     self.hold(d.wait.min(HOLD_POLL)).await;
                 }
-                (Ask::Go(d), _) => return Ok(AskReply::Go(Departure { confirmed, ..Departure::from(&d) })),
+                (Ask::Go(d), _) => {
+                    return Ok(AskReply::Go(Departure { confirmed, departure_id: issued, ..Departure::from(&d) }))
+                }
                 (Ask::Robots(d), _) => return Ok(AskReply::Robots(Departure::from(&d))),
                 (Ask::Later { wait, layer }, _) => {
                     return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: layer.to_owned() })
@@ -194,12 +203,27 @@ impl HostObject {
     /// short (a round trip per re-confirmation would add up over a long crawl).
     async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
         let req: DepartRequest = parse(body)?;
+        // a token's own departure is taken once, and confirmed for the instant it was reserved for
+        let departs = match &req.departure {
+            Some(c) => {
+                Some(self.with_desk(&req.host, true, |desk, now| desk.claim(&c.token, &c.id, Use::Depart, now))?.0)
+            }
+            None => None,
+        };
         let confirm = || {
-            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(now, now)));
+            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(departs.unwrap_or(now), now)));
             std::future::ready(wait.map(|w| w.as_secs_f64() * 1000.0))
         };
         let wait_ms = match confirm_until_go(100, Timer::PastTheWait, confirm).await? {
-            Confirmed::Go { .. } => 0.0,
+            Confirmed::Go { .. } => {
+                if let Some(c) = &req.departure {
+                    self.with_desk(&req.host, true, |desk, _| {
+                        desk.departed(&c.token, &c.id);
+                        Ok(())
+                    })?;
+                }
+                0.0
+            }
             Confirmed::NotYet { waited_ms } => waited_ms,
         };
         Ok(DepartReply { wait_ms })
@@ -215,7 +239,10 @@ impl HostObject {
                 (_, true) => None,
                 (Some(s), false) => Some(s),
                 (None, false) => {
-                    let released = req.permit_id.is_some_and(|p| desk.release(p));
+                    let released = match &req.departure {
+                        Some(c) => desk.cancel(&c.token, &c.id, now)?,
+                        None => req.permit_id.is_some_and(|p| desk.release(p)),
+                    };
                     return Ok(ObserveReply { host: req.host.clone(), released, ..ObserveReply::default() });
                 }
             };
@@ -228,7 +255,10 @@ impl HostObject {
                     wall_now_ms: Some(js::now_ms() as u64),
                 }),
             };
-            let (observation, released) = desk.observe(&outcome, req.permit_id, now).map_err(internal)?;
+            let (observation, released) = match &req.departure {
+                Some(c) => desk.observe_as(&c.token, &c.id, &outcome, now)?,
+                None => desk.observe(&outcome, req.permit_id, now).map_err(internal)?,
+            };
             let verdict = match (req.attempt, status) {
                 (Some(attempt), Some(status)) => Some(RetryBudget::verdict(config.policy.max_retries, attempt, status)),
                 _ => None,
@@ -259,6 +289,14 @@ impl HostObject {
         });
         self.wake_all();
         reply
+    }
+
+    fn handle_cancel(&self, body: &str) -> Result<bool, ApiError> {
+        let req: CancelRequest = parse(body)?;
+        let released =
+            self.with_desk(&req.host, true, |desk, now| desk.cancel(&req.departure.token, &req.departure.id, now));
+        self.wake_all();
+        released
     }
 
     fn handle_release(&self, body: &str) -> Result<bool, ApiError> {
@@ -293,6 +331,7 @@ impl DurableObject for HostObject {
             "/observe" => self.handle_observe(&body).map(|r| json(&r)),
             "/robots" => self.handle_robots(&body).map(|r| json(&r)),
             "/release" => self.handle_release(&body).map(|r| json(&serde_json::json!({ "released": r }))),
+            "/cancel" => self.handle_cancel(&body).map(|r| json(&serde_json::json!({ "released": r }))),
             "/stats" => match self.handle_stats(&body) {
                 Ok(Some(report)) => Ok(json(&report)),
                 Ok(None) => Err(ApiError::new(404, "unknown_host", format!("no state for host {body}"))),

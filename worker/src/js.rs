@@ -100,6 +100,12 @@ export function cancel_body(response) {
   if (response.body) response.body.cancel().catch(() => {});
 }
 
+// 128 random bits from the runtime's CSPRNG, as 32 hex digits.
+export function random_id() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 export function new_waiter() {
   let resolve;
   const promise = new Promise((r) => { resolve = r; });
@@ -125,6 +131,8 @@ extern "C" {
     pub fn cancel_body(response: &web_sys::Response);
     /// `{ promise, resolve }`.
     pub fn new_waiter() -> js_sys::Object;
+    /// 128 random bits (`crypto.getRandomValues`), as 32 hex digits: ids a caller cannot guess.
+    pub fn random_id() -> String;
 }
 
 /// A property of a JS object.

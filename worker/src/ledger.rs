@@ -1,6 +1,7 @@
 //! The Durable Object that bounds how many hosts one token may create: one object per token (named by
 //! [`crate::auth::token_id`]), holding the set of hosts it admitted in SQLite. A host already admitted is always
-//! admitted again; a new one only while the token is under its bound. Synchronous storage: no await.
+//! admitted again; a new one only while the token is under its bound. It also answers which hosts a token has
+//! used (what the token may read reports of). Synchronous storage: no await.
 
 use crate::api::ApiError;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,8 @@ pub struct AdmitRequest {
     pub host: String,
     /// The bound (`CRAWL_MAX_HOSTS_PER_TOKEN`).
     pub max: u32,
+    /// False to only ask whether the token has used `host` (nothing is admitted).
+    pub create: bool,
 }
 
 /// Ledger → Worker.
@@ -49,7 +52,7 @@ impl TokenLedger {
             return Ok(AdmitReply { admitted: true, count: n });
         }
         let n = count(&sql, "SELECT count(*) AS n FROM hosts", vec![])?;
-        if n >= req.max {
+        if !req.create || n >= req.max {
             return Ok(AdmitReply { admitted: false, count: n });
         }
         sql.exec("INSERT INTO hosts (host) VALUES (?)", vec![req.host.as_str().into()]).map_err(fail)?;

@@ -26,6 +26,7 @@ pub mod headers;
 pub mod protocol;
 pub mod router;
 pub mod target;
+pub mod tenants;
 
 #[cfg(target_arch = "wasm32")]
 mod departure;
@@ -40,5 +41,5 @@ mod ledger;
 
 pub use api::ApiError;
 pub use config::GatewayConfig;
-pub use desk::{Ask, HostDesk};
+pub use desk::{Ask, Asker, HostDesk};
 pub use target::{check_target, Target};

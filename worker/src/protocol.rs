@@ -29,6 +29,10 @@ pub struct Departure {
     /// Already confirmed as departing now (the gateway's own fetch path: no separate `depart` needed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirmed: bool,
+    /// The departure's id, issued to the caller's token (`/v1/acquire`): `/v1/depart`, `/v1/observe` and
+    /// `/v1/cancel` take it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub departure_id: Option<String>,
 }
 
 impl From<&Decision> for Departure {
@@ -40,6 +44,7 @@ impl From<&Decision> for Departure {
             reserved: d.reserved,
             permit_id: d.permit.map(|p| p.id),
             confirmed: false,
+            departure_id: None,
         }
     }
 }
@@ -59,6 +64,29 @@ pub struct AskRequest {
     /// Whether a departure that may go now should be confirmed at once (the caller sends right away).
     #[serde(default)]
     pub confirm: bool,
+    /// A token reserving for itself (`/v1/acquire`): the departure is issued to it, under its bound.
+    #[serde(default)]
+    pub asker: Option<AskerWire>,
+}
+
+/// A token asking for itself (see [`crate::desk::Asker`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskerWire {
+    /// The token's id ([`crate::auth::token_id`]).
+    pub token: String,
+    /// `CRAWL_MAX_RESERVATIONS_PER_TOKEN`.
+    pub max_reservations: u32,
+}
+
+/// A departure a token names: its id and the token's id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    /// The token's id.
+    pub token: String,
+    /// The departure's id.
+    pub id: String,
 }
 
 /// Host object → Worker: the answer to an [`AskRequest`].
@@ -85,6 +113,19 @@ pub enum AskReply {
 pub struct DepartRequest {
     /// The host key.
     pub host: String,
+    /// The departure confirmed, when a token confirms its own (`/v1/depart`); none for the gateway's own.
+    #[serde(default)]
+    pub departure: Option<Claim>,
+}
+
+/// Worker → host object: a token gives back a departure (`/v1/cancel`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelRequest {
+    /// The host key.
+    pub host: String,
+    /// The departure.
+    pub departure: Claim,
 }
 
 /// Host object → Worker: zero means go; otherwise wait this long and confirm again.
@@ -119,6 +160,10 @@ pub struct ObserveRequest {
     /// Which attempt of a request this was (from 1): the answer then carries the retry verdict.
     #[serde(default)]
     pub attempt: Option<u32>,
+    /// The departure reported on, when a token reports on its own (`/v1/observe`): its permit goes back, and
+    /// `permit_id` is ignored. None for the gateway's own fetches.
+    #[serde(default)]
+    pub departure: Option<Claim>,
 }
 
 impl ObserveRequest {
@@ -132,6 +177,7 @@ impl ObserveRequest {
             timeout: true,
             permit_id,
             attempt: None,
+            departure: None,
         }
     }
 }
@@ -274,6 +320,17 @@ pub struct AcquireBody {
     pub url: String,
 }
 
+/// `POST /v1/depart` and `POST /v1/cancel` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DepartureBody {
+    /// The URL of the departure.
+    pub url: String,
+    /// The `departureId` `/v1/acquire` gave.
+    #[serde(default)]
+    pub departure_id: Option<String>,
+}
+
 /// `POST /v1/observe` body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -292,12 +349,15 @@ pub struct ObserveBody {
     /// True when no response came (timeout, failed connection).
     #[serde(default)]
     pub timeout: bool,
-    /// The permit `/v1/acquire` gave, to give back.
+    /// The permit `/v1/acquire` gave (its departure's; accepted for clarity, the departure decides).
     #[serde(default)]
     pub permit_id: Option<u64>,
     /// Which attempt this was (from 1): the answer then says whether to retry.
     #[serde(default)]
     pub attempt: Option<u32>,
+    /// The `departureId` `/v1/acquire` gave for this request.
+    #[serde(default)]
+    pub departure_id: Option<String>,
 }
 
 #[cfg(test)]
@@ -316,6 +376,7 @@ mod tests {
             reserved: true,
             permit_id: None,
             confirmed: false,
+            departure_id: None,
         });
         let json = serde_json::to_string(&go).unwrap();
         assert!(json.starts_with(r#"{"kind":"go","waitMs":0.0"#), "{json}");

@@ -99,6 +99,10 @@ pub fn internal_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("a shared (carrier-grade NAT) address")
     } else if a == 192 && b == 0 && c == 0 {
         Some("an IETF protocol address")
+    } else if (a, b, c) == (192, 0, 2) || (a, b, c) == (198, 51, 100) || (a, b, c) == (203, 0, 113) {
+        Some("a documentation (TEST-NET) address")
+    } else if (a, b, c) == (192, 88, 99) {
+        Some("a 6to4 relay anycast address")
     } else if a == 198 && (b == 18 || b == 19) {
         Some("a benchmarking address")
     } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
@@ -125,6 +129,16 @@ pub fn internal_v6(ip: Ipv6Addr) -> Option<&'static str> {
     } else if s[..5] == [0, 0, 0, 0, 0] && (s[5] == 0xffff || s[5] == 0) {
         // IPv4-mapped (::ffff:a.b.c.d) and the deprecated IPv4-compatible (::a.b.c.d)
         internal_v4(embedded).or(if s[5] == 0 { Some("an IPv4-compatible address") } else { None })
+    } else if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765)
+        internal_v4(embedded)
+    } else if s[..4] == [0x100, 0, 0, 0] {
+        Some("a discard-only address")
+    } else if s[0] == 0x2001 && s[1] < 0x200 {
+        // 2001::/23, IETF protocol assignments: Teredo (2001::/32, a tunnel to an IPv4 host), benchmarking, ORCHID
+        Some("an IETF protocol (Teredo, benchmarking, ORCHID) address")
+    } else if s[0] & 0xfff0 == 0x3ff0 {
+        Some("a documentation address")
     } else if s[0] == 0x64 && s[1] == 0xff9b {
         // NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48)
         internal_v4(embedded)
@@ -176,6 +190,24 @@ mod tests {
             ("http://[::ffff:10.1.2.3]/", Some(403)),
             ("http://[64:ff9b::a00:1]/", Some(403)),
             ("http://[2002:a00:1::]/", Some(403)),
+            ("http://[::ffff:0:127.0.0.1]/", Some(403)),
+            ("http://[::ffff:0:10.0.0.1]/", Some(403)),
+            ("http://[::ffff:0:93.184.216.34]/", None),
+            ("http://[2001::1]/", Some(403)),
+            ("http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", Some(403)),
+            ("http://[2001:2::1]/", Some(403)),
+            ("http://[2001:10::1]/", Some(403)),
+            ("http://[2001:200::1]/", None),
+            ("http://[100::1]/", Some(403)),
+            ("http://[100::ffff:1]/", Some(403)),
+            ("http://[3fff::1]/", Some(403)),
+            ("http://[2001:db8::1]/", Some(403)),
+            ("http://192.0.2.1/", Some(403)),
+            ("http://198.51.100.7/", Some(403)),
+            ("http://203.0.113.255/", Some(403)),
+            ("http://192.88.99.1/", Some(403)),
+            ("http://192.88.100.1/", None),
+            ("http://203.0.114.1/", None),
             ("http://localhost:8787/", Some(403)),
             ("http://LOCALHOST./", Some(403)),
             ("http://api.localhost/", Some(403)),

@@ -20,19 +20,32 @@ thread_local! {
 /// Admit `key` for `token` under a bound of `max` hosts (403 `host_limit` beyond it); remembered per isolate once
 /// admitted.
 pub(crate) async fn admit(env: &Env, token: &str, key: &HostKey, max: u32) -> Result<(), ApiError> {
-    let id = token_id(token);
-    let remembered = format!("{id} {key}");
-    if ADMITTED.with(|a| a.borrow().contains(&remembered)) {
-        return Ok(());
-    }
-    let stub = object_stub(env, "LEDGER", &id, "token ledger")?;
-    let reply: AdmitReply = call(&stub, "admit", &AdmitRequest { host: key.to_string(), max }).await?;
-    if !reply.admitted {
+    if !ask_ledger(env, token, key, max, true).await? {
         return Err(ApiError::new(
             403,
             "host_limit",
-            format!("this token has used {} hosts, the most it may (CRAWL_MAX_HOSTS_PER_TOKEN = {max})", reply.count),
+            format!("this token has used {max} hosts, the most it may (CRAWL_MAX_HOSTS_PER_TOKEN = {max})"),
         ));
+    }
+    Ok(())
+}
+
+/// Whether `token` has used `key` (asked of its ledger; nothing is admitted).
+pub(crate) async fn has_used(env: &Env, token: &str, key: &HostKey) -> Result<bool, ApiError> {
+    ask_ledger(env, token, key, 0, false).await
+}
+
+/// Ask `token`'s ledger about `key` (admitting it under `max` when `create`); a yes is remembered per isolate.
+async fn ask_ledger(env: &Env, token: &str, key: &HostKey, max: u32, create: bool) -> Result<bool, ApiError> {
+    let id = token_id(token);
+    let remembered = format!("{id} {key}");
+    if ADMITTED.with(|a| a.borrow().contains(&remembered)) {
+        return Ok(true);
+    }
+    let stub = object_stub(env, "LEDGER", &id, "token ledger")?;
+    let reply: AdmitReply = call(&stub, "admit", &AdmitRequest { host: key.to_string(), max, create }).await?;
+    if !reply.admitted {
+        return Ok(false);
     }
     ADMITTED.with(|a| {
         let mut a = a.borrow_mut();
@@ -41,5 +54,5 @@ pub(crate) async fn admit(env: &Env, token: &str, key: &HostKey, max: u32) -> Re
         }
         a.insert(remembered);
     });
-    Ok(())
+    Ok(true)
 }

@@ -86,7 +86,7 @@ impl FetchRun<'_> {
     async fn until_answered(mut self) -> Result<Response, ApiError> {
         loop {
             self.attempt += 1;
-            let (dep, waited) = match self.visit.take_turn(self.max_wait, true).await? {
+            let (dep, waited) = match self.visit.take_turn(self.max_wait, true, None).await? {
                 Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
                 Turn::Go { dep, waited_ms } => (dep, waited_ms),
             };
@@ -161,6 +161,7 @@ impl FetchRun<'_> {
             timeout: false,
             permit_id: if arrival.streams { None } else { dep.permit_id },
             attempt: Some(self.attempt),
+            departure: None,
         };
         let pairs: Vec<(&str, &str)> = upstream.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
         let core_view = CoreResponse {

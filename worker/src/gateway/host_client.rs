@@ -4,8 +4,8 @@
 use crate::api::ApiError;
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, DepartReply, DepartRequest, HostReport, ObserveReply, ObserveRequest, ReleaseRequest,
-    RobotsReply, RobotsRequest,
+    AskReply, AskRequest, AskerWire, CancelRequest, Claim, DepartReply, DepartRequest, HostReport, ObserveReply,
+    ObserveRequest, ReleaseRequest, RobotsReply, RobotsRequest,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
@@ -15,10 +15,18 @@ use worker::Env;
 
 /// Codes the objects may answer with, as static strings.
 fn known_code(code: &str) -> &'static str {
-    ["unknown_host", "state_unreadable", "host_limit", "config_invalid"]
-        .into_iter()
-        .find(|c| *c == code)
-        .unwrap_or("internal")
+    [
+        "unknown_host",
+        "state_unreadable",
+        "host_limit",
+        "config_invalid",
+        "not_your_departure",
+        "already_departed",
+        "reservation_limit",
+    ]
+    .into_iter()
+    .find(|c| *c == code)
+    .unwrap_or("internal")
 }
 
 /// The stub of the object named `name` in the namespace bound as `binding`; `what` names it in errors.
@@ -67,15 +75,28 @@ impl HostClient {
         Ok(HostClient { stub, host: key.to_string() })
     }
 
-    /// May one request leave (see [`AskRequest`])?
-    pub async fn ask(&self, max_wait_ms: Option<f64>, robots: bool, confirm: bool) -> Result<AskReply, ApiError> {
-        call(&self.stub, "ask", &AskRequest { host: self.host.clone(), max_wait_ms, robots, confirm }).await
+    /// May one request leave (see [`AskRequest`])? With `asker`, a token reserves for itself.
+    pub async fn ask(
+        &self,
+        max_wait_ms: Option<f64>,
+        robots: bool,
+        confirm: bool,
+        asker: Option<AskerWire>,
+    ) -> Result<AskReply, ApiError> {
+        call(&self.stub, "ask", &AskRequest { host: self.host.clone(), max_wait_ms, robots, confirm, asker }).await
     }
 
-    /// Confirm a departure now: the milliseconds still to wait (zero: go).
-    pub async fn depart(&self) -> Result<f64, ApiError> {
-        let r: DepartReply = call(&self.stub, "depart", &DepartRequest { host: self.host.clone() }).await?;
+    /// Confirm a departure now (`departure`: a token's own): the milliseconds still to wait (zero: go).
+    pub async fn depart(&self, departure: Option<Claim>) -> Result<f64, ApiError> {
+        let r: DepartReply = call(&self.stub, "depart", &DepartRequest { host: self.host.clone(), departure }).await?;
         Ok(r.wait_ms)
+    }
+
+    /// A token gives back its departure; whether a permit went back.
+    pub async fn cancel(&self, departure: Claim) -> Result<bool, ApiError> {
+        let r: serde_json::Value =
+            call(&self.stub, "cancel", &CancelRequest { host: self.host.clone(), departure }).await?;
+        Ok(r["released"].as_bool().unwrap_or(false))
     }
 
     /// Report what came back for a request (and give its permit back, when it carries one).

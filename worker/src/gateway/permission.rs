@@ -1,13 +1,16 @@
-//! The routes of a crawler that fetches on its own: `POST /v1/acquire` (a departure reserved), `POST /v1/depart`
-//! (that departure confirmed right before sending) and `POST /v1/observe` (what came back, and the permit given
-//! back).
+//! The routes of a crawler that fetches on its own: `POST /v1/acquire` (a departure reserved and issued to the
+//! caller's token under a random `departureId`), `POST /v1/depart` (that departure confirmed right before
+//! sending), `POST /v1/observe` (what came back, and the permit given back) and `POST /v1/cancel` (the departure
+//! given back unused). The last three take the `departureId`: a token can use only departures issued to it, each
+//! once (see [`crate::tenants`]).
 
 use crate::api::ApiError;
+use crate::auth::token_id;
 use crate::gateway::request::Caller;
 use crate::gateway::responses::{json_response, not_yet};
 use crate::gateway::turn::Turn;
 use crate::headers::MAX_HEADERS;
-use crate::protocol::{AcquireBody, Departure, ObserveBody, ObserveRequest};
+use crate::protocol::{AcquireBody, AskerWire, Claim, Departure, DepartureBody, ObserveBody, ObserveRequest};
 use serde::Serialize;
 use worker::Response;
 
@@ -24,9 +27,10 @@ struct AcquireReply {
 pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiError> {
     let body: AcquireBody = caller.read_json().await?;
     let target = caller.target(&body.url)?;
-    let max_wait = caller.wait_bound(None)?;
+    let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
     let visit = caller.visit(target, "acquire").await?;
-    match visit.take_turn(max_wait, false).await? {
+    let asker = AskerWire { token: token_id(caller.token), max_reservations: caller.cfg.max_reservations_per_token };
+    match visit.take_turn(max_wait, false, Some(asker)).await? {
         Turn::Later { wait_ms, layer } => {
             visit.log("request", 1, wait_ms, &layer, Some(429));
             not_yet(&visit.host.host, wait_ms, &layer, 0)
@@ -38,18 +42,39 @@ pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiEr
     }
 }
 
-/// `POST /v1/depart {url}`: confirm, right before sending, a departure reserved with `/v1/acquire` (the core's
-/// `depart`): `{ host, waitMs }`, zero meaning go. A crawler whose timer fired late, or whose previous request
-/// left late, is told to wait so no two departures come closer than the host's spacing.
+/// The caller's claim on departure `id` (403 `not_your_departure` without one).
+fn claim(caller: &Caller<'_>, id: Option<String>) -> Result<Claim, ApiError> {
+    let id = id.ok_or_else(|| {
+        ApiError::new(403, "not_your_departure", "departureId is required: the one /v1/acquire gave for this request")
+    })?;
+    Ok(Claim { token: token_id(caller.token), id })
+}
+
+/// `POST /v1/depart {url, departureId}`: confirm, right before sending, a departure reserved with `/v1/acquire`
+/// (the core's `depart`): `{ host, waitMs }`, zero meaning go. A crawler whose timer fired late, or whose previous
+/// request left late, is told to wait so no two departures come closer than the host's spacing.
 pub(crate) async fn handle_depart(caller: Caller<'_>) -> Result<Response, ApiError> {
-    let body: AcquireBody = caller.read_json().await?;
+    let body: DepartureBody = caller.read_json().await?;
     let target = caller.target(&body.url)?;
+    let departure = claim(&caller, body.departure_id)?;
     let visit = caller.visit(target, "depart").await?;
-    let wait_ms = visit.host.depart().await?;
+    let wait_ms = visit.host.depart(Some(departure)).await?;
     json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
 }
 
-/// `POST /v1/observe {url, status, headers, latencyMs?, permitId?, attempt?}`: learn from a response.
+/// `POST /v1/cancel {url, departureId}`: give back a departure that will not be used: it stops counting against
+/// the token's reservations and its permit goes back (the host's schedule keeps the slot spent).
+pub(crate) async fn handle_cancel(caller: Caller<'_>) -> Result<Response, ApiError> {
+    let body: DepartureBody = caller.read_json().await?;
+    let target = caller.target(&body.url)?;
+    let departure = claim(&caller, body.departure_id)?;
+    let visit = caller.visit(target, "cancel").await?;
+    let released = visit.host.cancel(departure).await?;
+    json_response(&serde_json::json!({ "host": visit.host.host, "cancelled": true, "released": released }))
+}
+
+/// `POST /v1/observe {url, departureId, status, headers, latencyMs?, attempt?}`: learn from a response to a
+/// departure issued to the caller's token (once per departure; its permit goes back).
 pub(crate) async fn handle_observe(caller: Caller<'_>) -> Result<Response, ApiError> {
     let body: ObserveBody = caller.read_json().await?;
     let target = caller.target(&body.url)?;
@@ -58,6 +83,7 @@ pub(crate) async fn handle_observe(caller: Caller<'_>) -> Result<Response, ApiEr
             return Err(ApiError::bad_request("invalid_status", format!("status {status} is not an HTTP status")));
         }
     }
+    let departure = claim(&caller, body.departure_id)?;
     let visit = caller.visit(target, "observe").await?;
     let headers: Vec<(String, String)> =
         body.headers.map(|h| h.into_pairs()).unwrap_or_default().into_iter().take(MAX_HEADERS).collect();
@@ -71,6 +97,7 @@ pub(crate) async fn handle_observe(caller: Caller<'_>) -> Result<Response, ApiEr
             timeout: body.timeout,
             permit_id: body.permit_id,
             attempt: body.attempt,
+            departure: Some(departure),
         })
         .await?;
     json_response(&reply)

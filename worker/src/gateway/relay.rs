@@ -4,7 +4,7 @@
 
 use crate::api::ApiError;
 use crate::gateway::turn::HostVisit;
-use crate::headers::response_headers;
+use crate::headers::{response_headers, ADDED_TO_ANSWERS};
 use crate::js;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -75,7 +75,7 @@ pub(crate) async fn relay(
         visit.host.release(permit).await?;
         return Err(too_large(max));
     }
-    let init = response_init(&upstream, gateway)?;
+    let init = response_init(&upstream, &visit.target.url.href, gateway)?;
     let body = if null_body_status(upstream.status()) { None } else { upstream.response.body() };
     let response = match body {
         // No declared length: the size is only known at the end, and a stream cut off midway would look complete
@@ -115,11 +115,19 @@ fn too_large(max: u64) -> ApiError {
     )
 }
 
-/// The relayed answer's status and headers: the target's (filtered), then the gateway's.
-fn response_init(upstream: &Upstream, gateway: &[(&str, String)]) -> Result<web_sys::ResponseInit, ApiError> {
+/// The relayed answer's status and headers: the target's (filtered; see [`response_headers`]), then the
+/// gateway's.
+fn response_init(
+    upstream: &Upstream,
+    target: &str,
+    gateway: &[(&str, String)],
+) -> Result<web_sys::ResponseInit, ApiError> {
     let headers = web_sys::Headers::new().map_err(|_| ApiError::internal("headers"))?;
-    for (n, v) in response_headers(&upstream.headers) {
+    for (n, v) in response_headers(&upstream.headers, target) {
         let _ = headers.append(&n, &v);
+    }
+    for (n, v) in ADDED_TO_ANSWERS {
+        let _ = headers.set(n, v);
     }
     for (n, v) in gateway {
         let _ = headers.set(n, v);

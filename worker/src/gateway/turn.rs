@@ -8,7 +8,7 @@ use crate::departure::{confirm_until_go, sleep_ms, Confirmed, Timer};
 use crate::gateway::host_client::HostClient;
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::robots::fetch_robots;
-use crate::protocol::{AskReply, Departure};
+use crate::protocol::{AskReply, AskerWire, Departure};
 use crate::target::Target;
 use std::time::Duration;
 use worker::Context;
@@ -59,12 +59,18 @@ impl HostVisit<'_> {
     /// Take a departure for the target: robots.txt first when the host's object says it is due (fetched through
     /// the same limiter), a re-ask while every concurrency permit is held, and — when `sleep` — the wait itself.
     /// `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
-    pub async fn take_turn(&self, max_wait: Option<Duration>, sleep: bool) -> Result<Turn, ApiError> {
+    /// With `asker`, a token reserves for itself (`/v1/acquire`: the departure is issued to it).
+    pub async fn take_turn(
+        &self,
+        max_wait: Option<Duration>,
+        sleep: bool,
+        asker: Option<AskerWire>,
+    ) -> Result<Turn, ApiError> {
         let mut waited = 0.0;
         let robots = !self.cfg.robots_ttl.is_zero();
         loop {
             let remaining = max_wait.map(|m| (m.as_secs_f64() * 1000.0 - waited).max(0.0));
-            match self.host.ask(remaining, robots, sleep).await? {
+            match self.host.ask(remaining, robots, sleep, asker.clone()).await? {
                 AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
                 AskReply::Robots(dep) => {
                     waited += self.wait_turn(&dep).await?;
@@ -90,7 +96,7 @@ impl HostVisit<'_> {
             return Ok(0.0);
         }
         sleep_ms(dep.wait_ms).await;
-        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart()).await? {
+        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart(None)).await? {
             Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
             Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
         }

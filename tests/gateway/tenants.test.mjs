@@ -1,0 +1,269 @@
+// Two tenants on one gateway: a victim crawling its host and an attacker holding a valid token of its own, doing
+// its worst to that host's budget. Every protection is judged from the victim's origin's access log (real
+// origins on 127.0.0.1, the real gateway in workerd via wrangler dev), not from what the gateway says.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Origin, TOL, gaps, sleep } from '../js/helpers.mjs';
+import { Gateway } from './gateway.mjs';
+
+const VICTIM = 'victim-token-4b1e0f';
+const ATTACKER = 'attacker-token-9c27d5';
+const RATE = 5; // per second, burst 1: the victim's requests 200 ms apart
+const BACKOFF_SEC = 2;
+const VARS = {
+  CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
+  CRAWL_RATE_PER_SEC: String(RATE),
+  CRAWL_BURST_CAPACITY: '1',
+  CRAWL_MAX_BACKOFF_SEC: String(BACKOFF_SEC),
+  CRAWL_ROBOTS_TTL_SEC: '0',
+  CRAWL_MAX_WAIT_SEC: '30',
+  CRAWL_MAX_RESERVATIONS_PER_TOKEN: '4',
+};
+
+const as = (token) => ({ authorization: `Bearer ${token}` });
+
+/** The tenants' calls to one gateway. */
+function tenant(gateway, token) {
+  return {
+    post: (path, body) => gateway.post(path, body, as(token)),
+    get: (path) => gateway.request(path, { headers: as(token) }),
+    fetchVia: (url, headers = {}) => gateway.fetchVia(url, { ...as(token), ...headers }),
+    async acquire(url, headers = {}) {
+      const res = await gateway.post('/v1/acquire', { url }, { ...as(token), ...headers });
+      return { status: res.status, body: await res.json() };
+    },
+  };
+}
+
+/** The victim fetches `paths` one after the other through the gateway; every answer must be 200. */
+async function crawl(victim, o, paths) {
+  for (const p of paths) {
+    const res = await victim.fetchVia(o.url(p));
+    const body = await res.text();
+    assert.equal(res.status, 200, `${p}: ${body}`);
+  }
+}
+
+describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s budget', () => {
+  let gateway;
+  let victim;
+  let attacker;
+  const origins = [];
+  const origin = async (routes) => {
+    const o = await Origin.start(routes);
+    origins.push(o);
+    return o;
+  };
+
+  before(async () => {
+    gateway = await Gateway.start({ vars: VARS, token: `${VICTIM},${ATTACKER}` });
+    victim = tenant(gateway, VICTIM);
+    attacker = tenant(gateway, ATTACKER);
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    await Promise.all(origins.map((o) => o.close()));
+  });
+
+  test('a published policy of one request a year slows the host to one per maxBackoffSec, not a year', async () => {
+    const o = await origin({});
+    const d = await attacker.acquire(o.url('/a'));
+    assert.equal(d.status, 200, JSON.stringify(d.body));
+    const year = { 'RateLimit-Policy': '"x";q=1;w=31536000' };
+    const res = await attacker.post('/v1/observe', { url: o.url('/a'), departureId: d.body.departureId, status: 200, headers: year });
+    assert.equal(res.status, 200, await res.text());
+    o.log.length = 0;
+    await crawl(victim, o, ['/v1', '/v2', '/v3']);
+    const times = o.arrivals();
+    assert.equal(times.length, 3);
+    for (const gap of gaps(times)) {
+      assert.ok(gap <= BACKOFF_SEC * 1000 + TOL, `the victim's requests ${gap} ms apart: at most ${BACKOFF_SEC} s`);
+    }
+  });
+
+  test('reports need a departure issued to the same token for that host, once', async () => {
+    const o = await origin({});
+    const other = await origin({});
+    const mine = await victim.acquire(o.url('/mine'));
+    const theirs = await attacker.acquire(other.url('/theirs'));
+    const report = (t, url, departureId) =>
+      t.post('/v1/observe', { url, departureId, status: 429, headers: { 'Retry-After': '2' } });
+    for (const [what, res] of [
+      ['no departure', await report(attacker, o.url('/x'), undefined)],
+      ['a guessed id', await report(attacker, o.url('/x'), '0'.repeat(32))],
+      ["the victim's departure", await report(attacker, o.url('/mine'), mine.body.departureId)],
+      ["its own departure of another host", await report(attacker, o.url('/x'), theirs.body.departureId)],
+    ]) {
+      assert.equal(res.status, 403, what);
+      assert.equal((await res.json()).error.code, 'not_your_departure', what);
+    }
+    const stats = await (await victim.get(`/v1/hosts/${encodeURIComponent(o.host)}`)).json();
+    assert.equal(stats.stats.throttled, 0, 'no refused report cooled the host');
+    const once = await victim.post('/v1/observe', { url: o.url('/mine'), departureId: mine.body.departureId, status: 200 });
+    assert.equal(once.status, 200);
+    const twice = await victim.post('/v1/observe', { url: o.url('/mine'), departureId: mine.body.departureId, status: 429 });
+    assert.equal(twice.status, 403, 'a departure is reported on once');
+  });
+
+  test('a tenant with real departures holds the host at zero for others at most one maxBackoffSec at a time', async () => {
+    const o = await origin({});
+    // the attacker stocks up on real departures, then reports a 429 with each, one every 700 ms
+    const ids = [];
+    for (let i = 0; i < 4; i += 1) ids.push((await attacker.acquire(o.url(`/stock${i}`))).body.departureId);
+    assert.ok(ids.every((id) => typeof id === 'string'), JSON.stringify(ids));
+    o.log.length = 0;
+    const started = Date.now();
+    const reports = (async () => {
+      for (const [i, id] of ids.entries()) {
+        const res = await attacker.post('/v1/observe', {
+          url: o.url(`/stock${i}`),
+          departureId: id,
+          status: 429,
+          headers: { 'Retry-After': '3600' },
+        });
+        assert.equal(res.status, 200, await res.text());
+        await sleep(700);
+      }
+    })();
+    // meanwhile the victim crawls for about six seconds
+    const victimCrawl = (async () => {
+      let n = 0;
+      while (Date.now() - started < 6000) {
+        await crawl(victim, o, [`/p${n}`]);
+        n += 1;
+      }
+    })();
+    await Promise.all([reports, victimCrawl]);
+    const times = [started, ...o.arrivals()];
+    const longest = Math.max(...gaps(times));
+    assert.ok(longest <= BACKOFF_SEC * 1000 + 3 * TOL, `the victim waited ${longest} ms at most: ≤ one max backoff`);
+    assert.ok(o.arrivals().length >= 10, `the victim kept crawling: ${o.arrivals().length} requests in 6 s`);
+  });
+
+  test('reservations are bounded per token, /v1/acquire obeys CRAWL_MAX_WAIT_SEC, /v1/cancel gives one back', async () => {
+    const o = await origin({});
+    const answers = [];
+    for (let i = 0; i < 20; i += 1) answers.push(await attacker.acquire(o.url(`/hoard${i}`)));
+    const granted = answers.filter((a) => a.status === 200);
+    assert.equal(granted.length, 4, 'four reservations, then refused');
+    assert.ok(answers.slice(4).every((a) => a.status === 429 && a.body.error.code === 'reservation_limit'));
+    o.log.length = 0;
+    const t0 = Date.now();
+    await crawl(victim, o, ['/v']);
+    const waited = o.arrivals()[0] - t0;
+    assert.ok(waited <= 5 * (1000 / RATE) + TOL, `the victim waited ${waited} ms behind four reservations, not sixteen more`);
+    const cancelled = await attacker.post('/v1/cancel', { url: o.url('/hoard0'), departureId: granted[0].body.departureId });
+    assert.equal(cancelled.status, 200, await cancelled.text());
+    assert.equal((await attacker.acquire(o.url('/again'))).status, 200, 'one back after a cancel');
+    const stolen = await attacker.post('/v1/cancel', { url: o.url('/x'), departureId: 'f'.repeat(32) });
+    assert.equal(stolen.status, 403);
+  });
+
+  test('/v1/depart without a departure of its own is refused and slows nobody', async () => {
+    const o = await origin({});
+    const stop = Date.now() + 3000;
+    const squat = Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        let refused = 0;
+        while (Date.now() < stop) {
+          const res = await attacker.post('/v1/depart', { url: o.url('/squat') });
+          assert.equal(res.status, 403);
+          await res.arrayBuffer();
+          refused += 1;
+        }
+        return refused;
+      }),
+    );
+    await sleep(300);
+    o.log.length = 0;
+    const t0 = Date.now();
+    await crawl(victim, o, ['/f1', '/f2', '/f3', '/f4']);
+    const took = o.arrivals()[3] - t0;
+    assert.ok(took <= 4 * (1000 / RATE) + 2 * TOL, `four fetches took ${took} ms: the victim's own pace`);
+    assert.ok((await squat).every((n) => n > 0));
+  });
+
+  test("a token reads only the hosts it has used", async () => {
+    const o = await origin({});
+    await crawl(victim, o, ['/mine']);
+    const path = `/v1/hosts/${encodeURIComponent(o.host)}`;
+    assert.equal((await victim.get(path)).status, 200);
+    const other = await attacker.get(path);
+    assert.equal(other.status, 404);
+    assert.equal((await other.json()).error.code, 'unknown_host');
+  });
+
+  test('answers carry nothing that acts on the gateway origin; the caller\'s address never reaches the target', async () => {
+    const o = await origin({
+      '/h': {
+        status: 200,
+        headers: {
+          'Strict-Transport-Security': 'max-age=31536000',
+          'Access-Control-Allow-Origin': '*',
+          'Clear-Site-Data': '"*"',
+          'Alt-Svc': 'h3=":443"',
+          'Content-Type': 'text/html',
+        },
+        body: '<script>parent.postMessage(localStorage.length, "*")</script>',
+      },
+    });
+    const res = await victim.fetchVia(o.url('/h'), {
+      'True-Client-IP': '10.1.2.3',
+      'X-Client-IP': '10.1.2.3',
+      'X-HTTP-Method-Override': 'DELETE',
+    });
+    await res.text();
+    for (const name of ['strict-transport-security', 'access-control-allow-origin', 'clear-site-data', 'alt-svc']) {
+      assert.equal(res.headers.get(name), null, name);
+    }
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(res.headers.get('content-security-policy'), 'sandbox');
+    const seen = o.log.find((e) => e.path === '/h').headers;
+    for (const name of ['true-client-ip', 'x-client-ip', 'x-http-method-override']) assert.equal(seen[name], undefined, name);
+  });
+});
+
+describe('gateway: concurrency permits belong to the token that took them', () => {
+  let gateway;
+  let victim;
+  let attacker;
+  let o;
+
+  before(async () => {
+    gateway = await Gateway.start({ vars: { ...VARS, CRAWL_MAX_CONCURRENCY: '1' }, token: `${VICTIM},${ATTACKER}` });
+    victim = tenant(gateway, VICTIM);
+    attacker = tenant(gateway, ATTACKER);
+    o = await Origin.start({});
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    await o?.close();
+  });
+
+  test("another token's permit cannot be released", async () => {
+    const held = await victim.acquire(o.url('/held'));
+    assert.equal(held.body.reserved, true);
+    assert.equal(typeof held.body.permitId, 'number');
+    const attempts = [
+      { url: o.url('/held'), permitId: held.body.permitId },
+      { url: o.url('/held'), permitId: held.body.permitId, departureId: 'a'.repeat(32) },
+    ];
+    for (const body of attempts) {
+      const res = await attacker.post('/v1/observe', body);
+      assert.equal(res.status, 403, JSON.stringify(body));
+      await res.arrayBuffer();
+    }
+    const stolen = await attacker.post('/v1/cancel', { url: o.url('/held'), departureId: held.body.departureId });
+    assert.equal(stolen.status, 403);
+    await stolen.arrayBuffer();
+    const blocked = await attacker.acquire(o.url('/next'), { 'Hostpace-Mode': 'nowait' });
+    assert.ok(blocked.status === 429 || blocked.body.reserved === false, `the permit is still the victim's: ${JSON.stringify(blocked)}`);
+    const mine = await victim.post('/v1/observe', { url: o.url('/held'), departureId: held.body.departureId, status: 200 });
+    assert.equal((await mine.json()).released, true);
+    const now = await attacker.acquire(o.url('/next'));
+    assert.equal(now.body.reserved, true, 'free once the victim gave it back');
+  });
+});

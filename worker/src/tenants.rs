@@ -1,0 +1,233 @@
+//! What each token may do at a host it shares with other tokens: the departures the gateway issued to it (so a
+//! token can confirm, report on or cancel only its own), how many it may hold at once, and how far its reports
+//! of "too many requests" reach. Pure and synchronous, kept in the host's [`crate::HostDesk`] and saved with it.
+//!
+//! The rules:
+//!
+//! - **A departure is issued to one token for one host**, under a random id (made by the caller of
+//!   [`Tenants::issue`]: the host's object draws 128 bits from the runtime's CSPRNG). `/v1/depart` confirms it
+//!   until it goes (then no more); `/v1/observe` or `/v1/cancel` ends it; it expires [`DEPARTURE_TTL`] after its
+//!   departure.
+//!   Anything else — an unknown id, another token's, one already used or expired — is refused
+//!   ([`Refusal::NotYours`]). A permit rides on its departure: only that departure's report or cancel gives it
+//!   back.
+//! - **Reservations are bounded per token**: a token holds at most `max_reservations` departures not yet
+//!   confirmed at a host ([`Tenants::outstanding`]); `/v1/cancel` gives one back (its slot in the host's
+//!   schedule stays spent: a reserved instant is not handed to someone else).
+//! - **A report of 429/503 cools the host for everyone once per period**: the first from a token applies
+//!   fleet-wide (the core's cooldown, bounded by `maxBackoffSec`); further ones from the same token within
+//!   twice `maxBackoffSec` of it cool only that token ([`Tenants::throttle_scope`]). So one token, however many
+//!   real departures it holds, holds the host at zero for other tokens for at most one `maxBackoffSec` at a
+//!   time, with at least as long open in between. The gateway's own fetches and other tokens' reports are not
+//!   limited by this.
+
+use hostpace::Instant;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How long after its departure an issued departure may still be confirmed, reported or cancelled.
+pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
+
+/// The most issued departures a host keeps (the oldest are forgotten first; each token's own bound is smaller).
+pub const MAX_ISSUED: usize = 4096;
+
+/// One departure issued to a token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Issued {
+    /// The random id the caller holds.
+    pub id: String,
+    /// The token it was issued to (its [`crate::auth::token_id`]).
+    pub token: String,
+    /// The reserved departure, nanoseconds.
+    pub departs_ns: u64,
+    /// The concurrency permit riding on it.
+    #[serde(default)]
+    pub permit: Option<u64>,
+    /// Confirmed with `/v1/depart`.
+    #[serde(default)]
+    pub departed: bool,
+}
+
+impl Issued {
+    fn expired(&self, now: Instant) -> bool {
+        Instant::from_nanos(self.departs_ns).saturating_add(DEPARTURE_TTL) <= now
+    }
+}
+
+/// What a use of a departure is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    /// `/v1/depart`: confirm it (until [`Tenants::departed`] records that it went).
+    Depart,
+    /// `/v1/observe`: report what came back (once; ends it).
+    Observe,
+    /// `/v1/cancel`: give it back (ends it).
+    Cancel,
+}
+
+/// Why a use was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not a departure issued to this token for this host, or no longer usable (used, expired, cancelled).
+    NotYours,
+    /// Already confirmed (`/v1/depart` twice).
+    AlreadyDeparted,
+}
+
+/// How far a token's report of 429/503 reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole fleet: the host's cooldown.
+    Fleet,
+    /// Only the reporting token.
+    Tenant,
+}
+
+/// The tokens' business at one host.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tenants {
+    /// Departures issued and not yet ended, oldest first.
+    #[serde(default)]
+    issued: Vec<Issued>,
+    /// Per token, when its last fleet-wide throttle report was applied (nanoseconds).
+    #[serde(default)]
+    fleet_throttles: Vec<(String, u64)>,
+    /// Per token, a cooldown that applies to it alone, until (nanoseconds).
+    #[serde(default)]
+    own_cooldowns: Vec<(String, u64)>,
+}
+
+impl Tenants {
+    /// Forget what has expired by `now`.
+    fn prune(&mut self, now: Instant, max_backoff: Duration) {
+        self.issued.retain(|d| !d.expired(now));
+        let window = max_backoff.saturating_mul(2);
+        self.fleet_throttles.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(window) > now);
+        self.own_cooldowns.retain(|(_, until)| Instant::from_nanos(*until) > now);
+    }
+
+    /// Departures `token` holds, reserved and not yet confirmed, at `now`.
+    pub fn outstanding(&mut self, token: &str, now: Instant, max_backoff: Duration) -> usize {
+        self.prune(now, max_backoff);
+        self.issued.iter().filter(|d| d.token == token && !d.departed).count()
+    }
+
+    /// Record departure `id` issued to `token` for `departs`, with `permit`.
+    pub fn issue(&mut self, id: String, token: &str, departs: Instant, permit: Option<u64>) {
+        if self.issued.len() >= MAX_ISSUED {
+            self.issued.remove(0);
+        }
+        self.issued.push(Issued {
+            id,
+            token: token.to_owned(),
+            departs_ns: departs.as_nanos(),
+            permit,
+            departed: false,
+        });
+    }
+
+    /// Use departure `id` for `token` at `now`: the departure, or why not. A report or a cancel ends it.
+    pub fn claim(&mut self, id: &str, token: &str, what: Use, now: Instant) -> Result<Issued, Refusal> {
+        let at = self
+            .issued
+            .iter()
+            .position(|d| d.id == id && d.token == token && !d.expired(now))
+            .ok_or(Refusal::NotYours)?;
+        match what {
+            Use::Depart if self.issued[at].departed => Err(Refusal::AlreadyDeparted),
+            Use::Depart => Ok(self.issued[at].clone()),
+            Use::Observe | Use::Cancel => Ok(self.issued.remove(at)),
+        }
+    }
+
+    /// Record that departure `id` of `token` went (confirmed): it stops counting as a reservation.
+    pub fn departed(&mut self, id: &str, token: &str) {
+        if let Some(d) = self.issued.iter_mut().find(|d| d.id == id && d.token == token) {
+            d.departed = true;
+        }
+    }
+
+    /// How far `token`'s report of 429/503 at `now` reaches, recording a fleet-wide one (see the module).
+    pub fn throttle_scope(&mut self, token: &str, now: Instant, max_backoff: Duration) -> Scope {
+        self.prune(now, max_backoff);
+        if self.fleet_throttles.iter().any(|(t, _)| t == token) {
+            return Scope::Tenant;
+        }
+        self.fleet_throttles.push((token.to_owned(), now.as_nanos()));
+        Scope::Fleet
+    }
+
+    /// Cool `token` alone until `until` (only extends).
+    pub fn cool_tenant(&mut self, token: &str, until: Instant) {
+        match self.own_cooldowns.iter_mut().find(|(t, _)| t == token) {
+            Some((_, u)) => *u = (*u).max(until.as_nanos()),
+            None => self.own_cooldowns.push((token.to_owned(), until.as_nanos())),
+        }
+    }
+
+    /// Until when `token` alone is cooled down, if it is at `now`.
+    pub fn tenant_cooldown(&self, token: &str, now: Instant) -> Option<Instant> {
+        self.own_cooldowns.iter().find(|(t, _)| t == token).map(|(_, u)| Instant::from_nanos(*u)).filter(|u| *u > now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BACKOFF: Duration = Duration::from_secs(120);
+
+    fn t(s: u64) -> Instant {
+        Instant::from_secs(1_764_000_000 + s)
+    }
+
+    #[test]
+    fn a_departure_is_its_tokens_once_and_expires() {
+        let mut ts = Tenants::default();
+        ts.issue("a1".into(), "alice", t(10), Some(7));
+        assert_eq!(ts.claim("a1", "mallory", Use::Observe, t(10)), Err(Refusal::NotYours));
+        assert_eq!(ts.claim("a2", "alice", Use::Observe, t(10)), Err(Refusal::NotYours));
+        assert!(ts.claim("a1", "alice", Use::Depart, t(10)).is_ok());
+        assert!(ts.claim("a1", "alice", Use::Depart, t(10)).is_ok(), "confirmed again until it goes");
+        ts.departed("a1", "alice");
+        assert_eq!(ts.claim("a1", "alice", Use::Depart, t(10)), Err(Refusal::AlreadyDeparted));
+        assert_eq!(ts.claim("a1", "alice", Use::Observe, t(11)).map(|d| d.permit), Ok(Some(7)));
+        assert_eq!(ts.claim("a1", "alice", Use::Observe, t(11)), Err(Refusal::NotYours), "single use");
+        ts.issue("a3".into(), "alice", t(20), None);
+        assert_eq!(ts.claim("a3", "alice", Use::Observe, t(20 + 300)), Err(Refusal::NotYours), "expired");
+    }
+
+    #[test]
+    fn reservations_are_counted_per_token_until_confirmed_or_cancelled() {
+        let mut ts = Tenants::default();
+        for i in 0..3 {
+            ts.issue(format!("m{i}"), "mallory", t(10 + i), None);
+        }
+        ts.issue("a".into(), "alice", t(20), None);
+        assert_eq!(ts.outstanding("mallory", t(0), BACKOFF), 3);
+        assert_eq!(ts.outstanding("alice", t(0), BACKOFF), 1);
+        ts.claim("m0", "mallory", Use::Depart, t(10)).unwrap();
+        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), 3, "not gone until confirmed");
+        ts.departed("m0", "mallory");
+        ts.claim("m1", "mallory", Use::Cancel, t(10)).unwrap();
+        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), 1);
+        assert_eq!(ts.outstanding("mallory", t(12 + 300), BACKOFF), 0, "expired ones are forgotten");
+    }
+
+    #[test]
+    fn a_tokens_throttle_reports_reach_the_fleet_once_per_period() {
+        let mut ts = Tenants::default();
+        assert_eq!(ts.throttle_scope("mallory", t(0), BACKOFF), Scope::Fleet);
+        assert_eq!(ts.throttle_scope("mallory", t(119), BACKOFF), Scope::Tenant);
+        assert_eq!(ts.throttle_scope("mallory", t(239), BACKOFF), Scope::Tenant);
+        assert_eq!(ts.throttle_scope("alice", t(100), BACKOFF), Scope::Fleet, "another token's report counts");
+        assert_eq!(ts.throttle_scope("mallory", t(240), BACKOFF), Scope::Fleet);
+        ts.cool_tenant("mallory", t(300));
+        ts.cool_tenant("mallory", t(250));
+        assert_eq!(ts.tenant_cooldown("mallory", t(260)), Some(t(300)));
+        assert_eq!(ts.tenant_cooldown("alice", t(260)), None);
+        assert_eq!(ts.tenant_cooldown("mallory", t(300)), None);
+    }
+}
