@@ -201,8 +201,15 @@ async function gatewayTour(): Promise<void> {
   const d: GatewayDecision = await shared.acquire('https://example.com/');
   const ms: number = d.waitMs;
   const permit: number | undefined = d.permitId;
-  const again: number = await shared.depart('https://example.com/');
-  const seen: GatewayObservation = await shared.observe('https://example.com/', { status: 429, headers: { 'retry-after': '3' } });
+  const again: number = await shared.depart('https://example.com/', d);
+  const id: string | undefined = d.departureId;
+  const seen: GatewayObservation = await shared.observe(
+    'https://example.com/',
+    { status: 429, headers: { 'retry-after': '3' } },
+    undefined,
+    { departureId: id },
+  );
+  const back: { released: boolean } = await shared.release('https://example.com/', d);
   const verdict: 'done' | 'retry' | 'giveUp' | undefined = seen.verdict;
   const n: number = await shared.schedule('https://example.com/', () => 1);
   const res = await shared.fetch('https://example.com/', { signal: AbortSignal.timeout(1000) });
@@ -218,6 +225,6 @@ async function gatewayTour(): Promise<void> {
   }
   // @ts-expect-error the token is required
   new GatewayLimiter('http://127.0.0.1:8787');
-  void [ms, permit, again, verdict, n, attempts];
+  void [ms, permit, again, id, back, verdict, n, attempts];
 }
 void gatewayTour;
