@@ -289,13 +289,18 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
     ).json();
     assert.equal(observed.verdict, 'retry');
     assert.ok(observed.cooldownUntilMs > Date.now() + 1500);
+    const third = await (await gateway.post('/v1/acquire', { url: o.url('/c') })).json();
+    assert.equal(third.layer, 'cooldown');
+    assert.ok(third.waitMs > 1500, `waitMs ${third.waitMs}`);
     const giveUp = await (
       await gateway.post('/v1/observe', { url: o.url('/a'), departureId: first.departureId, status: 503, attempt: 4 })
     ).json();
     assert.equal(giveUp.verdict, 'giveUp');
-    const third = await (await gateway.post('/v1/acquire', { url: o.url('/c') })).json();
-    assert.equal(third.layer, 'cooldown');
-    assert.ok(third.waitMs > 1500, `waitMs ${third.waitMs}`);
+    // a second throttle report of this token in one period cools only this token: it may not reserve until then
+    const cooled = await gateway.post('/v1/acquire', { url: o.url('/d') }, { 'Hostpace-Mode': 'wait' });
+    assert.equal(cooled.status, 429);
+    assert.equal(cooled.headers.get('hostpace-layer'), 'cooldown');
+    await cooled.arrayBuffer();
     const done = await (
       await gateway.post('/v1/observe', { url: o.url('/c'), departureId: third.departureId, status: 200, attempt: 1 })
     ).json();

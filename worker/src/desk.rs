@@ -87,8 +87,9 @@ struct Saved {
     snapshot: String,
     robots_due_ns: u64,
     robots_fetched_ns: Option<u64>,
+    /// [`Tenants::encode`]'s text.
     #[serde(default)]
-    tenants: Tenants,
+    tenants: String,
 }
 
 const SAVED_VERSION: u32 = 1;
@@ -126,7 +127,7 @@ impl HostDesk {
             robots_due: Instant::from_nanos(saved.robots_due_ns),
             robots_fetched: saved.robots_fetched_ns.map(Instant::from_nanos),
             robots_busy_until: Instant::ZERO,
-            tenants: saved.tenants,
+            tenants: Tenants::decode(&saved.tenants).ok_or("saved host state has unreadable tenants")?,
         })
     }
 
@@ -139,7 +140,7 @@ impl HostDesk {
             snapshot: self.registry.encode_snapshot(now),
             robots_due_ns: self.robots_due.as_nanos(),
             robots_fetched_ns: self.robots_fetched.map(Instant::as_nanos),
-            tenants: self.tenants.clone(),
+            tenants: self.tenants.encode(),
         };
         // strings and integers always serialize
         serde_json::to_string(&saved).unwrap_or_default()
@@ -188,8 +189,8 @@ impl HostDesk {
     }
 
     /// [`HostDesk::ask`] for a token reserving for itself (`/v1/acquire`): refused with 429 `reservation_limit`
-    /// while it holds its bound of unconfirmed reservations; held (or [`Ask::Later`]) while the token alone is
-    /// cooled down; a reserved departure is issued to it under `id` (returned with the answer).
+    /// while it holds its bound of unconfirmed reservations; [`Ask::Later`] while the token alone is cooled down;
+    /// a reserved departure is issued to it under `id` (returned with the answer).
     pub fn ask_as(
         &mut self,
         asker: Asker<'_>,
@@ -200,11 +201,9 @@ impl HostDesk {
     ) -> Result<(Ask, Option<String>), ApiError> {
         let now = now.max(self.registry.last_seen());
         if let Some(until) = self.tenants.tenant_cooldown(asker.token, now) {
+            // nothing is reserved for a token cooling itself down: it asks again when its cooldown ends
             let wait = until.saturating_duration_since(now);
-            if max_wait.is_some_and(|m| wait > m) {
-                return Ok((Ask::Later { wait, layer: "cooldown" }, None));
-            }
-            return Ok((Ask::Hold { until }, None));
+            return Ok((Ask::Later { wait, layer: "cooldown" }, None));
         }
         let held = self.tenants.outstanding(asker.token, now, self.max_backoff());
         if held >= asker.max_reservations as usize {
@@ -362,6 +361,7 @@ impl HostDesk {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tenants::Use;
     use hostpace::Layer;
 
     fn key() -> HostKey {
@@ -484,6 +484,25 @@ mod tests {
             HostDesk::restore(&desk.save(t(0)), Policy { min_interval_sec: 3.0, ..policy(1.0, 1.0) }, key()).unwrap();
         let d = go(back.ask(None, None, t(0)).unwrap());
         assert_eq!(d.departs, t(4000), "the new floor counts from the last reserved slot");
+    }
+
+    #[test]
+    fn a_tokens_departures_are_its_own_and_survive_a_restart() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let alice = Asker { token: "token-a", max_reservations: 2 };
+        let (ask, id) = desk.ask_as(alice, "id-1".into(), None, None, t(0)).unwrap();
+        assert!(matches!(ask, Ask::Go(_)));
+        assert_eq!(id.as_deref(), Some("id-1"));
+        desk.ask_as(alice, "id-2".into(), None, None, t(0)).unwrap();
+        let full = desk.ask_as(alice, "id-3".into(), None, None, t(0)).unwrap_err();
+        assert_eq!((full.status, full.code), (429, "reservation_limit"));
+        let mut back = HostDesk::restore(&desk.save(t(1)), policy(5.0, 1.0), key()).unwrap();
+        assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, "not_your_departure");
+        assert_eq!(back.claim("token-a", "id-1", Use::Depart, t(1)).unwrap().0, t(0));
+        let ok = Response { status: 429, headers: &[], latency: None, wall_now_ms: None };
+        back.observe_as("token-a", "id-2", &Outcome::Response(ok), t(2)).unwrap();
+        assert!(back.report(t(2)).unwrap().stats.cooldown_remaining_ms > 0.0, "the first report cools the host");
+        assert_eq!(back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code, "not_your_departure");
     }
 
     #[test]

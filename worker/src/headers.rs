@@ -108,10 +108,13 @@ pub fn forward_request_headers(incoming: &[(String, String)]) -> Vec<(String, St
         .collect()
 }
 
-/// The target's response headers that may go back to the caller (names lowercased), for a response to a request
-/// for `target` (an absolute URL): its `Location`, if any, resolved against `target` as `hostpace-location` (left
-/// out when it does not resolve).
-pub fn response_headers(upstream: &[(String, String)], target: &str) -> Vec<(String, String)> {
+/// The target's response headers that may go back to the caller (names lowercased). Its `Location`, if any, is
+/// returned as `hostpace-location`, resolved by `resolve` (against the target's URL: the Worker passes the
+/// platform's WHATWG `URL`) and left out when it does not resolve to an `http:`/`https:` URL.
+pub fn response_headers(
+    upstream: &[(String, String)],
+    resolve: impl Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
     let listed = connection_tokens(upstream);
     let mut out: Vec<(String, String)> = upstream
         .iter()
@@ -120,21 +123,24 @@ pub fn response_headers(upstream: &[(String, String)], target: &str) -> Vec<(Str
         .take(MAX_HEADERS)
         .collect();
     let location = upstream.iter().find(|(n, _)| n.eq_ignore_ascii_case("location"));
-    if let Some(resolved) = location.and_then(|(_, v)| resolve(target, v)) {
+    let resolved = location.and_then(|(_, v)| resolve(v.trim())).filter(|u| {
+        let scheme = u.split(':').next().unwrap_or("");
+        scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+    });
+    if let Some(resolved) = resolved {
         out.push(("hostpace-location".to_owned(), resolved));
     }
     out
 }
 
-/// `location` resolved against `target`, when both parse (an `http:` or `https:` result only).
-fn resolve(target: &str, location: &str) -> Option<String> {
-    let joined = url::Url::parse(target).ok()?.join(location.trim()).ok()?;
-    matches!(joined.scheme(), "http" | "https").then(|| joined.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `location` resolved against `base` as a WHATWG parser does (the `url` crate follows the same standard).
+    fn against(base: &str) -> impl Fn(&str) -> Option<String> + '_ {
+        move |location| Some(url::Url::parse(base).ok()?.join(location).ok()?.to_string())
+    }
 
     fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
@@ -192,7 +198,7 @@ mod tests {
             ("Location", "http://example.com/next"),
         ]);
         assert_eq!(
-            names(&response_headers(&upstream, "http://example.com/")),
+            names(&response_headers(&upstream, against("http://example.com/"))),
             ["content-type", "retry-after", "hostpace-location"]
         );
     }
@@ -208,13 +214,13 @@ mod tests {
             ("Sec-WebSocket-Accept", "x"),
             ("ETag", "\"v1\""),
         ]);
-        assert_eq!(names(&response_headers(&upstream, "https://example.com/")), ["etag"]);
+        assert_eq!(names(&response_headers(&upstream, against("https://example.com/"))), ["etag"]);
     }
 
     #[test]
     fn a_location_is_resolved_against_the_target_and_renamed() {
         let location = |value: &str| {
-            let out = response_headers(&h(&[("Location", value)]), "https://example.com/a/b?c=1");
+            let out = response_headers(&h(&[("Location", value)]), against("https://example.com/a/b?c=1"));
             assert!(names(&out).iter().all(|n| *n != "location"), "{value}: the raw Location never goes back");
             out.into_iter().find(|(n, _)| n == "hostpace-location").map(|(_, v)| v)
         };
@@ -231,6 +237,6 @@ mod tests {
     fn header_count_is_bounded() {
         let many: Vec<(String, String)> = (0..500).map(|i| (format!("x-{i}"), "v".to_string())).collect();
         assert_eq!(forward_request_headers(&many).len(), MAX_HEADERS);
-        assert_eq!(response_headers(&many, "http://example.com/").len(), MAX_HEADERS);
+        assert_eq!(response_headers(&many, against("http://example.com/")).len(), MAX_HEADERS);
     }
 }

@@ -10,8 +10,8 @@ use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, CancelRequest, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest,
-    ReleaseRequest, RobotsReply, RobotsRequest,
+    AskReply, AskRequest, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, RobotsReply,
+    RobotsRequest,
 };
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
@@ -291,21 +291,6 @@ impl HostObject {
         reply
     }
 
-    fn handle_cancel(&self, body: &str) -> Result<bool, ApiError> {
-        let req: CancelRequest = parse(body)?;
-        let released =
-            self.with_desk(&req.host, true, |desk, now| desk.cancel(&req.departure.token, &req.departure.id, now));
-        self.wake_all();
-        released
-    }
-
-    fn handle_release(&self, body: &str) -> Result<bool, ApiError> {
-        let req: ReleaseRequest = parse(body)?;
-        let released = self.with_desk(&req.host, true, |desk, _| Ok(desk.release(req.permit_id)));
-        self.wake_all();
-        released
-    }
-
     fn handle_stats(&self, host: &str) -> Result<Option<crate::protocol::HostReport>, ApiError> {
         self.with_desk(host, false, |desk, now| Ok(desk.report(now)))
     }
@@ -330,8 +315,6 @@ impl DurableObject for HostObject {
             "/depart" => self.handle_depart(&body).await.map(|r| json(&r)),
             "/observe" => self.handle_observe(&body).map(|r| json(&r)),
             "/robots" => self.handle_robots(&body).map(|r| json(&r)),
-            "/release" => self.handle_release(&body).map(|r| json(&serde_json::json!({ "released": r }))),
-            "/cancel" => self.handle_cancel(&body).map(|r| json(&serde_json::json!({ "released": r }))),
             "/stats" => match self.handle_stats(&body) {
                 Ok(Some(report)) => Ok(json(&report)),
                 Ok(None) => Err(ApiError::new(404, "unknown_host", format!("no state for host {body}"))),

@@ -100,6 +100,15 @@ export function cancel_body(response) {
   if (response.body) response.body.cancel().catch(() => {});
 }
 
+// `location` resolved against `base` (WHATWG URL), or undefined when it does not parse.
+export function resolve_url(location, base) {
+  try {
+    return new URL(location, base).href;
+  } catch (_) {
+    return undefined;
+  }
+}
+
 // 128 random bits from the runtime's CSPRNG, as 32 hex digits.
 export function random_id() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -133,6 +142,8 @@ extern "C" {
     pub fn new_waiter() -> js_sys::Object;
     /// 128 random bits (`crypto.getRandomValues`), as 32 hex digits: ids a caller cannot guess.
     pub fn random_id() -> String;
+    /// `location` resolved against `base` by the platform's `URL`, or `None` when it does not parse.
+    pub fn resolve_url(location: &str, base: &str) -> Option<String>;
 }
 
 /// A property of a JS object.

@@ -118,16 +118,6 @@ pub struct DepartRequest {
     pub departure: Option<Claim>,
 }
 
-/// Worker → host object: a token gives back a departure (`/v1/cancel`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CancelRequest {
-    /// The host key.
-    pub host: String,
-    /// The departure.
-    pub departure: Claim,
-}
-
 /// Host object → Worker: zero means go; otherwise wait this long and confirm again.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -142,7 +132,8 @@ pub struct DepartReply {
 pub struct ObserveRequest {
     /// The host key.
     pub host: String,
-    /// The status; `None` with `timeout` false: only release the permit.
+    /// The status; `None` with `timeout` false: only release the permit (with `departure`: give the departure
+    /// back, `/v1/cancel`).
     #[serde(default)]
     pub status: Option<u16>,
     /// The response headers.
@@ -261,16 +252,6 @@ pub struct RobotsReply {
     pub outcome: Option<RobotsOutcome>,
     /// When robots.txt is due again (epoch ms).
     pub next_due_ms: f64,
-}
-
-/// Worker → host object: give a permit back.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReleaseRequest {
-    /// The host key.
-    pub host: String,
-    /// The permit.
-    pub permit_id: u64,
 }
 
 /// `GET /v1/hosts/{host}`: policy, state and counters of one host.

@@ -22,7 +22,7 @@
 //!   limited by this.
 
 use hostpace::Instant;
-use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 use std::time::Duration;
 
 /// How long after its departure an issued departure may still be confirmed, reported or cancelled.
@@ -32,8 +32,7 @@ pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
 pub const MAX_ISSUED: usize = 4096;
 
 /// One departure issued to a token.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Issued {
     /// The random id the caller holds.
     pub id: String,
@@ -42,10 +41,8 @@ pub struct Issued {
     /// The reserved departure, nanoseconds.
     pub departs_ns: u64,
     /// The concurrency permit riding on it.
-    #[serde(default)]
     pub permit: Option<u64>,
     /// Confirmed with `/v1/depart`.
-    #[serde(default)]
     pub departed: bool,
 }
 
@@ -85,21 +82,61 @@ pub enum Scope {
 }
 
 /// The tokens' business at one host.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tenants {
     /// Departures issued and not yet ended, oldest first.
-    #[serde(default)]
     issued: Vec<Issued>,
     /// Per token, when its last fleet-wide throttle report was applied (nanoseconds).
-    #[serde(default)]
     fleet_throttles: Vec<(String, u64)>,
     /// Per token, a cooldown that applies to it alone, until (nanoseconds).
-    #[serde(default)]
     own_cooldowns: Vec<(String, u64)>,
 }
 
 impl Tenants {
+    /// The tenants as text, for the host's saved state: a line per entry, `d <id> <token> <departs> <permit|->
+    /// <0|1>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
+    /// cooldown (instants in nanoseconds; ids and token ids hold no spaces). Written by hand: the Worker's wasm
+    /// budget has no room for another serde type.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        for d in &self.issued {
+            let permit = d.permit.map_or_else(|| "-".to_owned(), |p| p.to_string());
+            let _ = writeln!(out, "d {} {} {} {permit} {}", d.id, d.token, d.departs_ns, u8::from(d.departed));
+        }
+        for (token, at) in &self.fleet_throttles {
+            let _ = writeln!(out, "f {token} {at}");
+        }
+        for (token, until) in &self.own_cooldowns {
+            let _ = writeln!(out, "c {token} {until}");
+        }
+        out
+    }
+
+    /// Read [`Tenants::encode`]'s text; `None` if it is not such text.
+    pub fn decode(text: &str) -> Option<Tenants> {
+        let mut t = Tenants::default();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f.as_slice() {
+                ["d", id, token, departs, permit, departed] => t.issued.push(Issued {
+                    id: (*id).to_owned(),
+                    token: (*token).to_owned(),
+                    departs_ns: departs.parse().ok()?,
+                    permit: if *permit == "-" { None } else { Some(permit.parse().ok()?) },
+                    departed: match *departed {
+                        "0" => false,
+                        "1" => true,
+                        _ => return None,
+                    },
+                }),
+                ["f", token, at] => t.fleet_throttles.push(((*token).to_owned(), at.parse().ok()?)),
+                ["c", token, until] => t.own_cooldowns.push(((*token).to_owned(), until.parse().ok()?)),
+                _ => return None,
+            }
+        }
+        Some(t)
+    }
+
     /// Forget what has expired by `now`.
     fn prune(&mut self, now: Instant, max_backoff: Duration) {
         self.issued.retain(|d| !d.expired(now));
@@ -181,6 +218,22 @@ mod tests {
 
     fn t(s: u64) -> Instant {
         Instant::from_secs(1_764_000_000 + s)
+    }
+
+    #[test]
+    fn tenants_survive_their_text() {
+        let mut ts = Tenants::default();
+        ts.issue("a1".into(), "token-1", t(10), Some(7));
+        ts.issue("a2".into(), "token-2", t(11), None);
+        ts.departed("a2", "token-2");
+        ts.throttle_scope("token-2", t(12), BACKOFF);
+        ts.cool_tenant("token-2", t(40));
+        let text = ts.encode();
+        assert_eq!(Tenants::decode(&text), Some(ts));
+        assert_eq!(Tenants::decode(""), Some(Tenants::default()));
+        for bad in ["x", "d a b c - 0", "d a b 1 - 2", "f a", "c a b", "d a b 1 x 0"] {
+            assert_eq!(Tenants::decode(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use crate::api::ApiError;
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, AskerWire, CancelRequest, Claim, DepartReply, DepartRequest, HostReport, ObserveReply,
-    ObserveRequest, ReleaseRequest, RobotsReply, RobotsRequest,
+    AskReply, AskRequest, AskerWire, Claim, DepartReply, DepartRequest, HostReport, ObserveReply, ObserveRequest,
+    RobotsReply, RobotsRequest,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
@@ -92,11 +92,14 @@ impl HostClient {
         Ok(r.wait_ms)
     }
 
-    /// A token gives back its departure; whether a permit went back.
+    /// A token gives back its departure (an observation without a status); whether a permit went back.
     pub async fn cancel(&self, departure: Claim) -> Result<bool, ApiError> {
-        let r: serde_json::Value =
-            call(&self.stub, "cancel", &CancelRequest { host: self.host.clone(), departure }).await?;
-        Ok(r["released"].as_bool().unwrap_or(false))
+        let give_back = ObserveRequest {
+            departure: Some(departure),
+            timeout: false,
+            ..ObserveRequest::no_answer(&self.host, None)
+        };
+        Ok(self.observe(give_back).await?.released)
     }
 
     /// Report what came back for a request (and give its permit back, when it carries one).
@@ -109,11 +112,10 @@ impl HostClient {
         call(&self.stub, "robots", report).await
     }
 
-    /// Give a permit back (nothing without one).
+    /// Give a permit of the gateway's own back (an observation without a status; nothing without one).
     pub async fn release(&self, permit_id: Option<u64>) -> Result<(), ApiError> {
-        if let Some(permit_id) = permit_id {
-            let _: serde_json::Value =
-                call(&self.stub, "release", &ReleaseRequest { host: self.host.clone(), permit_id }).await?;
+        if permit_id.is_some() {
+            self.observe(ObserveRequest { timeout: false, ..ObserveRequest::no_answer(&self.host, permit_id) }).await?;
         }
         Ok(())
     }

@@ -54,23 +54,29 @@ fn claim(caller: &Caller<'_>, id: Option<String>) -> Result<Claim, ApiError> {
 /// (the core's `depart`): `{ host, waitMs }`, zero meaning go. A crawler whose timer fired late, or whose previous
 /// request left late, is told to wait so no two departures come closer than the host's spacing.
 pub(crate) async fn handle_depart(caller: Caller<'_>) -> Result<Response, ApiError> {
-    let body: DepartureBody = caller.read_json().await?;
-    let target = caller.target(&body.url)?;
-    let departure = claim(&caller, body.departure_id)?;
-    let visit = caller.visit(target, "depart").await?;
-    let wait_ms = visit.host.depart(Some(departure)).await?;
-    json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
+    departure_route(caller, "depart").await
 }
 
 /// `POST /v1/cancel {url, departureId}`: give back a departure that will not be used: it stops counting against
-/// the token's reservations and its permit goes back (the host's schedule keeps the slot spent).
+/// the token's reservations and its permit goes back (the host's schedule keeps the slot spent):
+/// `{ host, released }`.
 pub(crate) async fn handle_cancel(caller: Caller<'_>) -> Result<Response, ApiError> {
+    departure_route(caller, "cancel").await
+}
+
+/// `/v1/depart` and `/v1/cancel`: a departure of the caller's, named by its body, confirmed or given back.
+async fn departure_route(caller: Caller<'_>, route: &'static str) -> Result<Response, ApiError> {
     let body: DepartureBody = caller.read_json().await?;
     let target = caller.target(&body.url)?;
     let departure = claim(&caller, body.departure_id)?;
-    let visit = caller.visit(target, "cancel").await?;
-    let released = visit.host.cancel(departure).await?;
-    json_response(&serde_json::json!({ "host": visit.host.host, "cancelled": true, "released": released }))
+    let visit = caller.visit(target, route).await?;
+    let host = &visit.host.host;
+    if route == "cancel" {
+        let released = visit.host.cancel(departure).await?;
+        return json_response(&serde_json::json!({ "host": host, "released": released }));
+    }
+    let wait_ms = visit.host.depart(Some(departure)).await?;
+    json_response(&serde_json::json!({ "host": host, "waitMs": wait_ms }))
 }
 
 /// `POST /v1/observe {url, departureId, status, headers, latencyMs?, attempt?}`: learn from a response to a

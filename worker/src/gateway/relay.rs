@@ -123,7 +123,7 @@ fn response_init(
     gateway: &[(&str, String)],
 ) -> Result<web_sys::ResponseInit, ApiError> {
     let headers = web_sys::Headers::new().map_err(|_| ApiError::internal("headers"))?;
-    for (n, v) in response_headers(&upstream.headers, target) {
+    for (n, v) in response_headers(&upstream.headers, |location| js::resolve_url(location, target)) {
         let _ = headers.append(&n, &v);
     }
     for (n, v) in ADDED_TO_ANSWERS {
