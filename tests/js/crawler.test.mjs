@@ -99,9 +99,10 @@ describe('crawler.mjs as a script (a fresh process)', () => {
 
   // Departures are now confirmed with the core right before each fetch (Limiter.depart), so a late timer never
   // shortens a gap. What remains is after the departure: the first fetch() of a Node process loads undici and
-  // opens a connection (~20-40 ms) before its request reaches the origin, the second reuses the connection. The
-  // origin sees departure + latency, so its gaps carry that latency difference: allowed here, bounded at 60 ms.
+  // opens a connection (~20-40 ms, past 60 ms on a busy 2-core machine) before its request reaches the origin, the
+  // second reuses the connection. The origin sees departure + latency, so its gaps carry that latency difference:
+  // allowed here, bounded at 100 ms (a departure not confirmed would be off by the whole timer error).
   test('run cold, the crawler keeps its 1 s between requests up to first-connection latency', () => {
-    assertSpacing(assert, site.arrivals(), 1000, Math.max(TOL, 60), 'fresh-process crawl');
+    assertSpacing(assert, site.arrivals(), 1000, Math.max(TOL, 100), 'fresh-process crawl');
   });
 });
