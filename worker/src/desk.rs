@@ -71,11 +71,11 @@ pub struct Asker<'a> {
 }
 
 /// 403 `not_your_departure`: what a token may not use.
-fn not_yours(id: &str) -> ApiError {
+fn not_yours() -> ApiError {
     ApiError::new(
         403,
         "not_your_departure",
-        format!("departure {id:?} was not issued to this token for this host, or is used up or expired"),
+        "this departureId was not issued to this token for this host, or is used up or expired",
     )
 }
 
@@ -210,11 +210,8 @@ impl HostDesk {
             return Err(ApiError::new(
                 429,
                 "reservation_limit",
-                format!(
-                    "this token holds {held} unconfirmed reservations for {}, the most it may \
-                     (CRAWL_MAX_RESERVATIONS_PER_TOKEN = {}): depart or cancel one first",
-                    self.key, asker.max_reservations
-                ),
+                "this token holds the most unconfirmed reservations for this host it may \
+                 (CRAWL_MAX_RESERVATIONS_PER_TOKEN): depart or cancel one first",
             ));
         }
         let ask = self.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
@@ -238,7 +235,7 @@ impl HostDesk {
     ) -> Result<(Instant, Option<u64>), ApiError> {
         match self.tenants.claim(id, token, what, now) {
             Ok(d) => Ok((Instant::from_nanos(d.departs_ns), d.permit)),
-            Err(Refusal::NotYours) => Err(not_yours(id)),
+            Err(Refusal::NotYours) => Err(not_yours()),
             Err(Refusal::AlreadyDeparted) => {
                 Err(ApiError::new(409, "already_departed", format!("departure {id:?} was already confirmed")))
             }

@@ -28,30 +28,69 @@ export function upstream_fetch(url, pairs, timeoutMs) {
   return fetch(url, { method: 'GET', headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
 }
 
-// The body passed through unchanged (its declared length was checked; past maxBytes the stream errors anyway);
-// `done` resolves with the byte count when the upstream body ended, failed, or the caller went away.
-export function pass_body(body, maxBytes) {
+// A body of a known exact length passed through as the caller pulls it (nothing is buffered ahead of the caller),
+// as workerd's FixedLengthStream so the answer keeps its Content-Length: when the upstream body fails or has not
+// ended deadlineMs from now, it is cancelled and the caller's download comes up short — a failure every client
+// sees (an errored body without a length would end like a complete one in workerd). `done` resolves with the
+// byte count when the body ended, failed, or the caller went away.
+export function pass_body(body, length, deadlineMs) {
+  const reader = body.getReader();
   let seen = 0;
   let finish;
   const done = new Promise((resolve) => { finish = resolve; });
-  const limiter = new TransformStream({
-    transform(chunk, controller) {
-      seen += chunk.byteLength;
-      if (seen > maxBytes) {
-        controller.error(new Error('response body larger than ' + maxBytes + ' bytes'));
-        return;
+  let timer;
+  const stop = (controller, error) => {
+    clearTimeout(timer);
+    reader.cancel(error).catch(() => {});
+    try { controller.error(error); } catch (_) { /* already closed */ }
+    finish(seen);
+  };
+  const counted = new ReadableStream({
+    start(controller) {
+      timer = setTimeout(() => stop(controller, new Error('the body did not end within ' + deadlineMs + ' ms')), deadlineMs);
+    },
+    async pull(controller) {
+      try {
+        const { done: ended, value } = await reader.read();
+        if (ended) {
+          clearTimeout(timer);
+          controller.close();
+          finish(seen);
+          return;
+        }
+        seen += value.byteLength;
+        if (seen > length) return stop(controller, new Error('the body is longer than its Content-Length'));
+        controller.enqueue(value);
+      } catch (e) {
+        stop(controller, e);
       }
-      controller.enqueue(chunk);
+    },
+    cancel(reason) {
+      clearTimeout(timer);
+      reader.cancel(reason).catch(() => {});
+      finish(seen);
     },
   });
-  body.pipeTo(limiter.writable).catch(() => {}).finally(() => finish(seen));
-  return { readable: limiter.readable, done };
+  const fixed = new FixedLengthStream(length);
+  counted.pipeTo(fixed.writable).catch(() => {});
+  return { readable: fixed.readable, done };
 }
 
-// At most maxBytes of a body as bytes; `truncated` says whether more was there.
-export async function read_bytes(body, maxBytes) {
-  const { bytes, truncated } = await collect(body, maxBytes);
-  return { bytes, truncated };
+// At most maxBytes of a body as bytes, within deadlineMs; `truncated` says whether more was there. Rejects when
+// the body fails or does not end in time.
+export async function read_bytes(body, maxBytes, deadlineMs) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      body.cancel().catch(() => {});
+      reject(new Error('the body did not end within ' + deadlineMs + ' ms'));
+    }, deadlineMs);
+  });
+  try {
+    return await Promise.race([collect(body, maxBytes), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // At most maxBytes of a body as text (UTF-8, lossy); `truncated` says whether more was there.
@@ -128,10 +167,12 @@ extern "C" {
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
     /// `text` percent-encoded for a `hostpace-call`/`hostpace-reply` header, or `None` when too long for one.
     fn header_form(text: &str) -> Option<String>;
-    /// `{ readable, done }`: the body passed through, bounded, and a promise of its end.
-    pub fn pass_body(body: &web_sys::ReadableStream, max_bytes: f64) -> js_sys::Object;
-    /// A promise of `{ bytes, truncated }`.
-    pub fn read_bytes(body: Option<web_sys::ReadableStream>, max_bytes: f64) -> js_sys::Promise;
+    /// `{ readable, done }`: a body of exactly `length` bytes passed through as it is read, within `deadline_ms`
+    /// (cut short otherwise), and a promise of its end.
+    pub fn pass_body(body: &web_sys::ReadableStream, length: f64, deadline_ms: f64) -> js_sys::Object;
+    /// A promise of `{ bytes, truncated }` (at most `max_bytes`), rejected when the body fails or has not ended
+    /// within `deadline_ms`.
+    pub fn read_bytes(body: &web_sys::ReadableStream, max_bytes: f64, deadline_ms: f64) -> js_sys::Promise;
     /// A promise of `{ text, truncated }`.
     pub fn read_limited(body: Option<web_sys::ReadableStream>, max_bytes: f64) -> js_sys::Promise;
     /// `[[name, value], …]` of a `Headers`.
@@ -194,9 +235,13 @@ pub fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-/// Read at most `max` bytes of a body; `(bytes, truncated)`.
-pub async fn read_body(body: Option<web_sys::ReadableStream>, max: u64) -> Result<(js_sys::Uint8Array, bool), JsValue> {
-    let out = wasm_bindgen_futures::JsFuture::from(read_bytes(body, max as f64)).await?;
+/// Read at most `max` bytes of a body within `deadline_ms`; `(bytes, truncated)`.
+pub async fn read_body(
+    body: &web_sys::ReadableStream,
+    max: u64,
+    deadline_ms: f64,
+) -> Result<(js_sys::Uint8Array, bool), JsValue> {
+    let out = wasm_bindgen_futures::JsFuture::from(read_bytes(body, max as f64, deadline_ms)).await?;
     Ok((get(&out, "bytes").unchecked_into(), get(&out, "truncated").is_truthy()))
 }
 

@@ -92,14 +92,14 @@ impl HostClient {
         Ok(r.wait_ms)
     }
 
-    /// A token gives back its departure (an observation without a status); whether a permit went back.
-    pub async fn cancel(&self, departure: Claim) -> Result<bool, ApiError> {
+    /// A token gives back its departure (an observation without a status).
+    pub async fn cancel(&self, departure: Claim) -> Result<ObserveReply, ApiError> {
         let give_back = ObserveRequest {
             departure: Some(departure),
             timeout: false,
             ..ObserveRequest::no_answer(&self.host, None)
         };
-        Ok(self.observe(give_back).await?.released)
+        self.observe(give_back).await
     }
 
     /// Report what came back for a request (and give its permit back, when it carries one).

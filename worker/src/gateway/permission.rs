@@ -58,8 +58,8 @@ pub(crate) async fn handle_depart(caller: Caller<'_>) -> Result<Response, ApiErr
 }
 
 /// `POST /v1/cancel {url, departureId}`: give back a departure that will not be used: it stops counting against
-/// the token's reservations and its permit goes back (the host's schedule keeps the slot spent):
-/// `{ host, released }`.
+/// the token's reservations and its permit goes back (the host's schedule keeps the slot spent): the answer of an
+/// observation without a status (`released` says whether a permit went back).
 pub(crate) async fn handle_cancel(caller: Caller<'_>) -> Result<Response, ApiError> {
     departure_route(caller, "cancel").await
 }
@@ -70,13 +70,11 @@ async fn departure_route(caller: Caller<'_>, route: &'static str) -> Result<Resp
     let target = caller.target(&body.url)?;
     let departure = claim(&caller, body.departure_id)?;
     let visit = caller.visit(target, route).await?;
-    let host = &visit.host.host;
     if route == "cancel" {
-        let released = visit.host.cancel(departure).await?;
-        return json_response(&serde_json::json!({ "host": host, "released": released }));
+        return json_response(&visit.host.cancel(departure).await?);
     }
     let wait_ms = visit.host.depart(Some(departure)).await?;
-    json_response(&serde_json::json!({ "host": host, "waitMs": wait_ms }))
+    json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
 }
 
 /// `POST /v1/observe {url, departureId, status, headers, latencyMs?, attempt?}`: learn from a response to a

@@ -35,6 +35,14 @@ impl Upstream {
         !null_body_status(self.status()) && self.response.body().is_some()
     }
 
+    /// Whether the body is content-coded (`Content-Encoding` other than `identity`): the runtime decodes it, so
+    /// its declared length is not the length passed on.
+    fn content_coded(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("content-encoding") && !v.trim().eq_ignore_ascii_case("identity"))
+    }
+
     /// The declared `Content-Length`, if any.
     fn declared_length(&self) -> Option<u64> {
         self.headers
@@ -59,9 +67,25 @@ pub(crate) fn gateway_headers(waited_ms: f64, layer: &str, attempts: u32, host: 
     ]
 }
 
+/// What one isolate may hold of bodies read whole before answering, in bytes (each counts as
+/// `CRAWL_MAX_BODY_BYTES` while it is read): past it, such a body is refused with 503 `gateway_busy` at once.
+const BUFFER_BUDGET: u64 = 64 * 1024 * 1024;
+
+thread_local! {
+    /// Bytes of [`BUFFER_BUDGET`] taken by bodies being read now.
+    static BUFFERED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Relay `upstream` to the caller with `gateway` headers; `permit` goes back to the host's object when the body
-/// has been passed on. A body with a declared length over `CRAWL_MAX_BODY_BYTES` is refused before any byte; one
-/// without a length is read (bounded) before answering.
+/// has been passed on. A body with a declared length over `CRAWL_MAX_BODY_BYTES` is refused before any byte.
+///
+/// A cut body must fail visibly, and workerd ends a failed body without a length as if it were complete. So a body
+/// of known exact length (declared, not content-coded) streams as the caller reads it, keeping its
+/// `Content-Length` (cut short, by a failure or `CRAWL_FETCH_TIMEOUT_SEC` after its headers, it is a short
+/// download every client sees); any other body (no length, or a coding the runtime decodes) is read whole first,
+/// within `CRAWL_MAX_BODY_BYTES` of decoded bytes and the same deadline, and answered with its length or a 502
+/// before any byte — while the isolate holds less than [`BUFFER_BUDGET`] of such bodies (503 `gateway_busy`
+/// past it).
 pub(crate) async fn relay(
     visit: &HostVisit<'_>,
     upstream: Upstream,
@@ -77,26 +101,20 @@ pub(crate) async fn relay(
     }
     let init = response_init(&upstream, &visit.target.url.href, gateway)?;
     let body = if null_body_status(upstream.status()) { None } else { upstream.response.body() };
+    let deadline_ms = visit.cfg.fetch_timeout.as_secs_f64() * 1000.0;
     let response = match body {
-        // No declared length: the size is only known at the end, and a stream cut off midway would look complete
-        // to some clients. Read it (bounded) first, then answer 502 or the whole body.
-        Some(stream) if length.is_none() => {
-            let read = js::read_body(Some(stream), max.saturating_add(1)).await;
-            visit.host.release(permit).await?;
-            let (bytes, _) = read.map_err(|_| ApiError::new(502, "upstream_failed", "the target's body failed"))?;
-            if u64::from(bytes.length()) > max {
-                return Err(too_large(max));
+        Some(stream) => match length.filter(|_| !upstream.content_coded()) {
+            Some(exact) => {
+                let readable = stream_then_release(visit, &stream, exact, deadline_ms, permit);
+                web_sys::Response::new_with_opt_readable_stream_and_init(Some(&readable), &init)
             }
-            web_sys::Response::new_with_opt_buffer_source_and_init(Some(&bytes), &init)
-        }
-        // a declared length within the bound and no permit to give back at the end: the body as it comes
-        Some(stream) if permit.is_none() => {
-            web_sys::Response::new_with_opt_readable_stream_and_init(Some(&stream), &init)
-        }
-        Some(stream) => {
-            let readable = stream_then_release(visit, &stream, permit);
-            web_sys::Response::new_with_opt_readable_stream_and_init(Some(&readable), &init)
-        }
+            None => {
+                let read = read_whole(&stream, max, deadline_ms).await;
+                visit.host.release(permit).await?;
+                let bytes: js_sys::Object = read?.into();
+                web_sys::Response::new_with_opt_buffer_source_and_init(Some(&bytes), &init)
+            }
+        },
         None => {
             js::cancel_body(&upstream.response);
             visit.host.release(permit).await?;
@@ -104,6 +122,30 @@ pub(crate) async fn relay(
         }
     };
     response.map(Response::from).map_err(|e| ApiError::internal(format!("response: {e:?}")))
+}
+
+/// A body read whole (see [`relay`]): 502 `body_too_large` past `max` bytes, 502 `upstream_failed` when it fails
+/// or has not ended in `deadline_ms`, 503 `gateway_busy` when the isolate's [`BUFFER_BUDGET`] is taken.
+async fn read_whole(
+    stream: &web_sys::ReadableStream,
+    max: u64,
+    deadline_ms: f64,
+) -> Result<js_sys::Uint8Array, ApiError> {
+    let share = max.max(1);
+    if BUFFERED.get().saturating_add(share) > BUFFER_BUDGET {
+        let _ = stream.cancel();
+        return Err(ApiError::new(503, "gateway_busy", "the gateway is reading other bodies without a length; retry"));
+    }
+    BUFFERED.set(BUFFERED.get() + share);
+    let read = js::read_body(stream, max.saturating_add(1), deadline_ms).await;
+    BUFFERED.set(BUFFERED.get().saturating_sub(share));
+    let (bytes, _) = read.map_err(|_| {
+        ApiError::new(502, "upstream_failed", "the target's body failed, or did not end within CRAWL_FETCH_TIMEOUT_SEC")
+    })?;
+    if u64::from(bytes.length()) > max {
+        return Err(too_large(max));
+    }
+    Ok(bytes)
 }
 
 /// 502 `body_too_large`: the target's body is over `max` bytes.
@@ -135,23 +177,34 @@ fn response_init(
     let init = web_sys::ResponseInit::new();
     init.set_status(upstream.status());
     init.set_status_text(&upstream.response.status_text());
+    if !upstream.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-encoding")) {
+        // no coding added on the way (miniflare, and Cloudflare's compression, would otherwise gzip the answer
+        // for a client that accepts it, buffering it whole and ending a cut one as if it were complete)
+        let _ = headers.set("content-encoding", "identity");
+    }
     init.set_headers(&headers);
     Ok(init)
 }
 
-/// `stream` passed through (bounded), with `permit` given back to the host's object once it has been passed on.
+/// `stream`, of exactly `length` bytes, passed through as the caller reads it (cut short when it fails or has not
+/// ended in `deadline_ms`), with `permit` given back to the host's object once it has been passed on, failed, or
+/// the caller left.
 fn stream_then_release(
     visit: &HostVisit<'_>,
     stream: &web_sys::ReadableStream,
+    length: u64,
+    deadline_ms: f64,
     permit: Option<u64>,
 ) -> web_sys::ReadableStream {
-    let passed = js::pass_body(stream, visit.cfg.max_body_bytes as f64);
+    let passed = js::pass_body(stream, length as f64, deadline_ms);
     let readable: web_sys::ReadableStream = js::get(&passed, "readable").unchecked_into();
-    let done: js_sys::Promise = js::get(&passed, "done").unchecked_into();
-    let client = visit.host.clone();
-    visit.ctx.wait_until(async move {
-        let _ = JsFuture::from(done).await;
-        let _ = client.release(permit).await;
-    });
+    if permit.is_some() {
+        let done: js_sys::Promise = js::get(&passed, "done").unchecked_into();
+        let client = visit.host.clone();
+        visit.ctx.wait_until(async move {
+            let _ = JsFuture::from(done).await;
+            let _ = client.release(permit).await;
+        });
+    }
     readable
 }

@@ -45,17 +45,20 @@ impl<'a> Caller<'a> {
         header(self.req, name)
     }
 
-    /// The body as JSON of type `T`: 413 past [`MAX_JSON_BODY`] bytes, 400 `invalid_json` when it does not parse.
+    /// The body as JSON of type `T`: 413 past [`MAX_JSON_BODY`] bytes (refused by its `Content-Length` before any
+    /// byte is read, when it declares one), 400 `invalid_json` when it does not parse.
     pub async fn read_json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        let too_large =
+            || ApiError::new(413, "body_too_large", format!("the request body is larger than {MAX_JSON_BODY} bytes"));
+        let declared = self.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_JSON_BODY as u64) {
+            return Err(too_large());
+        }
         let (text, truncated) = js::read_text(self.req.inner().body(), MAX_JSON_BODY)
             .await
             .map_err(|_| ApiError::bad_request("invalid_json", "the request body could not be read"))?;
         if truncated {
-            return Err(ApiError::new(
-                413,
-                "body_too_large",
-                format!("the request body is larger than {MAX_JSON_BODY} bytes"),
-            ));
+            return Err(too_large());
         }
         serde_json::from_str(&text)
             .map_err(|e| ApiError::bad_request("invalid_json", format!("invalid JSON body: {e}")))

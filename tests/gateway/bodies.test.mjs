@@ -1,0 +1,147 @@
+// Bodies through the gateway (real origins on 127.0.0.1, the real gateway in workerd via wrangler dev): a body cut
+// by the deadline is a failed download for curl and for fetch, never a clean end; a body over the limit (decoded,
+// or without a length) is a 502 before any byte; an oversized JSON request is refused by its Content-Length, and
+// the gateway keeps serving.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { Gateway } from './gateway.mjs';
+
+const MAX_BODY = 10 * 1024 * 1024;
+const VARS = {
+  CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
+  CRAWL_RATE_PER_SEC: '50',
+  CRAWL_BURST_CAPACITY: '50',
+  CRAWL_ROBOTS_TTL_SEC: '0',
+  CRAWL_MAX_CONCURRENCY: '64',
+  CRAWL_FETCH_TIMEOUT_SEC: '3',
+  CRAWL_MAX_BODY_BYTES: String(MAX_BODY),
+};
+const MiB = 1024 * 1024;
+const zipped = gzipSync(Buffer.alloc(16 * MiB, 97)); // 16 MiB decoded, a few KB on the wire
+
+/** An origin with bodies of every kind: stalled, gzip bombs, large and length-less. */
+async function startOrigin() {
+  const server = http.createServer((req, res) => {
+    const path = req.url.split('?')[0];
+    if (path === '/stall') {
+      // declares 100,000 bytes, sends 10, then nothing
+      res.writeHead(200, { 'content-length': '100000', 'content-type': 'text/plain' });
+      res.write('0123456789');
+      return;
+    }
+    if (path === '/gzip') {
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(zipped.length) });
+      res.end(zipped);
+      return;
+    }
+    if (path === '/ok') {
+      res.writeHead(200, { 'content-length': String(500 * 1024) });
+      res.end(Buffer.alloc(500 * 1024, 98));
+      return;
+    }
+    if (path.startsWith('/chunked')) {
+      // no length: `n` MiB in 64 KiB chunks, as fast as the reader takes them
+      const n = Number(new URL(req.url, 'http://x').searchParams.get('mib') ?? 3);
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      let sent = 0;
+      const pump = () => {
+        while (sent < n * 16) {
+          sent += 1;
+          if (!res.write(chunk)) return res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+      return;
+    }
+    res.end('x');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: (p) => `http://127.0.0.1:${server.address().port}${p}` };
+}
+
+describe('gateway: bodies', () => {
+  let gateway;
+  let origin;
+  const via = (target) => `${gateway.base}/v1/fetch?url=${encodeURIComponent(target)}`;
+  const auth = () => ({ authorization: `Bearer ${gateway.token}` });
+  const curl = (target) =>
+    promisify(execFile)('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H',
+      `authorization: Bearer ${gateway.token}`, '--max-time', '20', via(target)])
+      .then((o) => ({ exit: 0, out: o.stdout }), (e) => ({ exit: e.code, out: e.stdout }));
+
+  before(async () => {
+    origin = await startOrigin();
+    gateway = await Gateway.start({ vars: VARS });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    origin?.server.close();
+    origin?.server.closeAllConnections?.();
+  });
+
+  test('a complete body with a length arrives whole, with its length', async () => {
+    const res = await fetch(via(origin.url('/ok')), { headers: auth() });
+    assert.equal(res.headers.get('content-length'), String(500 * 1024));
+    assert.equal((await res.arrayBuffer()).byteLength, 500 * 1024);
+  });
+
+  test('a body that stalls past CRAWL_FETCH_TIMEOUT_SEC is a failed download for curl and for fetch', async () => {
+    const c = await curl(origin.url('/stall'));
+    assert.equal(c.exit, 18, `curl: partial file expected, got exit ${c.exit} (${c.out})`);
+    const res = await fetch(via(origin.url('/stall')), { headers: auth() });
+    assert.equal(res.status, 200);
+    await assert.rejects(res.arrayBuffer(), 'fetch sees the body fail, not end');
+  });
+
+  test('a gzip body within its Content-Length but over the limit decoded is refused', async () => {
+    const res = await fetch(via(origin.url('/gzip')), { headers: auth() });
+    assert.equal(res.status, 502);
+    assert.equal((await res.json()).error.code, 'body_too_large');
+  });
+
+  test('a body without a length over the limit is a 502 before any byte; within it, whole with its length', async () => {
+    const big = await fetch(via(origin.url('/chunked?mib=12')), { headers: auth() });
+    assert.equal(big.status, 502);
+    assert.equal((await big.json()).error.code, 'body_too_large');
+    const c = await curl(origin.url('/chunked?mib=12'));
+    assert.equal(c.out.split(' ')[0], '502');
+    const small = await fetch(via(origin.url('/chunked-small?mib=0.5')), { headers: auth() });
+    assert.equal(small.status, 200);
+    assert.equal(small.headers.get('content-length'), String(MiB / 2));
+    assert.equal((await small.arrayBuffer()).byteLength, MiB / 2);
+  });
+
+  test('a JSON request over 64 KiB is refused by its Content-Length, and the next request is served', async () => {
+    const big = await fetch(`${gateway.base}/v1/acquire`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ url: origin.url('/x'), pad: 'x'.repeat(2 * MiB) }),
+    });
+    assert.equal(big.status, 413);
+    assert.equal((await big.json()).error.code, 'body_too_large');
+    for (let i = 0; i < 4; i += 1) {
+      const next = await fetch(`${gateway.base}/v1/acquire`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: JSON.stringify({ url: origin.url(`/after${i}`) }),
+      });
+      const answer = await next.json();
+      assert.equal(next.status, 200, `request ${i} after the refused one: ${JSON.stringify(answer)}`);
+      const { departureId } = answer;
+      await fetch(`${gateway.base}/v1/cancel`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: JSON.stringify({ url: origin.url(`/after${i}`), departureId }),
+      }).then((r) => r.arrayBuffer());
+    }
+  });
+});
+
