@@ -124,6 +124,22 @@ pub(crate) async fn relay(
     response.map(Response::from).map_err(|e| ApiError::internal(format!("response: {e:?}")))
 }
 
+/// A share of [`BUFFER_BUDGET`], given back when dropped (the read ended, or its request was dropped).
+struct Share(u64);
+
+impl Share {
+    fn take(bytes: u64) -> Share {
+        BUFFERED.set(BUFFERED.get().saturating_add(bytes));
+        Share(bytes)
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        BUFFERED.set(BUFFERED.get().saturating_sub(self.0));
+    }
+}
+
 /// A body read whole (see [`relay`]): 502 `body_too_large` past `max` bytes, 502 `upstream_failed` when it fails
 /// or has not ended in `deadline_ms`, 503 `gateway_busy` when the isolate's [`BUFFER_BUDGET`] is taken.
 async fn read_whole(
@@ -136,9 +152,8 @@ async fn read_whole(
         let _ = stream.cancel();
         return Err(ApiError::new(503, "gateway_busy", "the gateway is reading other bodies without a length; retry"));
     }
-    BUFFERED.set(BUFFERED.get() + share);
+    let _taken = Share::take(share);
     let read = js::read_body(stream, max.saturating_add(1), deadline_ms).await;
-    BUFFERED.set(BUFFERED.get().saturating_sub(share));
     let (bytes, _) = read.map_err(|_| {
         ApiError::new(502, "upstream_failed", "the target's body failed, or did not end within CRAWL_FETCH_TIMEOUT_SEC")
     })?;
