@@ -254,8 +254,9 @@ impl HostDesk {
         Ok(permit.is_some_and(|p| self.registry.release(&self.key, p)))
     }
 
-    /// [`HostDesk::observe`] of departure `id` by `token`, which ends it and gives its permit back. A 429/503 is
-    /// applied fleet-wide once per period per token; a further one cools only `token` (see [`crate::tenants`]).
+    /// [`HostDesk::observe`] of departure `id` by `token`, which ends it and gives its permit back. An answer that
+    /// blocks the host (a 429/503 cooldown, or a server quota at zero) is applied fleet-wide once per period per
+    /// token; a further one cools only `token` (see [`crate::tenants`]).
     pub fn observe_as(
         &mut self,
         token: &str,
@@ -265,18 +266,18 @@ impl HostDesk {
     ) -> Result<(Observation, bool), ApiError> {
         let now = now.max(self.registry.last_seen());
         let (_, permit) = self.claim(token, id, Use::Observe, now)?;
-        let throttled = matches!(outcome, Outcome::Response(r) if r.status == 429 || r.status == 503);
-        if throttled && self.tenants.throttle_scope(token, now, self.max_backoff()) == Scope::Tenant {
-            // what the core would impose, imposed on this token alone
-            let mut probe = self.registry.clone();
-            let observation = probe.observe(&self.key, outcome, now).map_err(|e| ApiError::internal(e.to_string()))?;
-            if let Some(until) = observation.cooldown_until {
-                self.tenants.cool_tenant(token, until);
+        // what the answer would do to the host, learned on a copy first
+        let mut learned = self.registry.clone();
+        let observation = learned.observe(&self.key, outcome, now).map_err(|e| ApiError::internal(e.to_string()))?;
+        let blocks = observation.cooldown_until.max(observation.server_quota_until);
+        match blocks {
+            Some(until) if self.tenants.throttle_scope(token, now, self.max_backoff()) == Scope::Tenant => {
+                self.tenants.cool_tenant(token, until)
             }
-            let released = permit.is_some_and(|p| self.registry.release(&self.key, p));
-            return Ok((observation, released));
+            _ => self.registry = learned,
         }
-        self.observe(outcome, permit, now).map_err(|e| ApiError::internal(e.to_string()))
+        let released = permit.is_some_and(|p| self.registry.release(&self.key, p));
+        Ok((observation, released))
     }
 
     /// Confirm at `now` a departure reserved for `departs` (the core's `depart`): zero means go. A caller that
@@ -500,6 +501,32 @@ mod tests {
         back.observe_as("token-a", "id-2", &Outcome::Response(ok), t(2)).unwrap();
         assert!(back.report(t(2)).unwrap().stats.cooldown_remaining_ms > 0.0, "the first report cools the host");
         assert_eq!(back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code, "not_your_departure");
+    }
+
+    #[test]
+    fn a_tokens_second_block_in_a_period_blocks_only_that_token() {
+        let mut desk = HostDesk::new(policy(50.0, 10.0), key()).unwrap();
+        let mallory = Asker { token: "token-m", max_reservations: 4 };
+        for id in ["m1", "m2", "m3"] {
+            desk.ask_as(mallory, id.into(), None, None, t(0)).unwrap();
+        }
+        let zero: &[(&str, &str)] = &[("RateLimit", "\"q\";r=0;t=60")];
+        let blocked = Response { status: 200, headers: zero, latency: None, wall_now_ms: None };
+        desk.observe_as("token-m", "m1", &Outcome::Response(blocked), t(1)).unwrap();
+        let first = desk.report(t(1)).unwrap().stats;
+        assert!(first.server_quota_remaining_ms > 0.0, "the first block is fleet-wide: {first:?}");
+        // after that block, the same token's next one (a RateLimit at zero or a 429) stays its own
+        let later = t(121_000);
+        let throttled = Response { status: 429, headers: &[("retry-after", "60")], latency: None, wall_now_ms: None };
+        desk.observe_as("token-m", "m2", &Outcome::Response(throttled), later).unwrap();
+        desk.observe_as("token-m", "m3", &Outcome::Response(blocked), later).unwrap();
+        let stats = desk.report(later).unwrap().stats;
+        assert_eq!((stats.cooldown_remaining_ms, stats.server_quota_remaining_ms), (0.0, 0.0), "{stats:?}");
+        let alice = Asker { token: "token-a", max_reservations: 4 };
+        let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, later).unwrap();
+        assert!(matches!(ask, Ask::Go(d) if d.wait.is_zero()), "another token goes at once: {ask:?}");
+        let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, later).unwrap();
+        assert!(matches!(ask, Ask::Later { layer: "cooldown", .. }), "the reporter waits: {ask:?}");
     }
 
     #[test]

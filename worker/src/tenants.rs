@@ -14,9 +14,10 @@
 //! - **Reservations are bounded per token**: a token holds at most `max_reservations` departures not yet
 //!   confirmed at a host ([`Tenants::outstanding`]); `/v1/cancel` gives one back (its slot in the host's
 //!   schedule stays spent: a reserved instant is not handed to someone else).
-//! - **A report of 429/503 cools the host for everyone once per period**: the first from a token applies
-//!   fleet-wide (the core's cooldown, bounded by `maxBackoffSec`); further ones from the same token within
-//!   twice `maxBackoffSec` of it cool only that token ([`Tenants::throttle_scope`]). So one token, however many
+//! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
+//!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
+//!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
+//!   cool only that token ([`Tenants::throttle_scope`]). So one token, however many
 //!   real departures it holds, holds the host at zero for other tokens for at most one `maxBackoffSec` at a
 //!   time, with at least as long open in between. The gateway's own fetches and other tokens' reports are not
 //!   limited by this.
