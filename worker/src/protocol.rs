@@ -171,6 +171,12 @@ impl ObserveRequest {
             departure: None,
         }
     }
+
+    /// Give back, without a report, the gateway's own `permit_id` or a token's `departure` (an observation with
+    /// no status).
+    pub fn give_back(host: &str, permit_id: Option<u64>, departure: Option<Claim>) -> ObserveRequest {
+        ObserveRequest { timeout: false, departure, ..ObserveRequest::no_answer(host, permit_id) }
+    }
 }
 
 /// What an observation changed (the public `POST /v1/observe` answer, with the host).

@@ -94,12 +94,7 @@ impl HostClient {
 
     /// A token gives back its departure (an observation without a status).
     pub async fn cancel(&self, departure: Claim) -> Result<ObserveReply, ApiError> {
-        let give_back = ObserveRequest {
-            departure: Some(departure),
-            timeout: false,
-            ..ObserveRequest::no_answer(&self.host, None)
-        };
-        self.observe(give_back).await
+        self.observe(ObserveRequest::give_back(&self.host, None, Some(departure))).await
     }
 
     /// Report what came back for a request (and give its permit back, when it carries one).
@@ -115,7 +110,7 @@ impl HostClient {
     /// Give a permit of the gateway's own back (an observation without a status; nothing without one).
     pub async fn release(&self, permit_id: Option<u64>) -> Result<(), ApiError> {
         if permit_id.is_some() {
-            self.observe(ObserveRequest { timeout: false, ..ObserveRequest::no_answer(&self.host, permit_id) }).await?;
+            self.observe(ObserveRequest::give_back(&self.host, permit_id, None)).await?;
         }
         Ok(())
     }
