@@ -204,7 +204,7 @@ function budgetFrom(testFile, fallback) {
 }
 const PKG_BUDGET = 96_000; // the project's goal for the package's wasm, gzipped
 const PKG_TEST_BUDGET = budgetFrom('tests/js/size.test.mjs', PKG_BUDGET);
-const WORKER_BUDGET = budgetFrom('tests/gateway/size.test.mjs', 300_000);
+const WORKER_BUDGET = budgetFrom('tests/gateway/size.test.mjs', 310_000);
 
 // ---------------------------------------------------------------------------------------------------------------
 // The machine this report is generated on.

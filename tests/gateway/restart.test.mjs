@@ -13,6 +13,7 @@ const VARS = {
   CRAWL_MIN_INTERVAL_SEC: '1',
   CRAWL_RATE_PER_SEC: '100',
   CRAWL_BURST_CAPACITY: '1',
+  CRAWL_MAX_RESERVATIONS_PER_TOKEN: '12', // the crawl below reserves 12 departures at once
 };
 
 test('a gateway restarted mid-crawl with persisted state resumes without a burst', async () => {

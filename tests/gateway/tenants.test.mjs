@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Origin, gaps, sleep } from '../js/helpers.mjs';
+import { Origin, assertSpacing, gaps, sleep, until, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
 
 const VICTIM = 'victim-token-4b1e0f';
@@ -159,6 +159,24 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
     assert.equal((await attacker.acquire(o.url('/again'))).status, 200, 'one back after a cancel');
     const stolen = await attacker.post('/v1/cancel', { url: o.url('/x'), departureId: 'f'.repeat(32) });
     assert.equal(stolen.status, 403);
+  });
+
+  test('a flood of /v1/fetch holds at most four of the host\'s turns: the victim goes within five', async () => {
+    const o = await origin({});
+    const flood = Array.from({ length: 20 }, async (_, i) => {
+      const res = await attacker.fetchVia(o.url(`/flood${i}`));
+      await res.arrayBuffer();
+      return res.status;
+    });
+    // the flood is at the host's object once its first request has arrived
+    await within(until(() => o.arrivals().length > 0), 5000, 'the flood never reached the origin');
+    await sleep(100);
+    const t0 = Date.now();
+    await crawl(victim, o, ['/v']);
+    const waited = o.log.find((e) => e.path === '/v').t - t0;
+    assert.ok(waited <= 5 * (1000 / RATE) + GATEWAY_TOL, `the victim waited ${waited} ms behind the flood`);
+    assert.deepEqual(await Promise.all(flood), Array(20).fill(200), 'the flood is served, at the host\'s pace');
+    assertSpacing(assert, o.arrivals(), 1000 / RATE, GATEWAY_TOL, 'flood and victim, one host');
   });
 
   test('/v1/depart without a departure of its own is refused and slows nobody', async () => {

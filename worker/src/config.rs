@@ -49,8 +49,8 @@ pub struct GatewayConfig {
     pub max_body_bytes: u64,
     /// How long an upstream fetch may take to answer (`CRAWL_FETCH_TIMEOUT_SEC`).
     pub fetch_timeout: Duration,
-    /// The most departures one token may hold reserved and unconfirmed at one host, from `/v1/acquire`
-    /// (`CRAWL_MAX_RESERVATIONS_PER_TOKEN`).
+    /// The most departures one token may hold reserved and unconfirmed at one host, from `/v1/fetch` and
+    /// `/v1/acquire` (`CRAWL_MAX_RESERVATIONS_PER_TOKEN`).
     pub max_reservations_per_token: u32,
 }
 

@@ -5,7 +5,7 @@
 
 use crate::api::ApiError;
 use crate::protocol::{ms, HostReport};
-use crate::tenants::{Refusal, Scope, Tenants, Use};
+use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
 use hostpace::{
     Decision, Error, HostKey, Instant, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
 };
@@ -32,9 +32,10 @@ pub enum Ask {
     Go(Decision),
     /// A departure reserved for fetching robots.txt first: fetch it, report it, then ask again.
     Robots(Decision),
-    /// Another caller is fetching robots.txt: wait for its report (at most until `until`), then ask again.
+    /// Wait to be woken (at most until `until`), then ask again: another caller is fetching robots.txt, or the
+    /// token waits for one of its own departures to go, or for its own cooldown to end.
     Hold {
-        /// When that fetch's lease ends.
+        /// When that fetch's lease ends, or the token's departure stops counting, or its cooldown ends.
         until: Instant,
     },
     /// Nothing reserved: the wait is longer than the caller will wait.
@@ -68,6 +69,9 @@ pub struct Asker<'a> {
     pub token: &'a str,
     /// `CRAWL_MAX_RESERVATIONS_PER_TOKEN`.
     pub max_reservations: u32,
+    /// At its bound the token waits for one of its own departures to go (`/v1/fetch`) instead of being refused
+    /// (`/v1/acquire`).
+    pub waits: bool,
 }
 
 /// 403 `not_your_departure`: what a token may not use.
@@ -188,9 +192,10 @@ impl HostDesk {
         Duration::from_nanos(self.registry.limits().max_backoff_ns)
     }
 
-    /// [`HostDesk::ask`] for a token reserving for itself (`/v1/acquire`): refused with 429 `reservation_limit`
-    /// while it holds its bound of unconfirmed reservations; [`Ask::Later`] while the token alone is cooled down;
-    /// a reserved departure is issued to it under `id` (returned with the answer).
+    /// [`HostDesk::ask`] for a token reserving for itself. While it holds its bound of unconfirmed reservations
+    /// it is refused with 429 `reservation_limit` (`/v1/acquire`) or, when it [`Asker::waits`], held until one
+    /// of them goes (`/v1/fetch`: [`Ask::Hold`], or [`Ask::Later`] beyond `max_wait`); likewise while the token
+    /// alone is cooled down, with nothing reserved. A reserved departure is issued to it under `id` (returned).
     pub fn ask_as(
         &mut self,
         asker: Asker<'_>,
@@ -200,19 +205,30 @@ impl HostDesk {
         now: Instant,
     ) -> Result<(Ask, Option<String>), ApiError> {
         let now = now.max(self.registry.last_seen());
-        if let Some(until) = self.tenants.tenant_cooldown(asker.token, now) {
-            // nothing is reserved for a token cooling itself down: it asks again when its cooldown ends
-            let wait = until.saturating_duration_since(now);
-            return Ok((Ask::Later { wait, layer: "cooldown" }, None));
-        }
-        let held = self.tenants.outstanding(asker.token, now, self.max_backoff());
-        if held >= asker.max_reservations as usize {
-            return Err(ApiError::new(
-                429,
-                "reservation_limit",
-                "this token holds the most unconfirmed reservations for this host it may \
-                 (CRAWL_MAX_RESERVATIONS_PER_TOKEN): depart or cancel one first",
-            ));
+        let (held, first) = self.tenants.outstanding(asker.token, now, self.max_backoff());
+        let (blocked, layer) = match self.tenants.tenant_cooldown(asker.token, now) {
+            Some(until) => (Some((until, until)), "cooldown"),
+            None if held >= asker.max_reservations as usize => {
+                if !asker.waits {
+                    return Err(ApiError::new(
+                        429,
+                        "reservation_limit",
+                        "this token holds the most unconfirmed reservations for this host it may \
+                         (CRAWL_MAX_RESERVATIONS_PER_TOKEN): depart or cancel one first",
+                    ));
+                }
+                // its first departure should go then (and wake the holder); it stops counting by the grace's end
+                let first = first.unwrap_or(now);
+                (Some((first, first.saturating_add(RESERVATION_GRACE))), "reservations")
+            }
+            None => (None, ""),
+        };
+        if let Some((free, until)) = blocked {
+            let wait = free.saturating_duration_since(now);
+            if !asker.waits || max_wait.is_some_and(|m| wait > m) {
+                return Ok((Ask::Later { wait, layer }, None));
+            }
+            return Ok((Ask::Hold { until }, None));
         }
         let ask = self.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
         match &ask {
@@ -242,9 +258,10 @@ impl HostDesk {
         }
     }
 
-    /// Record that departure `id` of `token` went (its `/v1/depart` said go).
-    pub fn departed(&mut self, token: &str, id: &str) {
-        self.tenants.departed(id, token);
+    /// Record that departure `id` of `token` went (its `/v1/depart` said go); one that `ends` going (the
+    /// gateway's own fetch) is forgotten.
+    pub fn departed(&mut self, token: &str, id: &str, ends: bool) {
+        self.tenants.departed(id, token, ends);
     }
 
     /// Give back departure `id` of `token` (`/v1/cancel`): it no longer counts against the token and its permit
@@ -487,7 +504,7 @@ mod tests {
     #[test]
     fn a_tokens_departures_are_its_own_and_survive_a_restart() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
-        let alice = Asker { token: "token-a", max_reservations: 2 };
+        let alice = Asker { token: "token-a", max_reservations: 2, waits: false };
         let (ask, id) = desk.ask_as(alice, "id-1".into(), None, None, t(0)).unwrap();
         assert!(matches!(ask, Ask::Go(_)));
         assert_eq!(id.as_deref(), Some("id-1"));
@@ -504,9 +521,38 @@ mod tests {
     }
 
     #[test]
+    fn a_token_that_waits_at_its_bound_is_held_until_one_of_its_departures_goes() {
+        // 5/s, burst 1: departures 200 ms apart
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let mallory = Asker { token: "token-m", max_reservations: 2, waits: true };
+        for id in ["m1", "m2"] {
+            assert!(matches!(desk.ask_as(mallory, id.into(), None, None, t(0)).unwrap().0, Ask::Go(_)));
+        }
+        // at the bound: held until its first departure (at 0 ms) stops counting, unless it goes first
+        let (held, id) = desk.ask_as(mallory, "m3".into(), None, None, t(10)).unwrap();
+        assert_eq!((held, id), (Ask::Hold { until: t(0).saturating_add(RESERVATION_GRACE) }, None));
+        let (later, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::ZERO), None, t(100)).unwrap();
+        assert_eq!(later, Ask::Hold { until: t(5000) }, "its first departure is due: held, not refused");
+        // another token is one turn behind mallory's two, not behind everything mallory asked for
+        let alice = Asker { token: "token-a", max_reservations: 2, waits: true };
+        let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(100)).unwrap();
+        assert!(matches!(ask, Ask::Go(d) if d.departs == t(400)), "{ask:?}");
+        desk.departed("token-m", "m1", true);
+        let (ask, id) = desk.ask_as(mallory, "m3".into(), None, None, t(100)).unwrap();
+        assert!(matches!(ask, Ask::Go(d) if d.departs == t(600)), "{ask:?}");
+        assert_eq!(id.as_deref(), Some("m3"));
+        // its next departure (m2, at 200 ms) is 100 ms away: beyond a bound of 50 ms, nothing is reserved
+        let (later, _) = desk.ask_as(mallory, "m4".into(), Some(Duration::from_millis(50)), None, t(100)).unwrap();
+        assert!(matches!(later, Ask::Later { layer: "reservations", wait } if wait == Duration::from_millis(100)));
+        // one left unconfirmed stops counting 5 s after its instant
+        let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, t(5201)).unwrap();
+        assert!(matches!(ask, Ask::Go(_)), "{ask:?}");
+    }
+
+    #[test]
     fn a_tokens_second_block_in_a_period_blocks_only_that_token() {
         let mut desk = HostDesk::new(policy(50.0, 10.0), key()).unwrap();
-        let mallory = Asker { token: "token-m", max_reservations: 4 };
+        let mallory = Asker { token: "token-m", max_reservations: 4, waits: false };
         for id in ["m1", "m2", "m3"] {
             desk.ask_as(mallory, id.into(), None, None, t(0)).unwrap();
         }
@@ -522,7 +568,7 @@ mod tests {
         desk.observe_as("token-m", "m3", &Outcome::Response(blocked), later).unwrap();
         let stats = desk.report(later).unwrap().stats;
         assert_eq!((stats.cooldown_remaining_ms, stats.server_quota_remaining_ms), (0.0, 0.0), "{stats:?}");
-        let alice = Asker { token: "token-a", max_reservations: 4 };
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: false };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, later).unwrap();
         assert!(matches!(ask, Ask::Go(d) if d.wait.is_zero()), "another token goes at once: {ask:?}");
         let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, later).unwrap();

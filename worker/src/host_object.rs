@@ -143,7 +143,7 @@ impl HostObject {
             let (ask, confirmed, issued) = self.with_desk(&req.host, true, |desk, now| {
                 let (ask, issued) = match &req.asker {
                     Some(a) => {
-                        let asker = Asker { token: &a.token, max_reservations: a.max_reservations };
+                        let asker = Asker { token: &a.token, max_reservations: a.max_reservations, waits: a.waits };
                         desk.ask_as(asker, js::random_id(), max_wait, robots, now)?
                     }
                     None => (desk.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?, None),
@@ -154,6 +154,14 @@ impl HostObject {
                         desk.depart(d.departs, now).is_zero()
                     }
                     _ => false,
+                };
+                // the gateway's own fetch: its departure ends going, nothing reports on it by id
+                let issued = match (issued, &req.asker) {
+                    (Some(id), Some(a)) if confirmed => {
+                        desk.departed(&a.token, &id, true);
+                        None
+                    }
+                    (issued, _) => issued,
                 };
                 Ok(((ask, now), confirmed, issued))
             })?;
@@ -171,7 +179,8 @@ impl HostObject {
                     return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: layer.to_owned() })
                 }
                 (Ask::Hold { until }, now) => {
-                    // another caller is fetching robots.txt: wait for its report (woken by it), then ask again
+                    // another caller is fetching robots.txt, or one of the token's own departures is due: wait
+                    // for the report or the departure (woken by it), then ask again
                     let wait = until.saturating_duration_since(now).min(HOLD_POLL);
                     self.hold(wait).await;
                 }
@@ -218,9 +227,11 @@ impl HostObject {
             Confirmed::Go { .. } => {
                 if let Some(c) = &req.departure {
                     self.with_desk(&req.host, true, |desk, _| {
-                        desk.departed(&c.token, &c.id);
+                        desk.departed(&c.token, &c.id, req.ends);
                         Ok(())
                     })?;
+                    // a reservation fewer: a caller held at its token's bound may go
+                    self.wake_all();
                 }
                 0.0
             }

@@ -64,7 +64,7 @@ pub struct AskRequest {
     /// Whether a departure that may go now should be confirmed at once (the caller sends right away).
     #[serde(default)]
     pub confirm: bool,
-    /// A token reserving for itself (`/v1/acquire`): the departure is issued to it, under its bound.
+    /// The token the departure is reserved for: issued to it, under its bound.
     #[serde(default)]
     pub asker: Option<AskerWire>,
 }
@@ -77,6 +77,9 @@ pub struct AskerWire {
     pub token: String,
     /// `CRAWL_MAX_RESERVATIONS_PER_TOKEN`.
     pub max_reservations: u32,
+    /// At the bound, wait for one of the token's own departures to go (`/v1/fetch`) instead of a refusal.
+    #[serde(default)]
+    pub waits: bool,
 }
 
 /// A departure a token names: its id and the token's id.
@@ -113,9 +116,13 @@ pub enum AskReply {
 pub struct DepartRequest {
     /// The host key.
     pub host: String,
-    /// The departure confirmed, when a token confirms its own (`/v1/depart`); none for the gateway's own.
+    /// The departure confirmed: a token's own (`/v1/depart`), or one issued for the gateway's own fetch; none
+    /// for a robots.txt fetch.
     #[serde(default)]
     pub departure: Option<Claim>,
+    /// The departure ends when it goes (the gateway's own fetch, reported without its id).
+    #[serde(default)]
+    pub ends: bool,
 }
 
 /// Host object → Worker: zero means go; otherwise wait this long and confirm again.

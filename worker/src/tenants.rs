@@ -12,8 +12,12 @@
 //!   ([`Refusal::NotYours`]). A permit rides on its departure: only that departure's report or cancel gives it
 //!   back.
 //! - **Reservations are bounded per token**: a token holds at most `max_reservations` departures not yet
-//!   confirmed at a host ([`Tenants::outstanding`]); `/v1/cancel` gives one back (its slot in the host's
-//!   schedule stays spent: a reserved instant is not handed to someone else).
+//!   confirmed at a host ([`Tenants::outstanding`]), whichever route reserved them; `/v1/cancel` gives one back
+//!   (its slot in the host's schedule stays spent: a reserved instant is not handed to someone else), and one
+//!   left unconfirmed [`RESERVATION_GRACE`] past its instant stops counting (it holds no future any more). So
+//!   however many requests a token sends, it holds at most `max_reservations` of a host's future departures,
+//!   and another token asking is at most that many turns behind it: `/v1/acquire` beyond the bound is refused,
+//!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes.
 //! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
 //!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
 //!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
@@ -28,6 +32,9 @@ use std::time::Duration;
 
 /// How long after its departure an issued departure may still be confirmed, reported or cancelled.
 pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
+
+/// How long after its instant an unconfirmed departure still counts against its token's reservations.
+pub const RESERVATION_GRACE: Duration = Duration::from_secs(5);
 
 /// The most issued departures a host keeps (the oldest are forgotten first; each token's own bound is smaller).
 pub const MAX_ISSUED: usize = 4096;
@@ -50,6 +57,11 @@ pub struct Issued {
 impl Issued {
     fn expired(&self, now: Instant) -> bool {
         Instant::from_nanos(self.departs_ns).saturating_add(DEPARTURE_TTL) <= now
+    }
+
+    /// When it stops counting against its token's reservations, unless confirmed first.
+    fn counts_until(&self) -> Instant {
+        Instant::from_nanos(self.departs_ns).saturating_add(RESERVATION_GRACE)
     }
 }
 
@@ -146,10 +158,15 @@ impl Tenants {
         self.own_cooldowns.retain(|(_, until)| Instant::from_nanos(*until) > now);
     }
 
-    /// Departures `token` holds, reserved and not yet confirmed, at `now`.
-    pub fn outstanding(&mut self, token: &str, now: Instant, max_backoff: Duration) -> usize {
+    /// Departures `token` holds at `now`, reserved and not yet confirmed (nor abandoned: see
+    /// [`RESERVATION_GRACE`]), and the earliest of their instants.
+    pub fn outstanding(&mut self, token: &str, now: Instant, max_backoff: Duration) -> (usize, Option<Instant>) {
         self.prune(now, max_backoff);
-        self.issued.iter().filter(|d| d.token == token && !d.departed).count()
+        let held = self.issued.iter().filter(|d| d.token == token && !d.departed && d.counts_until() > now);
+        held.fold((0, None), |(n, first), d| {
+            let at = Instant::from_nanos(d.departs_ns);
+            (n + 1, Some(first.map_or(at, |f: Instant| f.min(at))))
+        })
     }
 
     /// Record departure `id` issued to `token` for `departs`, with `permit`.
@@ -180,10 +197,15 @@ impl Tenants {
         }
     }
 
-    /// Record that departure `id` of `token` went (confirmed): it stops counting as a reservation.
-    pub fn departed(&mut self, id: &str, token: &str) {
-        if let Some(d) = self.issued.iter_mut().find(|d| d.id == id && d.token == token) {
-            d.departed = true;
+    /// Record that departure `id` of `token` went (confirmed): it stops counting as a reservation. One that
+    /// `ends` going (the gateway's own fetch, reported without its id) is forgotten.
+    pub fn departed(&mut self, id: &str, token: &str, ends: bool) {
+        if let Some(at) = self.issued.iter().position(|d| d.id == id && d.token == token) {
+            if ends {
+                self.issued.remove(at);
+            } else {
+                self.issued[at].departed = true;
+            }
         }
     }
 
@@ -226,7 +248,7 @@ mod tests {
         let mut ts = Tenants::default();
         ts.issue("a1".into(), "token-1", t(10), Some(7));
         ts.issue("a2".into(), "token-2", t(11), None);
-        ts.departed("a2", "token-2");
+        ts.departed("a2", "token-2", false);
         ts.throttle_scope("token-2", t(12), BACKOFF);
         ts.cool_tenant("token-2", t(40));
         let text = ts.encode();
@@ -245,7 +267,7 @@ mod tests {
         assert_eq!(ts.claim("a2", "alice", Use::Observe, t(10)), Err(Refusal::NotYours));
         assert!(ts.claim("a1", "alice", Use::Depart, t(10)).is_ok());
         assert!(ts.claim("a1", "alice", Use::Depart, t(10)).is_ok(), "confirmed again until it goes");
-        ts.departed("a1", "alice");
+        ts.departed("a1", "alice", false);
         assert_eq!(ts.claim("a1", "alice", Use::Depart, t(10)), Err(Refusal::AlreadyDeparted));
         assert_eq!(ts.claim("a1", "alice", Use::Observe, t(11)).map(|d| d.permit), Ok(Some(7)));
         assert_eq!(ts.claim("a1", "alice", Use::Observe, t(11)), Err(Refusal::NotYours), "single use");
@@ -254,20 +276,28 @@ mod tests {
     }
 
     #[test]
-    fn reservations_are_counted_per_token_until_confirmed_or_cancelled() {
+    fn reservations_are_counted_per_token_until_confirmed_cancelled_or_abandoned() {
         let mut ts = Tenants::default();
         for i in 0..3 {
             ts.issue(format!("m{i}"), "mallory", t(10 + i), None);
         }
         ts.issue("a".into(), "alice", t(20), None);
-        assert_eq!(ts.outstanding("mallory", t(0), BACKOFF), 3);
-        assert_eq!(ts.outstanding("alice", t(0), BACKOFF), 1);
+        assert_eq!(ts.outstanding("mallory", t(0), BACKOFF), (3, Some(t(10))));
+        assert_eq!(ts.outstanding("alice", t(0), BACKOFF), (1, Some(t(20))));
         ts.claim("m0", "mallory", Use::Depart, t(10)).unwrap();
-        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), 3, "not gone until confirmed");
-        ts.departed("m0", "mallory");
+        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF).0, 3, "not gone until confirmed");
+        ts.departed("m0", "mallory", false);
+        assert!(ts.claim("m0", "mallory", Use::Observe, t(10)).is_ok(), "a confirmed departure is reported on");
         ts.claim("m1", "mallory", Use::Cancel, t(10)).unwrap();
-        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), 1);
-        assert_eq!(ts.outstanding("mallory", t(12 + 300), BACKOFF), 0, "expired ones are forgotten");
+        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), (1, Some(t(12))));
+        assert_eq!(ts.outstanding("mallory", t(16), BACKOFF), (1, Some(t(12))), "counted until 5 s past its instant");
+        assert_eq!(ts.outstanding("mallory", t(17), BACKOFF), (0, None), "then abandoned");
+        assert!(ts.claim("m2", "mallory", Use::Depart, t(17)).is_ok(), "and still its token's until it expires");
+        ts.issue("f".into(), "alice", t(30), Some(3));
+        ts.departed("f", "alice", true);
+        assert_eq!(ts.claim("f", "alice", Use::Observe, t(30)), Err(Refusal::NotYours), "one that ends going is gone");
+        assert_eq!(ts.outstanding("mallory", t(12 + 300), BACKOFF), (0, None));
+        assert_eq!(ts.claim("m2", "mallory", Use::Depart, t(12 + 300)), Err(Refusal::NotYours), "expired");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::gateway::responses::not_yet;
 use crate::gateway::turn::{HostVisit, Turn};
 use crate::headers::{forward_request_headers, MAX_HEADERS};
 use crate::js;
-use crate::protocol::{Departure, ObserveRequest};
+use crate::protocol::{AskerWire, Departure, ObserveRequest};
 use hostpace::{Response as CoreResponse, RetryBudget, RetryVerdict};
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
@@ -24,6 +24,7 @@ pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiErro
     let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
     let visit = caller.visit(target, "fetch").await?;
     let run = FetchRun {
+        asker: caller.asker(true),
         outgoing: outgoing_headers(&caller),
         timeout_ms: caller.cfg.fetch_timeout.as_secs_f64() * 1000.0,
         max_wait,
@@ -47,6 +48,8 @@ fn outgoing_headers(caller: &Caller<'_>) -> js_sys::Array {
 struct FetchRun<'a> {
     /// The host and its target.
     visit: HostVisit<'a>,
+    /// The caller's token, which each departure is reserved for (it waits at its bound).
+    asker: Option<AskerWire>,
     /// The headers sent to the target (the caller's, filtered, and the gateway's user agent).
     outgoing: js_sys::Array,
     /// How long the target may take to answer.
@@ -86,7 +89,7 @@ impl FetchRun<'_> {
     async fn until_answered(mut self) -> Result<Response, ApiError> {
         loop {
             self.attempt += 1;
-            let (dep, waited) = match self.visit.take_turn(self.max_wait, true, None).await? {
+            let (dep, waited) = match self.visit.take_turn(self.max_wait, true, self.asker.clone()).await? {
                 Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
                 Turn::Go { dep, waited_ms } => (dep, waited_ms),
             };

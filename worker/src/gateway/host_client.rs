@@ -86,9 +86,11 @@ impl HostClient {
         call(&self.stub, "ask", &AskRequest { host: self.host.clone(), max_wait_ms, robots, confirm, asker }).await
     }
 
-    /// Confirm a departure now (`departure`: a token's own): the milliseconds still to wait (zero: go).
-    pub async fn depart(&self, departure: Option<Claim>) -> Result<f64, ApiError> {
-        let r: DepartReply = call(&self.stub, "depart", &DepartRequest { host: self.host.clone(), departure }).await?;
+    /// Confirm a departure now (`departure`: one issued to a token, which `ends` going when the gateway sends
+    /// it itself): the milliseconds still to wait (zero: go).
+    pub async fn depart(&self, departure: Option<Claim>, ends: bool) -> Result<f64, ApiError> {
+        let r: DepartReply =
+            call(&self.stub, "depart", &DepartRequest { host: self.host.clone(), departure, ends }).await?;
         Ok(r.wait_ms)
     }
 

@@ -10,7 +10,7 @@ use crate::gateway::request::Caller;
 use crate::gateway::responses::{json_response, not_yet};
 use crate::gateway::turn::Turn;
 use crate::headers::MAX_HEADERS;
-use crate::protocol::{AcquireBody, AskerWire, Claim, Departure, DepartureBody, ObserveBody, ObserveRequest};
+use crate::protocol::{AcquireBody, Claim, Departure, DepartureBody, ObserveBody, ObserveRequest};
 use serde::Serialize;
 use worker::Response;
 
@@ -29,8 +29,7 @@ pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiEr
     let target = caller.target(&body.url)?;
     let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
     let visit = caller.visit(target, "acquire").await?;
-    let asker = AskerWire { token: token_id(caller.token), max_reservations: caller.cfg.max_reservations_per_token };
-    match visit.take_turn(max_wait, false, Some(asker)).await? {
+    match visit.take_turn(max_wait, false, caller.asker(false)).await? {
         Turn::Later { wait_ms, layer } => {
             visit.log("request", 1, wait_ms, &layer, Some(429));
             not_yet(&visit.host.host, wait_ms, &layer, 0)
@@ -73,7 +72,7 @@ async fn departure_route(caller: Caller<'_>, route: &'static str) -> Result<Resp
     if route == "cancel" {
         return json_response(&visit.host.cancel(departure).await?);
     }
-    let wait_ms = visit.host.depart(Some(departure)).await?;
+    let wait_ms = visit.host.depart(Some(departure), false).await?;
     json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
 }
 

@@ -3,12 +3,14 @@
 //! caller's token is admitted to it.
 
 use crate::api::{wait_bound, ApiError};
+use crate::auth::token_id;
 use crate::config::GatewayConfig;
 use crate::gateway::admission::admit;
 use crate::gateway::host_client::HostClient;
 use crate::gateway::responses::internal;
 use crate::gateway::turn::HostVisit;
 use crate::js;
+use crate::protocol::AskerWire;
 use crate::target::{check_target, Target};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -85,6 +87,12 @@ impl<'a> Caller<'a> {
     /// never beyond `default`).
     pub fn wait_bound(&self, default: Option<Duration>) -> Result<Option<Duration>, ApiError> {
         wait_bound(self.header("hostpace-mode").as_deref(), self.header("hostpace-max-wait-ms").as_deref(), default)
+    }
+
+    /// The caller's token as it reserves departures, under `CRAWL_MAX_RESERVATIONS_PER_TOKEN`; at the bound it
+    /// `waits` for one of its own to go (`/v1/fetch`) or is refused (`/v1/acquire`).
+    pub fn asker(&self, waits: bool) -> Option<AskerWire> {
+        Some(AskerWire { token: token_id(self.token), max_reservations: self.cfg.max_reservations_per_token, waits })
     }
 
     /// The host of `target`, once the caller's token is admitted to it; `route` names the route in the log.

@@ -8,7 +8,7 @@ use crate::departure::{confirm_until_go, sleep_ms, Confirmed, Timer};
 use crate::gateway::host_client::HostClient;
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::robots::fetch_robots;
-use crate::protocol::{AskReply, AskerWire, Departure};
+use crate::protocol::{AskReply, AskerWire, Claim, Departure};
 use crate::target::Target;
 use std::time::Duration;
 use worker::Context;
@@ -59,7 +59,7 @@ impl HostVisit<'_> {
     /// Take a departure for the target: robots.txt first when the host's object says it is due (fetched through
     /// the same limiter), a re-ask while every concurrency permit is held, and — when `sleep` — the wait itself.
     /// `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
-    /// With `asker`, a token reserves for itself (`/v1/acquire`: the departure is issued to it).
+    /// The departure is issued to `asker`'s token, under its bound of reservations.
     pub async fn take_turn(
         &self,
         max_wait: Option<Duration>,
@@ -73,7 +73,7 @@ impl HostVisit<'_> {
             match self.host.ask(remaining, robots, sleep, asker.clone()).await? {
                 AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
                 AskReply::Robots(dep) => {
-                    waited += self.wait_turn(&dep).await?;
+                    waited += self.wait_turn(&dep, None).await?;
                     fetch_robots(self, &dep).await?;
                 }
                 AskReply::Go(dep) if !dep.reserved && sleep => {
@@ -81,7 +81,7 @@ impl HostVisit<'_> {
                     waited += dep.wait_ms;
                 }
                 AskReply::Go(dep) if sleep => {
-                    waited += self.wait_turn(&dep).await?;
+                    waited += self.wait_turn(&dep, asker.as_ref()).await?;
                     return Ok(Turn::Go { dep, waited_ms: waited });
                 }
                 AskReply::Go(dep) => return Ok(Turn::Go { dep, waited_ms: waited }),
@@ -89,14 +89,18 @@ impl HostVisit<'_> {
         }
     }
 
-    /// Sleep until a reserved departure, then confirm it with the host's object until it says go. Returns the
-    /// milliseconds waited.
-    async fn wait_turn(&self, dep: &Departure) -> Result<f64, ApiError> {
+    /// Sleep until a reserved departure, then confirm it with the host's object until it says go (one issued to
+    /// `asker`'s token ends going: the gateway sends it itself). Returns the milliseconds waited.
+    async fn wait_turn(&self, dep: &Departure, asker: Option<&AskerWire>) -> Result<f64, ApiError> {
         if dep.confirmed {
             return Ok(0.0);
         }
         sleep_ms(dep.wait_ms).await;
-        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart(None)).await? {
+        let claim = || {
+            let (a, id) = asker.zip(dep.departure_id.as_ref())?;
+            Some(Claim { token: a.token.clone(), id: id.clone() })
+        };
+        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart(claim(), true)).await? {
             Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
             Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
         }
