@@ -3,13 +3,14 @@
 // choosing. HOSTPACE_GATEWAY_DEBUG=1 prints wrangler's and the Worker's output when a gateway stops. Started in its own process group and stopped by signalling that group (wrangler starts workerd
 // children); never by process name.
 
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { TOL } from '../js/helpers.mjs';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -56,6 +57,51 @@ function testConfig() {
   const path = `${root}.wrangler/test-wrangler.toml`;
   writeFileSync(path, relocated);
   return path;
+}
+
+/**
+ * The gateway's Worker build under miniflare: workerd on 127.0.0.1 without wrangler's dev proxy in front (which
+ * itself stalls under many concurrent large bodies), Durable Object state in a fresh temporary directory, the
+ * decision log dropped. `vars` override wrangler.toml's [vars] (which miniflare does not read). Returns
+ * `{ base, token, workerdPids, dispose }`; `workerdPids()` lists the workerd processes it started.
+ * @param {{ vars?: Record<string, string>, token?: string }} options
+ */
+export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c' } = {}) {
+  const { Miniflare } = await import('miniflare');
+  const tomlVars = readFileSync(`${root}wrangler.toml`, 'utf8').split(/^\[vars\]$/m)[1] ?? '';
+  const bindings = {
+    ...Object.fromEntries([...tomlVars.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]])),
+    GATEWAY_TOKEN: token,
+    ...vars,
+  };
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: `${root}worker/build/index.js`,
+    modulesRoot: root,
+    modulesRules: [
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
+    ],
+    compatibilityDate: '2026-05-01',
+    host: '127.0.0.1',
+    port: 0,
+    durableObjects: {
+      HOSTS: { className: 'HostObject', useSQLite: true },
+      LEDGER: { className: 'TokenLedger', useSQLite: true },
+    },
+    durableObjectsPersist: tempDir('hostpace-workerd-'),
+    bindings,
+    handleRuntimeStdio: (stdout, stderr) => {
+      stdout.resume();
+      stderr.resume();
+    },
+  });
+  const base = (await mf.ready).href.replace(/\/$/, '');
+  const workerdPids = async () => {
+    const { stdout } = await promisify(execFile)('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)]);
+    return stdout.split('\n').filter((l) => l.includes('workerd')).map((l) => Number(l.trim().split(/\s+/)[0]));
+  };
+  return { base, token, workerdPids, dispose: () => mf.dispose() };
 }
 
 export class Gateway {

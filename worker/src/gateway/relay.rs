@@ -67,12 +67,13 @@ pub(crate) fn gateway_headers(waited_ms: f64, layer: &str, attempts: u32, host: 
     ]
 }
 
-/// What one isolate may hold of bodies read whole before answering, in bytes (each counts as
-/// `CRAWL_MAX_BODY_BYTES` while it is read): past it, such a body is refused with 503 `gateway_busy` at once.
+/// What one isolate may hold of bodies read whole before answering, in bytes, from the start of the read until
+/// the caller has taken the body (each counts as `CRAWL_MAX_BODY_BYTES` while it is read, then as its length):
+/// past it, such a body is refused with 503 `gateway_busy` at once.
 const BUFFER_BUDGET: u64 = 64 * 1024 * 1024;
 
 thread_local! {
-    /// Bytes of [`BUFFER_BUDGET`] taken by bodies being read now.
+    /// Bytes of [`BUFFER_BUDGET`] taken by bodies being read or passed on now.
     static BUFFERED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
@@ -111,8 +112,17 @@ pub(crate) async fn relay(
             None => {
                 let read = read_whole(&stream, max, deadline_ms).await;
                 visit.host.release(permit).await?;
-                let bytes: js_sys::Object = read?.into();
-                web_sys::Response::new_with_opt_buffer_source_and_init(Some(&bytes), &init)
+                let (bytes, share) = read?;
+                // the bytes count against the budget until the caller has taken them (or the deadline cut it)
+                let share = share.shrink_to(u64::from(bytes.length()));
+                let sent = js::send_bytes(&bytes, deadline_ms);
+                let done: js_sys::Promise = js::get(&sent, "done").unchecked_into();
+                visit.ctx.wait_until(async move {
+                    let _ = JsFuture::from(done).await;
+                    drop(share);
+                });
+                let readable: web_sys::ReadableStream = js::get(&sent, "readable").unchecked_into();
+                web_sys::Response::new_with_opt_readable_stream_and_init(Some(&readable), &init)
             }
         },
         None => {
@@ -132,6 +142,14 @@ impl Share {
         BUFFERED.set(BUFFERED.get().saturating_add(bytes));
         Share(bytes)
     }
+
+    /// The share of a body read whole, now that its length is known (never more than was taken).
+    fn shrink_to(mut self, bytes: u64) -> Share {
+        let keep = bytes.min(self.0);
+        BUFFERED.set(BUFFERED.get().saturating_sub(self.0 - keep));
+        self.0 = keep;
+        self
+    }
 }
 
 impl Drop for Share {
@@ -140,19 +158,20 @@ impl Drop for Share {
     }
 }
 
-/// A body read whole (see [`relay`]): 502 `body_too_large` past `max` bytes, 502 `upstream_failed` when it fails
-/// or has not ended in `deadline_ms`, 503 `gateway_busy` when the isolate's [`BUFFER_BUDGET`] is taken.
+/// A body read whole (see [`relay`]), with its share of the isolate's [`BUFFER_BUDGET`]: 502 `body_too_large`
+/// past `max` bytes, 502 `upstream_failed` when it fails or has not ended in `deadline_ms`, 503 `gateway_busy`
+/// when the budget is taken.
 async fn read_whole(
     stream: &web_sys::ReadableStream,
     max: u64,
     deadline_ms: f64,
-) -> Result<js_sys::Uint8Array, ApiError> {
+) -> Result<(js_sys::Uint8Array, Share), ApiError> {
     let share = max.max(1);
     if BUFFERED.get().saturating_add(share) > BUFFER_BUDGET {
         let _ = stream.cancel();
         return Err(ApiError::new(503, "gateway_busy", "the gateway is reading other bodies without a length; retry"));
     }
-    let _taken = Share::take(share);
+    let taken = Share::take(share);
     let read = js::read_body(stream, max.saturating_add(1), deadline_ms).await;
     let (bytes, _) = read.map_err(|_| {
         ApiError::new(502, "upstream_failed", "the target's body failed, or did not end within CRAWL_FETCH_TIMEOUT_SEC")
@@ -160,7 +179,7 @@ async fn read_whole(
     if u64::from(bytes.length()) > max {
         return Err(too_large(max));
     }
-    Ok(bytes)
+    Ok((bytes, taken))
 }
 
 /// 502 `body_too_large`: the target's body is over `max` bytes.
