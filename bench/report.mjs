@@ -695,7 +695,9 @@ p(
 if (!existsSync(floorFile)) {
   p('Not measured: no `bench/results/workerd-floor.md`. Run the command above.');
 } else guarded('bench/results/workerd-floor.md', () => {
-  const rows = readFileSync(floorFile, 'utf8')
+  // two tables: the timings, then the Durable Object calls per proxied request
+  const [timings, calls = ''] = readFileSync(floorFile, 'utf8').split(/\n\s*\n/);
+  const rows = timings
     .split('\n')
     .filter((l) => l.startsWith('|') && !/^\|\s*-/.test(l) && !/^\|\s*row\s*\|/.test(l))
     .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
@@ -712,6 +714,16 @@ if (!existsSync(floorFile)) {
     p(
       `The gateway's \`GET /v1/fetch\` costs ${fmt2(gw)} ms over a direct GET, ${fmt2(gw / floor)}× the floor row ` +
         `(${fmt2(floor)} ms: a JavaScript Worker making one Durable Object call with a SQLite write, then the fetch).`,
+    );
+  }
+  const callLines = calls.split('\n').filter((l) => l.startsWith('|'));
+  if (callLines.length > 2) {
+    p(
+      '',
+      'Durable Object calls per proxied request, counted by the objects themselves (`bench/workerd-floor/counted.mjs`',
+      'wraps the same build) on a gateway pacing 1/s with burst 1, including what runs after the answer:',
+      '',
+      ...callLines,
     );
   }
 });

@@ -6,13 +6,13 @@
 // table shows the median round.
 //   scripts/build-worker.sh && node bench/workerd-floor/run.mjs
 import { Miniflare } from 'miniflare';
+import { startWorkerd } from '../../tests/gateway/gateway.mjs';
 import http from 'node:http';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const here = new URL('./', import.meta.url).pathname;
-const root = new URL('../../', import.meta.url).pathname;
 const N = 300;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((p / 100) * xs.length)];
 async function timed(n, url, headers) {
@@ -52,38 +52,19 @@ const floor = new Miniflare({
   durableObjects: { O: { className: 'Obj', useSQLite: true } },
   durableObjectsPersist: mkdtempSync(join(tmpdir(), 'hostpace-floor-')),
 });
-// the gateway's [vars] as wrangler.toml has them (miniflare does not read it), with the bench's overrides
-const tomlVars = readFileSync(`${root}wrangler.toml`, 'utf8').split(/^\[vars\]$/m)[1] ?? '';
-const vars = {
-  ...Object.fromEntries([...tomlVars.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]])),
-  GATEWAY_TOKEN: 'bench-token',
-  CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
-  CRAWL_ROBOTS_TTL_SEC: '0',
-  CRAWL_RATE_PER_SEC: '100000',
-  CRAWL_BURST_CAPACITY: '100000',
-};
-const gateway = new Miniflare({
-  modules: true,
-  scriptPath: `${root}worker/build/index.js`,
-  modulesRoot: root,
-  modulesRules: [
-    { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-  ],
-  compatibilityDate: '2026-05-01',
-  host: '127.0.0.1',
-  port: 0,
-  durableObjects: {
-    HOSTS: { className: 'HostObject', useSQLite: true },
-    LEDGER: { className: 'TokenLedger', useSQLite: true },
+// the gateway's Worker build in workerd under miniflare, as the gateway tests start it, with the bench's overrides
+const gateway = await startWorkerd({
+  token: 'bench-token',
+  vars: {
+    CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
+    CRAWL_ROBOTS_TTL_SEC: '0',
+    CRAWL_RATE_PER_SEC: '100000',
+    CRAWL_BURST_CAPACITY: '100000',
   },
-  durableObjectsPersist: mkdtempSync(join(tmpdir(), 'hostpace-floor-gw-')),
-  bindings: vars,
-  handleRuntimeStdio: (stdout, stderr) => { stdout.resume(); stderr.resume(); }, // the decision log, dropped
 });
 try {
   const f = (await floor.ready).href;
-  const g = (await gateway.ready).href;
+  const g = `${gateway.base}/`;
   for (let r = 0; r < ROUNDS; r++) {
   rows = [];
   await row('direct GET to the origin', target);
@@ -103,6 +84,65 @@ try {
   await gateway.dispose();
   origin.close();
 }
+// Durable Object calls per proxied request, counted by the objects themselves (bench/workerd-floor/counted.mjs
+// wraps the same build), on a gateway that paces (1/s, burst 1) so one request can wait; each host is an origin
+// of its own, and the counts include what the request leaves to run after its answer (waitUntil).
+async function callCounts() {
+  const hits = new Map();
+  const origins = await Promise.all(
+    [0, 1].map(async () => {
+      const o = http.createServer((req, res) => {
+        const n = (hits.get(req.url) ?? 0) + 1;
+        hits.set(req.url, n);
+        if (req.url.startsWith('/busy') && n === 1) {
+          res.writeHead(429, { 'retry-after': '1', 'content-length': '0' });
+          return res.end();
+        }
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+        res.end('ok');
+      });
+      await new Promise((resolve) => o.listen(0, '127.0.0.1', resolve));
+      return o;
+    }),
+  );
+  const counted = await startWorkerd({
+    token: 'bench-token',
+    script: 'bench/workerd-floor/counted.mjs',
+    vars: { CRAWL_ALLOW_PRIVATE_TARGETS: 'true', CRAWL_ROBOTS_TTL_SEC: '0', CRAWL_RATE_PER_SEC: '1', CRAWL_BURST_CAPACITY: '1' },
+  });
+  const calls = async () => (await fetch(`${counted.base}/__calls`)).json();
+  const out = [];
+  try {
+    const via = async (name, o, path) => {
+      const before = await calls();
+      const t0 = performance.now();
+      const res = await fetch(
+        `${counted.base}/v1/fetch?url=${encodeURIComponent(`http://127.0.0.1:${o.address().port}${path}`)}`,
+        { headers: { authorization: 'Bearer bench-token' } },
+      );
+      await res.text();
+      const ms = performance.now() - t0;
+      await new Promise((resolve) => setTimeout(resolve, 300)); // what runs after the answer
+      const after = await calls();
+      if (res.status !== 200) throw new Error(`${name}: status ${res.status}`);
+      out.push({ name, host: after.host - before.host, ledger: after.ledger - before.ledger, ms, waited: res.headers.get('hostpace-wait-ms') });
+    };
+    const [a, b] = origins;
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 1000));
+    await via("a token's first request to a host, no wait", a, '/1');
+    await idle();
+    await via('a later request, no wait', a, '/2');
+    await via('the next one at once: it waits its turn', a, '/3');
+    await idle();
+    await via('a 429 + Retry-After: 1, retried once (first request to the host)', b, '/busy');
+  } finally {
+    await counted.dispose();
+    for (const o of origins) o.close();
+  }
+  return out;
+}
+const callRows = await callCounts();
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(`| row | p50 ms | p99 ms | p50 over direct (median of ${ROUNDS} rounds) | each round |`);
 console.log('|---|---:|---:|---:|---|');
@@ -114,3 +154,7 @@ for (let i = 0; i < rounds[0].length; i++) {
     `| ${rounds[0][i].name} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${median(over).toFixed(2)} | ${over.map((o) => o.toFixed(2)).join(' · ')} |`,
   );
 }
+console.log('');
+console.log('| proxied request | host object calls | token ledger calls | answered after ms | Hostpace-Wait-Ms |');
+console.log('|---|---:|---:|---:|---:|');
+for (const c of callRows) console.log(`| ${c.name} | ${c.host} | ${c.ledger} | ${c.ms.toFixed(0)} | ${c.waited} |`);

@@ -63,10 +63,11 @@ function testConfig() {
  * The gateway's Worker build under miniflare: workerd on 127.0.0.1 without wrangler's dev proxy in front (which
  * itself stalls under many concurrent large bodies), Durable Object state in a fresh temporary directory, the
  * decision log dropped. `vars` override wrangler.toml's [vars] (which miniflare does not read). Returns
- * `{ base, token, workerdPids, dispose }`; `workerdPids()` lists the workerd processes it started.
- * @param {{ vars?: Record<string, string>, token?: string }} options
+ * `{ base, token, workerdPids, dispose }`; `workerdPids()` lists the workerd processes it started. `script`: a
+ * module (under the repository) to run instead of worker/build/index.js, one that wraps it.
+ * @param {{ vars?: Record<string, string>, token?: string, script?: string }} options
  */
-export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c' } = {}) {
+export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c', script = 'worker/build/index.js' } = {}) {
   const { Miniflare } = await import('miniflare');
   const tomlVars = readFileSync(`${root}wrangler.toml`, 'utf8').split(/^\[vars\]$/m)[1] ?? '';
   const bindings = {
@@ -76,7 +77,7 @@ export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c' } = 
   };
   const mf = new Miniflare({
     modules: true,
-    scriptPath: `${root}worker/build/index.js`,
+    scriptPath: `${root}${script}`,
     modulesRoot: root,
     modulesRules: [
       { type: 'CompiledWasm', include: ['**/*.wasm'] },

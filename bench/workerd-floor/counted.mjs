@@ -1,0 +1,32 @@
+// The gateway's Worker build with its Durable Object calls counted: each object class wrapped in one that counts
+// the calls it receives, and the entry point extended with GET /__calls (the counts so far). For run.mjs only.
+import gateway, { HostObject as Host, TokenLedger as Ledger } from '../../worker/build/index.js';
+
+const calls = { host: 0, ledger: 0 };
+
+export class HostObject {
+  constructor(ctx, env) {
+    this.inner = new Host(ctx, env);
+  }
+  fetch(request) {
+    calls.host += 1;
+    return this.inner.fetch(request);
+  }
+}
+
+export class TokenLedger {
+  constructor(ctx, env) {
+    this.inner = new Ledger(ctx, env);
+  }
+  fetch(request) {
+    calls.ledger += 1;
+    return this.inner.fetch(request);
+  }
+}
+
+export default class extends gateway {
+  fetch(request) {
+    if (new URL(request.url).pathname === '/__calls') return Response.json(calls);
+    return super.fetch(request);
+  }
+}
