@@ -268,7 +268,7 @@ impl HostDesk {
     /// goes back. Returns whether a permit went back.
     pub fn cancel(&mut self, token: &str, id: &str, now: Instant) -> Result<bool, ApiError> {
         let (_, permit) = self.claim(token, id, Use::Cancel, now)?;
-        Ok(permit.is_some_and(|p| self.registry.release(&self.key, p)))
+        Ok(permit.is_some_and(|p| self.release(p)))
     }
 
     /// [`HostDesk::observe`] of departure `id` by `token`, which ends it and gives its permit back. An answer that
@@ -293,7 +293,7 @@ impl HostDesk {
             }
             _ => self.registry = learned,
         }
-        let released = permit.is_some_and(|p| self.registry.release(&self.key, p));
+        let released = permit.is_some_and(|p| self.release(p));
         Ok((observation, released))
     }
 
@@ -311,7 +311,7 @@ impl HostDesk {
         now: Instant,
     ) -> Result<(Observation, bool), Error> {
         let observation = self.registry.observe(&self.key, outcome, now)?;
-        let released = permit.is_some_and(|p| self.registry.release(&self.key, p));
+        let released = permit.is_some_and(|p| self.release(p));
         Ok((observation, released))
     }
 

@@ -8,7 +8,7 @@ use crate::api::ApiError;
 use crate::auth::token_id;
 use crate::gateway::request::Caller;
 use crate::gateway::responses::{json_response, not_yet};
-use crate::gateway::turn::Turn;
+use crate::gateway::turn::{HostVisit, Turn};
 use crate::headers::MAX_HEADERS;
 use crate::protocol::{AcquireBody, Claim, Departure, DepartureBody, ObserveBody, ObserveRequest};
 use serde::Serialize;
@@ -53,27 +53,26 @@ fn claim(caller: &Caller<'_>, id: Option<String>) -> Result<Claim, ApiError> {
 /// (the core's `depart`): `{ host, waitMs }`, zero meaning go. A crawler whose timer fired late, or whose previous
 /// request left late, is told to wait so no two departures come closer than the host's spacing.
 pub(crate) async fn handle_depart(caller: Caller<'_>) -> Result<Response, ApiError> {
-    departure_route(caller, "depart").await
+    let (visit, departure) = departure_of(&caller, "depart").await?;
+    let wait_ms = visit.host.depart(Some(departure), false).await?;
+    json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
 }
 
 /// `POST /v1/cancel {url, departureId}`: give back a departure that will not be used: it stops counting against
 /// the token's reservations and its permit goes back (the host's schedule keeps the slot spent): the answer of an
 /// observation without a status (`released` says whether a permit went back).
 pub(crate) async fn handle_cancel(caller: Caller<'_>) -> Result<Response, ApiError> {
-    departure_route(caller, "cancel").await
+    let (visit, departure) = departure_of(&caller, "cancel").await?;
+    json_response(&visit.host.cancel(departure).await?)
 }
 
-/// `/v1/depart` and `/v1/cancel`: a departure of the caller's, named by its body, confirmed or given back.
-async fn departure_route(caller: Caller<'_>, route: &'static str) -> Result<Response, ApiError> {
+/// The host and the caller's claim on the departure a `/v1/depart` or `/v1/cancel` body names (`route` names the
+/// route in the log).
+async fn departure_of<'a>(caller: &Caller<'a>, route: &'static str) -> Result<(HostVisit<'a>, Claim), ApiError> {
     let body: DepartureBody = caller.read_json().await?;
     let target = caller.target(&body.url)?;
-    let departure = claim(&caller, body.departure_id)?;
-    let visit = caller.visit(target, route).await?;
-    if route == "cancel" {
-        return json_response(&visit.host.cancel(departure).await?);
-    }
-    let wait_ms = visit.host.depart(Some(departure), false).await?;
-    json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
+    let departure = claim(caller, body.departure_id)?;
+    Ok((caller.visit(target, route).await?, departure))
 }
 
 /// `POST /v1/observe {url, departureId, status, headers, latencyMs?, attempt?}`: learn from a response to a
