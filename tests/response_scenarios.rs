@@ -2,7 +2,7 @@
 
 use hostpace::{
     audit, Adaptive, AuditLimits, Blackout, Clock, FakeClock, HostKey, Instant, Layer, Outcome, Policy, Registry,
-    Response, RetryBudget, RetryVerdict,
+    Response, RetryBudget, RetryVerdict, SERVER_POLICY_TTL,
 };
 use std::time::Duration;
 
@@ -90,6 +90,34 @@ fn ratelimit_remaining_0_with_t_10_holds_the_host_for_10_seconds() {
     // and afterwards the published policy (1/s) caps the configured 2/s
     let stats = r.stats(&host(), clock.now()).unwrap();
     assert_eq!(stats.rate_per_sec, 1.0);
+}
+
+#[test]
+fn a_published_policy_paces_the_host_until_its_ttl_after_the_last_response_that_stated_it() {
+    // 10/s burst 1 configured; the server publishes 1 per second
+    let policy = Policy { rate_per_sec: 10.0, burst_capacity: 1.0, ..Policy::default() };
+    let clock = FakeClock::starting_at(Instant::from_secs(100));
+    let mut r = Registry::new(policy).unwrap();
+    let stated = [("RateLimit-Policy", r#""p";q=60;w=60"#)];
+    crawl(&mut r, &clock, 1);
+    r.observe(&host(), &response(200, &stated), clock.now()).unwrap();
+    // (the slot the bucket already owed at 10/s stays, then 1/s)
+    assert_eq!(crawl(&mut r, &clock, 2), [Instant::from_millis(100_100), Instant::from_millis(101_100)], "1/s");
+    // stated again 5 minutes later: the cap holds SERVER_POLICY_TTL from then
+    clock.advance(Duration::from_secs(300));
+    r.observe(&host(), &response(200, &stated), clock.now()).unwrap();
+    let restated = clock.now();
+    clock.set(restated.saturating_add(SERVER_POLICY_TTL - Duration::from_millis(1)));
+    let t = clock.now();
+    assert_eq!(crawl(&mut r, &clock, 2), [t, t.saturating_add(Duration::from_secs(1))], "still 1/s");
+    assert_eq!(r.stats(&host(), clock.now()).unwrap().server_rate_cap, Some(1.0));
+    // at the TTL the cap lapses: the configured 10/s again, after what was already owed
+    clock.set(restated.saturating_add(SERVER_POLICY_TTL));
+    assert_eq!(r.stats(&host(), clock.now()).unwrap().server_rate_cap, None);
+    let next = t.saturating_add(Duration::from_secs(2));
+    let ms = Duration::from_millis;
+    assert_eq!(crawl(&mut r, &clock, 3), [next, next.saturating_add(ms(100)), next.saturating_add(ms(200))]);
+    assert_eq!(r.stats(&host(), clock.now()).unwrap().rate_per_sec, 10.0);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! slot reserved ahead, an adaptive level widened and narrowed, both permits held, tokens and quota spent, and
 //! an IDNA host name. Instants are epoch-based, as shells persist them.
 
-use hostpace::{HostKey, Instant, Layer, Registry, Snapshot};
+use hostpace::{HostKey, Instant, Layer, Registry, Snapshot, SERVER_POLICY_TTL, SNAPSHOT_VERSION};
 
 const FIXTURE: &str = include_str!("fixtures/registry-snapshot-v1.txt");
 
@@ -113,6 +113,26 @@ fn the_fixture_restores_to_the_same_future_decisions() {
 }
 
 #[test]
-fn the_fixture_encodes_back_to_itself() {
-    assert_eq!(restored().encode_snapshot(t(6_500)), FIXTURE.trim_end());
+fn the_fixture_encodes_in_the_current_format_to_the_same_state() {
+    let registry = restored();
+    let text = registry.encode_snapshot(t(6_500));
+    let again = Snapshot::decode(&text).expect("the current format decodes");
+    assert_eq!(again.version, SNAPSHOT_VERSION);
+    assert_eq!(again, registry.snapshot(t(6_500)));
+    assert_eq!(Registry::restore(again).unwrap().encode_snapshot(t(6_500)), text);
+}
+
+#[test]
+fn a_server_cap_from_the_first_format_lapses_its_ttl_after_the_snapshot() {
+    let mut registry = restored();
+    let key = HostKey::parse("server.example").unwrap();
+    let taken_ms = 6_500;
+    let ttl_ms = SERVER_POLICY_TTL.as_millis() as u64;
+    let held = registry.stats(&key, t(taken_ms + ttl_ms - 1)).unwrap();
+    assert_eq!((held.server_rate_cap, held.rate_per_sec), (Some(1.0), 0.5));
+    let lapsed = registry.stats(&key, t(taken_ms + ttl_ms)).unwrap();
+    assert_eq!(lapsed.server_rate_cap, None);
+    // the restored registry keeps every instant; the cap no longer narrows what the host may do
+    let d = registry.acquire(&key, t(taken_ms + ttl_ms)).unwrap();
+    assert_eq!((d.wait, d.layer), (std::time::Duration::ZERO, Layer::None));
 }

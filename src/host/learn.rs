@@ -9,6 +9,11 @@ use crate::robots::crawl_delay;
 use crate::time::{duration_nanos, nanos_to_ms as ms, Instant, MIN_RATE_PER_SEC};
 use std::time::Duration;
 
+/// How long a rate cap learned from a server's published policy (`RateLimit-Policy`, `X-RateLimit-Limit`) holds
+/// after the last response that stated it: long enough that a site stating its policy now and then is paced by
+/// it throughout, short enough that a policy it dropped (or a false one) stops pacing the host within minutes.
+pub const SERVER_POLICY_TTL: Duration = Duration::from_secs(600);
+
 /// The slowest a server's published policy may pace a host: one request per max backoff (and never below the
 /// core's smallest rate, nor above the configured rate).
 fn slowest_cap(limits: &Limits) -> f64 {
@@ -44,7 +49,8 @@ impl HostState {
     ///   RateLimit fields on the same response.
     /// - `RateLimit` / `RateLimit-Policy` / `X-RateLimit-*` (ignored when `Age` > 0): remaining 0 → nothing
     ///   departs until the reset (capped by `maxBackoffSec`; layer `serverQuota`); a policy of q per w caps the
-    ///   host's rate at q/w, never above the configuration and never below one request per `maxBackoffSec`.
+    ///   host's rate at q/w, never above the configuration and never below one request per `maxBackoffSec`, for
+    ///   [`SERVER_POLICY_TTL`] after the last response that stated it.
     /// - what the bucket owes is bounded after every observation: the bucket is full again at most
     ///   `max(maxBackoffSec, one configured burst)` after the latest of `now`, the host's last reserved slot and
     ///   its cooldown's end. So a cap learned and then lifted leaves no debt longer than that, while every
@@ -53,6 +59,7 @@ impl HostState {
     /// - adaptive pacing: a 429/503/timeout or a response slower than the target narrows; a faster success
     ///   widens.
     pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant) -> Observation {
+        self.lapse(now);
         let before = self.rate_and_capacity(limits);
         let mut obs = Observation::default();
         match outcome {
@@ -107,14 +114,16 @@ impl HostState {
             if let Some(reset) = server.reset {
                 let until = now.add_nanos(duration_nanos(reset).min(limits.max_backoff_ns));
                 self.server_quota_until(until);
-                obs.server_quota_until = Some(self.server_until);
+                obs.server_quota_until = Some(self.server_mut().until);
             }
         }
         if let Some(policy) = server.policy {
             if let Some(window) = policy.window_sec.filter(|&w| w > 0) {
                 if policy.quota > 0 {
                     let cap = (policy.quota as f64 / window as f64).clamp(slowest_cap(limits), limits.rate_per_sec);
-                    self.server_cap = cap as f32;
+                    let server = self.server_mut();
+                    server.cap = cap as f32;
+                    server.cap_until = now.add_nanos(duration_nanos(SERVER_POLICY_TTL));
                     obs.server_rate_cap = Some(cap);
                 }
             }

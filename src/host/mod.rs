@@ -13,13 +13,14 @@ mod limiter;
 mod stats;
 
 pub use decision::{Decision, Layer};
+pub use learn::SERVER_POLICY_TTL;
 pub use limiter::HostLimiter;
 pub use stats::{Counters, HostStats, LayerWaits};
 
 use crate::compact::{Reader, Writer};
 use crate::layers::{bucket_nanos, Concurrency, Cooldown, LeakyBucket, Meter, SlidingWindow, TokenBucket};
 use crate::policy::Limits;
-use crate::time::{Instant, MIN_RATE_PER_SEC};
+use crate::time::{duration_nanos, Instant, MIN_RATE_PER_SEC};
 use std::time::Duration;
 
 /// The compact state of one host, without its policy (a registry keeps one policy for all hosts).
@@ -39,7 +40,8 @@ pub struct HostState {
     pub(crate) bucket: TokenBucket,
     pub(crate) meter: LeakyBucket,
     pub(crate) cooldown: Cooldown,
-    pub(crate) server_until: Instant,
+    /// What the server published of its own limits, while any of it applies (most hosts never say).
+    pub(crate) server: Option<Box<ServerLimits>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
     /// The sliding-window quota, when the policy has one.
@@ -53,8 +55,6 @@ pub struct HostState {
     pub(crate) crawl_delay_ms: u32,
     /// The host's rate before any server cap: the configured rate, or the adaptive controller's level.
     pub(crate) rate_level: f32,
-    /// The rate the server's published policy allows (q / w), 0 = none.
-    pub(crate) server_cap: f32,
     /// The last departure a shell confirmed with [`HostState::depart`] (when it really left).
     pub(crate) departed: Instant,
 }
@@ -66,7 +66,7 @@ impl HostState {
             bucket: TokenBucket::from_nanos(limits.emission_ns, limits.tau_ns),
             meter: LeakyBucket::from_nanos(limits.interval_ns),
             cooldown: Cooldown::new(),
-            server_until: Instant::ZERO,
+            server: None,
             quota: limits.quota.map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
             quota_room: QuotaRoom(0),
             permits: (limits.max_concurrency > 0)
@@ -74,7 +74,6 @@ impl HostState {
             counters: Counters::default(),
             crawl_delay_ms: 0,
             rate_level: initial_level(limits),
-            server_cap: 0.0,
             departed: Instant::ZERO,
         }
         .tuned(limits)
@@ -88,14 +87,26 @@ impl HostState {
     /// Set the token bucket's rate and capacity from the configured ceiling, the adaptive level and the server's
     /// cap. Keeps what the bucket owes (see [`TokenBucket::retune`]).
     pub(crate) fn retune(&mut self, limits: &Limits) {
-        let capped = self.server_cap > 0.0;
-        let (emission_ns, tau_ns) = match limits.adaptive {
+        let cap = self.server_cap();
+        let (emission_ns, tau_ns) = self.bucket_for(limits, cap);
+        if cap > 0.0 {
+            // what the bucket becomes when the cap lapses
+            let uncapped = self.bucket_for(limits, 0.0);
+            self.server_mut().uncapped = uncapped;
+        }
+        self.bucket.retune(emission_ns, tau_ns);
+    }
+
+    /// The bucket's emission and tolerance (nanoseconds) for the host's level under `cap` (0: none).
+    fn bucket_for(&self, limits: &Limits, cap: f32) -> (u64, u64) {
+        let capped = cap > 0.0;
+        match limits.adaptive {
             None if !capped => (limits.emission_ns, limits.tau_ns),
             adaptive => {
                 let level = f64::from(self.rate_level);
                 let mut rate = level.min(limits.rate_per_sec);
                 if capped {
-                    rate = rate.min(f64::from(self.server_cap));
+                    rate = rate.min(f64::from(cap));
                 }
                 let rate = rate.max(MIN_RATE_PER_SEC);
                 let capacity = match adaptive {
@@ -114,8 +125,37 @@ impl HostState {
                 let tau = ((capacity.min(limits.burst_capacity) - 1.0) * emission as f64).floor() as u64; // saturating
                 (emission, tau.min(limits.tau_ns))
             }
-        };
-        self.bucket.retune(emission_ns, tau_ns);
+        }
+    }
+
+    /// The server's rate cap in force (0: none).
+    pub(crate) fn server_cap(&self) -> f32 {
+        self.server.as_ref().map_or(0.0, |s| s.cap)
+    }
+
+    /// Whether some of what the server published has run out by `now` ([`HostState::lapse`] would change
+    /// something).
+    fn lapses(&self, now: Instant) -> bool {
+        self.server.as_ref().is_some_and(|s| (s.cap > 0.0 && s.cap_until <= now) || (s.cap == 0.0 && s.until <= now))
+    }
+
+    /// Drop what the server published that has run out by `now`: a rate cap past its TTL (the bucket goes back to
+    /// the uncapped rate, keeping what it owes), and the whole record once nothing of it applies.
+    pub(crate) fn lapse(&mut self, now: Instant) {
+        if let Some(s) = self.server.as_mut() {
+            if s.cap > 0.0 && s.cap_until <= now {
+                s.cap = 0.0;
+                self.bucket.retune(s.uncapped.0, s.uncapped.1);
+            }
+            if s.cap == 0.0 && s.until <= now {
+                self.server = None;
+            }
+        }
+    }
+
+    /// The server's published record, made when it first says something.
+    pub(crate) fn server_mut(&mut self) -> &mut ServerLimits {
+        self.server.get_or_insert_with(|| Box::new(ServerLimits::default()))
     }
 
     /// The earliest conforming departure at or after `now` over the rate layers, and the layer that set it.
@@ -129,7 +169,9 @@ impl HostState {
             }
         };
         consider(self.cooldown.earliest(now), Layer::Cooldown);
-        consider(now.max(self.server_until), Layer::ServerQuota);
+        if let Some(server) = &self.server {
+            consider(now.max(server.until), Layer::ServerQuota);
+        }
         if let Some(q) = &self.quota {
             // with room left, one more departure fits in any window (and is counted no earlier than it leaves)
             if self.quota_room.0 == 0 {
@@ -143,6 +185,11 @@ impl HostState {
 
     /// When could one request go, without reserving anything.
     pub fn peek(&self, now: Instant) -> Decision {
+        if self.lapses(now) {
+            let mut lapsed = self.clone();
+            lapsed.lapse(now);
+            return lapsed.peek(now);
+        }
         let (at, layer) = self.earliest(now);
         if let Some(p) = &self.permits {
             let free = p.earliest(now);
@@ -162,6 +209,9 @@ impl HostState {
 
     /// Reserve the next departure and charge every layer at that instant.
     pub fn acquire(&mut self, now: Instant) -> Decision {
+        if self.server.is_some() {
+            self.lapse(now);
+        }
         let (at, layer) = self.earliest(now);
         let mut permit = None;
         if let Some(p) = &mut self.permits {
@@ -264,7 +314,8 @@ impl HostState {
 
     /// Block departures until `until` because the server's published quota is exhausted (only extends).
     pub fn server_quota_until(&mut self, until: Instant) {
-        self.server_until = self.server_until.max(until);
+        let server = self.server_mut();
+        server.until = server.until.max(until);
     }
 
     /// Set the interval floor in force (configured floor raised by Crawl-delay), in nanoseconds.
@@ -302,13 +353,12 @@ impl HostState {
     /// or server policy learned, adaptive level where new hosts start).
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
         self.crawl_delay_ms == 0
-            && self.server_cap == 0.0
+            && self.server.as_ref().is_none_or(|s| (s.cap == 0.0 || s.cap_until <= now) && s.until <= now)
             && self.departed.add_nanos(self.meter.interval_ns().max(self.bucket.emission_ns())) <= now
             && self.rate_level.to_bits() == initial_level(limits).to_bits()
             && self.bucket.is_full(now)
             && self.meter.is_idle(now)
             && !self.cooldown.is_active(now)
-            && self.server_until <= now
             && self.quota.as_ref().is_none_or(|q| q.used(now) == 0)
             && self.permits.as_ref().is_none_or(|p| p.in_flight(now) == 0)
     }
@@ -334,8 +384,9 @@ impl HostState {
             None => limits.rate_per_sec,
             Some(_) => f64::from(self.rate_level),
         };
-        if self.server_cap > 0.0 {
-            rate = rate.min(f64::from(self.server_cap));
+        let cap = self.server_cap();
+        if cap > 0.0 {
+            rate = rate.min(f64::from(cap));
         }
         rate
     }
@@ -347,7 +398,8 @@ impl HostState {
         self.bucket.write(w);
         self.meter.write(w);
         self.cooldown.write(w);
-        w.u64(self.server_until.as_nanos());
+        let server = self.server.as_deref().cloned().unwrap_or_default();
+        w.u64(server.until.as_nanos());
         w.bool(self.quota.is_some());
         if let Some(q) = &self.quota {
             q.write(w);
@@ -363,11 +415,14 @@ impl HostState {
         }
         w.u64(u64::from(self.crawl_delay_ms));
         w.f32(self.rate_level);
-        w.f32(self.server_cap);
+        w.f32(server.cap);
         w.u64(self.departed.as_nanos());
+        w.u64(server.cap_until.as_nanos());
     }
 
-    pub(crate) fn read(r: &mut Reader<'_>) -> HostState {
+    /// Read [`HostState::write`]'s fields. A snapshot of format 1 has no cap deadline: a cap it holds lapses
+    /// [`SERVER_POLICY_TTL`] after `taken_at`.
+    pub(crate) fn read(r: &mut Reader<'_>, version: u32, taken_at: Instant) -> HostState {
         let bucket = TokenBucket::read(r);
         let meter = LeakyBucket::read(r);
         let cooldown = Cooldown::read(r);
@@ -378,20 +433,48 @@ impl HostState {
         for ms in counters.wait_ms.iter_mut() {
             *ms = r.u32("wait counter");
         }
+        let crawl_delay_ms = r.u32("crawl delay");
+        let rate_level = r.f32("rate level");
+        let cap = r.f32("server cap");
+        let departed = Instant::from_nanos(r.u64("departed"));
+        let cap_until = match version {
+            1 => taken_at.add_nanos(duration_nanos(SERVER_POLICY_TTL)),
+            _ => Instant::from_nanos(r.u64("server cap end")),
+        };
+        let server = ServerLimits { until: server_until, cap, cap_until, uncapped: (0, 0) };
         HostState {
             bucket,
             meter,
             cooldown,
-            server_until,
+            server: (server.until > Instant::ZERO || cap > 0.0).then(|| Box::new(server)),
             quota,
             quota_room: QuotaRoom(0),
             permits,
             counters,
-            crawl_delay_ms: r.u32("crawl delay"),
-            rate_level: r.f32("rate level"),
-            server_cap: r.f32("server cap"),
-            departed: Instant::from_nanos(r.u64("departed")),
+            crawl_delay_ms,
+            rate_level,
+            departed,
         }
+    }
+}
+
+/// What a server published of its own limits (`RateLimit` / `X-RateLimit-*`; see [`HostState::observe`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ServerLimits {
+    /// Nothing departs before this instant: the published quota is exhausted until its reset (capped).
+    pub(crate) until: Instant,
+    /// The rate the published policy allows (q / w, bounded), 0 = none.
+    pub(crate) cap: f32,
+    /// When the cap lapses, unless a response says it again: [`SERVER_POLICY_TTL`] after it was last learned.
+    pub(crate) cap_until: Instant,
+    /// The bucket's emission and tolerance (nanoseconds) once the cap lapses (set with the cap; not state).
+    pub(crate) uncapped: (u64, u64),
+}
+
+impl PartialEq for ServerLimits {
+    fn eq(&self, other: &ServerLimits) -> bool {
+        // `uncapped` is derived from the policy: equal states may hold different copies of it
+        (self.until, self.cap.to_bits(), self.cap_until) == (other.until, other.cap.to_bits(), other.cap_until)
     }
 }
 

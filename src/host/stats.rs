@@ -88,6 +88,12 @@ pub struct HostStats {
 impl HostState {
     /// State and counters at `now`, under `limits`.
     pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
+        if self.lapses(now) {
+            let mut lapsed = self.clone();
+            lapsed.lapse(now);
+            return lapsed.stats(limits, now);
+        }
+        let server = self.server.as_deref();
         let quota = self.quota.as_deref();
         let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
         let wait_ms_by_layer = LayerWaits {
@@ -108,14 +114,14 @@ impl HostState {
             interval_ms: ms(self.meter.interval_ns()),
             next_slot_in_ms: ms(self.meter.earliest(now).nanos_since(now)),
             cooldown_remaining_ms: ms(self.cooldown.until().nanos_since(now)),
-            server_quota_remaining_ms: ms(self.server_until.nanos_since(now)),
+            server_quota_remaining_ms: ms(server.map_or(0, |s| s.until.nanos_since(now))),
             quota_used: quota.map(|q| q.used(now)),
             quota_limit: quota.map(|q| q.limit()),
             in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
             next_departure_in_ms: ms(self.peek(now).wait.as_nanos() as u64),
             rate_per_sec: self.rate_per_sec(limits),
             crawl_delay_ms: self.crawl_delay_ms,
-            server_rate_cap: (self.server_cap > 0.0).then_some(f64::from(self.server_cap)),
+            server_rate_cap: server.filter(|s| s.cap > 0.0).map(|s| f64::from(s.cap)),
         }
     }
 }

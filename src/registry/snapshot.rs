@@ -10,8 +10,14 @@ use crate::host_key::HostKey;
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes and reads.
-pub const SNAPSHOT_VERSION: u32 = 1;
+/// The snapshot format version this build writes. It reads this one and format 1 (which has no deadline for a
+/// server's rate cap: one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
+pub const SNAPSHOT_VERSION: u32 = 2;
+
+/// Whether this build reads snapshots of format `version`.
+fn reads(version: u32) -> bool {
+    version == 1 || version == SNAPSHOT_VERSION
+}
 
 /// All of a registry's state ([`Registry::snapshot`]; [`Snapshot::encode`] writes it as text). Instants are in
 /// the clock the registry was driven with, so persist snapshots only from an epoch-based clock if they must
@@ -54,7 +60,7 @@ fn write_snapshot<'a>(
 
 /// The error for a snapshot of another format version.
 fn other_version(version: u32) -> Error {
-    Error::InvalidSnapshot { reason: format!("version {version} (this build reads {SNAPSHOT_VERSION})") }
+    Error::InvalidSnapshot { reason: format!("version {version} (this build reads 1 and {SNAPSHOT_VERSION})") }
 }
 
 /// The error for a snapshot holding more hosts than its policy allows.
@@ -74,7 +80,7 @@ impl Snapshot {
     pub fn decode(text: &str) -> Result<Snapshot, Error> {
         let mut r = Reader::new(text)?;
         let version = r.u32("version");
-        if version != SNAPSHOT_VERSION && !r.failed() {
+        if !reads(version) && !r.failed() {
             return Err(other_version(version));
         }
         let taken_at = Instant::from_nanos(r.u64("taken at"));
@@ -87,7 +93,7 @@ impl Snapshot {
         let mut hosts = Vec::with_capacity(count.min(1 << 16) as usize);
         for _ in 0..count {
             let name = r.str("host");
-            let state = HostState::read(&mut r);
+            let state = HostState::read(&mut r, version, taken_at);
             if r.failed() {
                 break;
             }
@@ -120,7 +126,7 @@ impl Registry {
     /// Rebuild a registry from a snapshot. Every instant is kept as it was, so a restored host owes exactly what
     /// it owed: no token, slot or cooldown is granted by a restart.
     pub fn restore(snapshot: Snapshot) -> Result<Registry, Error> {
-        if snapshot.version != SNAPSHOT_VERSION {
+        if !reads(snapshot.version) {
             return Err(other_version(snapshot.version));
         }
         let mut registry = Registry::new(snapshot.policy)?;
