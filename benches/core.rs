@@ -1,7 +1,7 @@
 //! Decision speed of the core beside governor, in one run: `cargo bench --bench core`.
 //!
 //! Two clock settings, both sides alike:
-//! - `real clock`: each decision reads a real clock (hostpace: `MonotonicClock`, i.e. `std::time::Instant`, as a
+//! - `real clock`: each decision reads a real clock (hostpace: `MonotonicClock`, on `quanta` as governor's clock is, as a
 //!   native shell would; governor: its default quanta clock);
 //! - `fake clock`: time comes from a counter (hostpace) / governor's `FakeRelativeClock`, so only the algorithms
 //!   and the maps are compared.
