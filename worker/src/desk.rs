@@ -225,7 +225,8 @@ impl HostDesk {
         };
         if let Some((free, until)) = blocked {
             let wait = free.saturating_duration_since(now);
-            if !asker.waits || max_wait.is_some_and(|m| wait > m) {
+            // a caller out of time (or asking not to wait) is answered, even while a due departure is confirmed
+            if !asker.waits || max_wait.is_some_and(|m| wait > m || m.is_zero()) {
                 return Ok((Ask::Later { wait, layer }, None));
             }
             return Ok((Ask::Hold { until }, None));
@@ -531,8 +532,10 @@ mod tests {
         // at the bound: held until its first departure (at 0 ms) stops counting, unless it goes first
         let (held, id) = desk.ask_as(mallory, "m3".into(), None, None, t(10)).unwrap();
         assert_eq!((held, id), (Ask::Hold { until: t(0).saturating_add(RESERVATION_GRACE) }, None));
+        let (held, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::from_millis(1)), None, t(100)).unwrap();
+        assert_eq!(held, Ask::Hold { until: t(5000) }, "its first departure is due: held, not refused");
         let (later, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::ZERO), None, t(100)).unwrap();
-        assert_eq!(later, Ask::Hold { until: t(5000) }, "its first departure is due: held, not refused");
+        assert!(matches!(later, Ask::Later { layer: "reservations", .. }), "out of time: answered {later:?}");
         // another token is one turn behind mallory's two, not behind everything mallory asked for
         let alice = Asker { token: "token-a", max_reservations: 2, waits: true };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(100)).unwrap();

@@ -181,7 +181,8 @@ impl HostObject {
                 (Ask::Hold { until }, now) => {
                     // another caller is fetching robots.txt, or one of the token's own departures is due: wait
                     // for the report or the departure (woken by it), then ask again
-                    let wait = until.saturating_duration_since(now).min(HOLD_POLL);
+                    let left = max_wait.unwrap_or(HOLD_POLL);
+                    let wait = until.saturating_duration_since(now).min(HOLD_POLL).min(left);
                     self.hold(wait).await;
                 }
             }
@@ -214,9 +215,14 @@ impl HostObject {
         let req: DepartRequest = parse(body)?;
         // a token's own departure is taken once, and confirmed for the instant it was reserved for
         let departs = match &req.departure {
-            Some(c) => {
-                Some(self.with_desk(&req.host, true, |desk, now| desk.claim(&c.token, &c.id, Use::Depart, now))?.0)
-            }
+            Some(c) => match self.with_desk(&req.host, true, |desk, now| desk.claim(&c.token, &c.id, Use::Depart, now))
+            {
+                Ok((departs, _)) => Some(departs),
+                // the gateway's own departure whose record went (the oldest are forgotten first): it still goes,
+                // confirmed for now
+                Err(_) if req.ends => None,
+                Err(e) => return Err(e),
+            },
             None => None,
         };
         let confirm = || {

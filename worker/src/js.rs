@@ -76,9 +76,10 @@ export function pass_body(body, length, deadlineMs) {
   return { readable: fixed.readable, done };
 }
 
-// Bytes read whole, answered as a body of their exact length (pass_body over 64 KiB views of them): `done`
-// resolves when the last view has been taken by the caller's side, failed, or the caller went away.
-export function send_bytes(bytes, deadlineMs) {
+// Bytes read whole, answered as a body of their exact length (pass_body over 64 KiB views of them, never cut:
+// they are all here, and a runtime that re-encodes the answer would end a cut one as if it were complete):
+// `done` resolves when the last view has been taken by the caller's side, or the caller went away.
+export function send_bytes(bytes) {
   let at = 0;
   const views = new ReadableStream({
     pull(controller) {
@@ -88,7 +89,7 @@ export function send_bytes(bytes, deadlineMs) {
       at = end;
     },
   }, { highWaterMark: 0 });
-  return pass_body(views, bytes.byteLength, deadlineMs);
+  return pass_body(views, bytes.byteLength, 2147483647); // setTimeout's longest delay: no deadline
 }
 
 // At most maxBytes of a body as bytes, within deadlineMs; `truncated` says whether more was there. Rejects when
@@ -185,9 +186,9 @@ extern "C" {
     /// `{ readable, done }`: a body of exactly `length` bytes passed through as it is read, within `deadline_ms`
     /// (cut short otherwise), and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, length: f64, deadline_ms: f64) -> js_sys::Object;
-    /// `{ readable, done }`: `bytes` as a body of their exact length, passed on within `deadline_ms` (cut short
-    /// otherwise), and a promise that they have been.
-    pub fn send_bytes(bytes: &js_sys::Uint8Array, deadline_ms: f64) -> js_sys::Object;
+    /// `{ readable, done }`: `bytes` as a body of their exact length, and a promise that they have been passed
+    /// on (or the caller went away).
+    pub fn send_bytes(bytes: &js_sys::Uint8Array) -> js_sys::Object;
     /// A promise of `{ bytes, truncated }` (at most `max_bytes`), rejected when the body fails or has not ended
     /// within `deadline_ms`.
     pub fn read_bytes(body: &web_sys::ReadableStream, max_bytes: f64, deadline_ms: f64) -> js_sys::Promise;

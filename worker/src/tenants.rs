@@ -14,7 +14,8 @@
 //! - **Reservations are bounded per token**: a token holds at most `max_reservations` departures not yet
 //!   confirmed at a host ([`Tenants::outstanding`]), whichever route reserved them; `/v1/cancel` gives one back
 //!   (its slot in the host's schedule stays spent: a reserved instant is not handed to someone else), and one
-//!   left unconfirmed [`RESERVATION_GRACE`] past its instant stops counting (it holds no future any more). So
+//!   left unconfirmed [`RESERVATION_GRACE`] past its instant stops counting and can no longer be confirmed (it
+//!   holds no future any more, and cannot be saved up to spend later; it may still be reported or cancelled). So
 //!   however many requests a token sends, it holds at most `max_reservations` of a host's future departures,
 //!   and another token asking is at most that many turns behind it: `/v1/acquire` beyond the bound is refused,
 //!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes.
@@ -192,6 +193,8 @@ impl Tenants {
             .ok_or(Refusal::NotYours)?;
         match what {
             Use::Depart if self.issued[at].departed => Err(Refusal::AlreadyDeparted),
+            // one that stopped counting against its token can no longer go: a token cannot save departures up
+            Use::Depart if self.issued[at].counts_until() <= now => Err(Refusal::NotYours),
             Use::Depart => Ok(self.issued[at].clone()),
             Use::Observe | Use::Cancel => Ok(self.issued.remove(at)),
         }
@@ -292,12 +295,14 @@ mod tests {
         assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), (1, Some(t(12))));
         assert_eq!(ts.outstanding("mallory", t(16), BACKOFF), (1, Some(t(12))), "counted until 5 s past its instant");
         assert_eq!(ts.outstanding("mallory", t(17), BACKOFF), (0, None), "then abandoned");
-        assert!(ts.claim("m2", "mallory", Use::Depart, t(17)).is_ok(), "and still its token's until it expires");
+        assert_eq!(ts.claim("m2", "mallory", Use::Depart, t(17)), Err(Refusal::NotYours), "nor can it go any more");
+        assert!(ts.claim("m2", "mallory", Use::Cancel, t(17)).is_ok(), "but it is still its token's to give back");
         ts.issue("f".into(), "alice", t(30), Some(3));
         ts.departed("f", "alice", true);
         assert_eq!(ts.claim("f", "alice", Use::Observe, t(30)), Err(Refusal::NotYours), "one that ends going is gone");
-        assert_eq!(ts.outstanding("mallory", t(12 + 300), BACKOFF), (0, None));
-        assert_eq!(ts.claim("m2", "mallory", Use::Depart, t(12 + 300)), Err(Refusal::NotYours), "expired");
+        ts.issue("m5".into(), "mallory", t(20), None);
+        assert_eq!(ts.claim("m5", "mallory", Use::Cancel, t(20 + 300)), Err(Refusal::NotYours), "expired");
+        assert_eq!(ts.outstanding("mallory", t(20 + 300), BACKOFF), (0, None));
     }
 
     #[test]

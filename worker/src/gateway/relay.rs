@@ -113,9 +113,9 @@ pub(crate) async fn relay(
                 let read = read_whole(&stream, max, deadline_ms).await;
                 visit.host.release(permit).await?;
                 let (bytes, share) = read?;
-                // the bytes count against the budget until the caller has taken them (or the deadline cut it)
+                // the bytes count against the budget until the caller has taken them (or left)
                 let share = share.shrink_to(u64::from(bytes.length()));
-                let sent = js::send_bytes(&bytes, deadline_ms);
+                let sent = js::send_bytes(&bytes);
                 let done: js_sys::Promise = js::get(&sent, "done").unchecked_into();
                 visit.ctx.wait_until(async move {
                     let _ = JsFuture::from(done).await;
