@@ -78,10 +78,10 @@ impl Slots {
 
 /// [`HostState::acquire`]'s wait in nanoseconds. A host without concurrency permits always reserves, so its wait
 /// is the whole decision; a host with permits goes through [`HostState::acquire`] (whose wait is then the one
-/// reported, reserved or not).
+/// reported, reserved or not), and so does a host with limits its server published (which may lapse first).
 #[inline(always)]
 pub(crate) fn wait_ns(state: &mut HostState, now: Instant) -> u64 {
-    if state.permits.is_some() {
+    if state.permits.is_some() || state.server.is_some() {
         return duration_nanos(state.acquire(now).wait);
     }
     let (at, layer) = state.earliest(now);
