@@ -4,25 +4,20 @@ import gateway, { HostObject as Host, TokenLedger as Ledger } from '../../worker
 
 const calls = { host: 0, ledger: 0 };
 
-export class HostObject {
-  constructor(ctx, env) {
-    this.inner = new Host(ctx, env);
-  }
-  fetch(request) {
-    calls.host += 1;
-    return this.inner.fetch(request);
-  }
-}
+/** `Inner`, an object class, wrapped in one that counts the calls it receives under `calls[name]`. */
+const counting = (Inner, name) =>
+  class {
+    constructor(ctx, env) {
+      this.inner = new Inner(ctx, env);
+    }
+    fetch(request) {
+      calls[name] += 1;
+      return this.inner.fetch(request);
+    }
+  };
 
-export class TokenLedger {
-  constructor(ctx, env) {
-    this.inner = new Ledger(ctx, env);
-  }
-  fetch(request) {
-    calls.ledger += 1;
-    return this.inner.fetch(request);
-  }
-}
+export const HostObject = counting(Host, 'host');
+export const TokenLedger = counting(Ledger, 'ledger');
 
 export default class extends gateway {
   fetch(request) {

@@ -133,21 +133,25 @@ impl HostState {
         self.server.as_ref().map_or(0.0, |s| s.cap)
     }
 
-    /// Whether some of what the server published has run out by `now` ([`HostState::lapse`] would change
-    /// something).
-    fn lapses(&self, now: Instant) -> bool {
-        self.server.as_ref().is_some_and(|s| (s.cap > 0.0 && s.cap_until <= now) || (s.cap == 0.0 && s.until <= now))
+    /// A copy of this state with what the server published and has run out by `now` lapsed (see
+    /// [`HostState::lapse`]), when something has: for the read-only views, which must see what `acquire` will.
+    pub(crate) fn lapsed(&self, now: Instant) -> Option<HostState> {
+        self.server.as_ref().is_some_and(|s| s.cap_lapsed(now) || s.spent(now)).then(|| {
+            let mut lapsed = self.clone();
+            lapsed.lapse(now);
+            lapsed
+        })
     }
 
     /// Drop what the server published that has run out by `now`: a rate cap past its TTL (the bucket goes back to
     /// the uncapped rate, keeping what it owes), and the whole record once nothing of it applies.
     pub(crate) fn lapse(&mut self, now: Instant) {
         if let Some(s) = self.server.as_mut() {
-            if s.cap > 0.0 && s.cap_until <= now {
+            if s.cap_lapsed(now) {
                 s.cap = 0.0;
                 self.bucket.retune(s.uncapped.0, s.uncapped.1);
             }
-            if s.cap == 0.0 && s.until <= now {
+            if s.spent(now) {
                 self.server = None;
             }
         }
@@ -185,9 +189,7 @@ impl HostState {
 
     /// When could one request go, without reserving anything.
     pub fn peek(&self, now: Instant) -> Decision {
-        if self.lapses(now) {
-            let mut lapsed = self.clone();
-            lapsed.lapse(now);
+        if let Some(lapsed) = self.lapsed(now) {
             return lapsed.peek(now);
         }
         let (at, layer) = self.earliest(now);
@@ -353,7 +355,7 @@ impl HostState {
     /// or server policy learned, adaptive level where new hosts start).
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
         self.crawl_delay_ms == 0
-            && self.server.as_ref().is_none_or(|s| (s.cap == 0.0 || s.cap_until <= now) && s.until <= now)
+            && self.server.as_ref().is_none_or(|s| s.spent(now))
             && self.departed.add_nanos(self.meter.interval_ns().max(self.bucket.emission_ns())) <= now
             && self.rate_level.to_bits() == initial_level(limits).to_bits()
             && self.bucket.is_full(now)
@@ -469,6 +471,18 @@ pub(crate) struct ServerLimits {
     pub(crate) cap_until: Instant,
     /// The bucket's emission and tolerance (nanoseconds) once the cap lapses (set with the cap; not state).
     pub(crate) uncapped: (u64, u64),
+}
+
+impl ServerLimits {
+    /// Whether its rate cap has run out by `now`.
+    fn cap_lapsed(&self, now: Instant) -> bool {
+        self.cap > 0.0 && self.cap_until <= now
+    }
+
+    /// Whether nothing of it applies at `now` any more: no cap in force, no quota block.
+    fn spent(&self, now: Instant) -> bool {
+        (self.cap == 0.0 || self.cap_until <= now) && self.until <= now
+    }
 }
 
 impl PartialEq for ServerLimits {

@@ -88,9 +88,7 @@ pub struct HostStats {
 impl HostState {
     /// State and counters at `now`, under `limits`.
     pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
-        if self.lapses(now) {
-            let mut lapsed = self.clone();
-            lapsed.lapse(now);
+        if let Some(lapsed) = self.lapsed(now) {
             return lapsed.stats(limits, now);
         }
         let server = self.server.as_deref();
