@@ -521,11 +521,55 @@ const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.
 for (const row of rows) if (!ONLY || ONLY.some((part) => row.id.includes(part))) await measure(row);
 
 // ---------------------------------------------------------------------------------------------------------------
+// Paired rounds: the ratios the project holds itself to. A goal's two rows take turns, one timed run each per
+// round (which goes first alternates), over the same decisions; the round's ratio is the peer's time over
+// hostpace's, and the figure is the median over the rounds. A machine that slows down or speeds up between two
+// rows of the table moves both runs of a round alike, so these ratios hold still where the table's do not.
+
+const PAIRS = [
+  { id: 'stringPath', row: 'hostpace.acquire.virtual', peer: 'limiter.tryRemoveTokens+URL', n: STRING_PATH_DECISIONS },
+  { id: 'stringPathClock', row: 'hostpace.acquire.clock', peer: 'limiter.tryRemoveTokens+URL', n: STRING_PATH_DECISIONS },
+  { id: 'batched', row: 'hostpace.acquireIds.virtual', peer: 'limiter.tryRemoveTokens', n: DECISIONS },
+  { id: 'fastPath', row: 'hostpace.acquireId.virtual', peer: 'limiter.tryRemoveTokens', n: DECISIONS },
+];
+const ROUNDS = QUICK ? 3 : 9;
+
+async function pair(p) {
+  const [a, b] = [p.row, p.peer].map((id) => rows.find((r) => r.id === id));
+  const n = Math.round(p.n * SCALE);
+  const perRound = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const ms = {};
+    for (const row of round % 2 ? [b, a] : [a, b]) ms[row.id] = (await once(row, n)).ms;
+    perRound.push(ms[b.id] / ms[a.id]);
+  }
+  const res = {
+    id: p.id,
+    row: a.id,
+    peer: b.id,
+    decisions: n,
+    rounds: ROUNDS,
+    ratios: perRound.map((r) => +r.toFixed(3)),
+    median: +median(perRound).toFixed(3),
+    min: +Math.min(...perRound).toFixed(3),
+    max: +Math.max(...perRound).toFixed(3),
+  };
+  process.stderr.write(
+    `  paired ${a.id} / ${b.id}: ${res.median}× (median of ${ROUNDS} rounds, ${res.min}–${res.max})\n`,
+  );
+  return res;
+}
+
+const paired = [];
+for (const p of PAIRS) if (!ONLY || ONLY.some((part) => p.row.includes(part) || p.peer.includes(part))) paired.push(await pair(p));
+
+// ---------------------------------------------------------------------------------------------------------------
 // Report.
 
 if (ONLY) {
   // a partial run: its rows only, nothing written (ratios and the JSON need every row)
   for (const r of results) console.log(`${r.id}: ${r.nsPerDecision} ns/decision (median of ${r.runs}), go now ${r.goNow}`);
+  for (const p of paired) console.log(`${p.row} / ${p.peer}: ${p.median}× (rounds ${p.ratios.join(', ')})`);
   process.exit(0);
 }
 const byId = Object.fromEntries(results.map((r) => [r.id, r]));
@@ -589,6 +633,14 @@ lines.push(
     `${breakdown.internNs} ns; acquireId(intern(url)) ${breakdown.internPlusAcquireIdNs} ns; peek(url) ` +
     `${breakdown.peekUrlNs} ns.`,
 );
+lines.push('');
+lines.push(`Paired rounds (${ROUNDS} rounds per pair, one timed run of each row per round, alternating which goes first):`);
+lines.push('');
+lines.push('| hostpace row | peer row | decisions | ratio (median) | lowest | highest |');
+lines.push('|---|---|---:|---:|---:|---:|');
+for (const p of paired) {
+  lines.push(`| ${p.row} | ${p.peer} | ${fmt(p.decisions)} | ${p.median.toFixed(2)}× | ${p.min.toFixed(2)}× | ${p.max.toFixed(2)}× |`);
+}
 const table = lines.join('\n');
 console.log(table);
 
@@ -606,6 +658,7 @@ const out = {
   },
   results,
   ratios,
+  paired,
   breakdownNs: breakdown,
   skipped: SKIPPED,
   totalSeconds: +((performance.now() - started) / 1000).toFixed(1),

@@ -310,15 +310,23 @@ for (const c of critCases) {
 
 // Node decisions
 const byId = Object.fromEntries((decisions?.results ?? []).map((r) => [r.id, r]));
+// The ratio of a goal is its paired rounds' median when the run has them (decisions.mjs, "Paired rounds"), else
+// the ratio of the two rows' medians in the table.
 const dGoal = (label, id, peerId, min) => {
   const r = byId[id];
   const p = byId[peerId];
-  const ratio = isNum(r?.perSecMedian) && isNum(p?.perSecMedian) ? r.perSecMedian / p.perSecMedian : null;
+  const pr = (decisions?.paired ?? []).find((x) => x.row === id && x.peer === peerId);
+  const ratio = pr ? pr.median : isNum(r?.perSecMedian) && isNum(p?.perSecMedian) ? r.perSecMedian / p.perSecMedian : null;
   goals.push({
     goal: `${label} ≥ ${min}× \`${peerId}\` (decisions/s)`,
     figure: r ? `${fmtInt(r.perSecMedian)}/s` : 'not measured',
     peer: p ? `${fmtInt(p.perSecMedian)}/s` : 'not measured',
-    ratio: ratio === null ? '–' : `${fmt2(ratio)}×`,
+    ratio:
+      ratio === null
+        ? '–'
+        : pr
+          ? `${fmt2(ratio)}× (median of ${pr.rounds} paired rounds, ${fmt2(pr.min)}–${fmt2(pr.max)}×)`
+          : `${fmt2(ratio)}×`,
     met: ratio === null || decisions?.quick ? null : ratio >= min,
   });
 };
