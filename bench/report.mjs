@@ -474,6 +474,31 @@ if (criterion.length === 0) {
   );
 }
 
+// --- robots.txt
+{
+  const rows = criterion.filter((c) => c.group === 'robots');
+  const time = (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(1)} ms` : ns(x));
+  p(
+    '',
+    '## robots.txt matching (criterion)',
+    '',
+    '```sh',
+    'cargo bench --bench robots',
+    '```',
+    '',
+    '`benches/robots.rs`: a file of 18,000 rules (9,000 in the crawler\'s group, as many in a `*` group; about',
+    '500 KiB, the most that is read), plain prefixes, prefixes with wildcards and anchors, and one rule in 40',
+    'starting with a wildcard, which every path must try. `parse` reads and compiles it once; `allows` decides one',
+    'URL or path (URL parsing included).',
+    '',
+  );
+  if (rows.length === 0) p('Not measured. Run `cargo bench --bench robots`, then `node bench/report.mjs --save-criterion`.');
+  else {
+    p('| case | time (95 % interval) |', '|---|---:|');
+    for (const r of rows) p(`| ${esc(r.func)} | ${time(r.ns)} (${time(r.lo)}–${time(r.hi)}) |`);
+  }
+}
+
 // --- memory
 p(
   '',

@@ -1,0 +1,311 @@
+//! What a fetch of a host's robots.txt means (RFC 9309 §2.3.1, §2.4), as a small state machine told statuses and
+//! times (sans-I/O: every shell fetches the file its own way and reports here, so none re-derives the rules).
+//!
+//! - **2xx**: the body is the rules ([`Robots::parse`]).
+//! - **3xx**: the shell follows redirects, at least five hops; a 3xx reported here means it gave up, and the file
+//!   counts as unavailable: everything allowed (§2.3.1.2 lets a crawler assume so).
+//! - **4xx** (and any other status below 500): unavailable, everything allowed (§2.3.1.3).
+//! - **5xx, a network error or a timeout**: unreachable, everything **disallowed** (§2.3.1.4) until a retry
+//!   succeeds. Retries back off from [`RobotsTiming::first_retry`], doubling to [`RobotsTiming::max_retry`]. After
+//!   [`RobotsTiming::give_up_after`] of failures in a row the last good copy applies again, or, without one,
+//!   everything is allowed; retries go on.
+//! - A copy (rules, or "everything allowed" from a 4xx) is good for [`RobotsTiming::max_age`] (at most 24 hours,
+//!   §2.4); past that a fetch is due, and the old copy keeps applying until its answer arrives.
+//! - Before the first answer nothing is known ([`Verdict::Pending`]): the caller waits for the file.
+//! - [`RobotsFile::start`] hands out one fetch at a time; a fetch that never reports back frees the way again
+//!   after [`RobotsTiming::fetch_timeout`].
+
+use super::{Robots, Rule};
+use crate::time::Instant;
+use std::time::Duration;
+
+/// The times of a [`RobotsFile`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RobotsTiming {
+    /// How long a fetched copy is used before the file is fetched again (default and most: 24 hours).
+    pub max_age: Duration,
+    /// The first retry after a failure (default 60 s); each failure in a row doubles it.
+    pub first_retry: Duration,
+    /// The longest wait between retries (default 1 hour, never more than `max_age`).
+    pub max_retry: Duration,
+    /// Failures in a row for this long make the last good copy apply again, or everything allowed (default and
+    /// most: 30 days).
+    pub give_up_after: Duration,
+    /// A fetch started this long ago without an answer no longer blocks another (default 60 s).
+    pub fetch_timeout: Duration,
+}
+
+impl RobotsTiming {
+    /// The longest a copy may be used: 24 hours (RFC 9309 §2.4).
+    pub const MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+    /// How long failures last before the last good copy applies again: 30 days (RFC 9309 §2.3.1.4).
+    pub const GIVE_UP_AFTER: Duration = Duration::from_secs(30 * 24 * 3600);
+
+    /// These times within their bounds: `max_age` at most 24 hours and at least a second, retries between a
+    /// second and `max_age`, `give_up_after` at most 30 days, `fetch_timeout` at least a second.
+    pub fn bounded(self) -> RobotsTiming {
+        let second = Duration::from_secs(1);
+        let max_age = self.max_age.clamp(second, Self::MAX_AGE);
+        let max_retry = self.max_retry.clamp(second, max_age);
+        RobotsTiming {
+            max_age,
+            first_retry: self.first_retry.clamp(second, max_retry),
+            max_retry,
+            give_up_after: self.give_up_after.min(Self::GIVE_UP_AFTER),
+            fetch_timeout: self.fetch_timeout.max(second),
+        }
+    }
+}
+
+impl Default for RobotsTiming {
+    fn default() -> Self {
+        RobotsTiming {
+            max_age: Self::MAX_AGE,
+            first_retry: Duration::from_secs(60),
+            max_retry: Duration::from_secs(3600),
+            give_up_after: Self::GIVE_UP_AFTER,
+            fetch_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What is known of a host's robots.txt, and when to fetch it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RobotsFile {
+    timing: RobotsTiming,
+    /// The copy in force: rules, or `None` for "everything allowed" (a 4xx). `None` of the outer option: no
+    /// answer yet.
+    copy: Option<Option<Robots>>,
+    /// When the copy in force was fetched.
+    fetched: Option<Instant>,
+    /// Failures in a row, and when the first of them came.
+    failures: u32,
+    failing_since: Option<Instant>,
+    /// When a fetch is due.
+    due: Instant,
+    /// A fetch handed out and not yet answered, since then.
+    started: Option<Instant>,
+}
+
+/// Whether a URL may be fetched, from what a [`RobotsFile`] knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict<'a> {
+    /// Allowed: no rule forbids it, the file is unavailable (4xx), or failures have lasted past
+    /// [`RobotsTiming::give_up_after`] with no good copy.
+    Allowed,
+    /// Forbidden by this rule.
+    Disallowed(&'a Rule),
+    /// The file is unreachable (5xx, network error, timeout): nothing may be fetched before `retry_at`, when a
+    /// fetch of robots.txt is due.
+    Unreachable {
+        /// When robots.txt is fetched again.
+        retry_at: Instant,
+    },
+    /// No answer yet: fetch robots.txt first.
+    Pending,
+}
+
+impl RobotsFile {
+    /// Nothing known; a fetch is due at once.
+    pub fn new(timing: RobotsTiming) -> RobotsFile {
+        RobotsFile {
+            timing: timing.bounded(),
+            copy: None,
+            fetched: None,
+            failures: 0,
+            failing_since: None,
+            due: Instant::ZERO,
+            started: None,
+        }
+    }
+
+    /// A fetch should start at `now`: one is due and none is under way. Returns true once for each fetch it hands
+    /// out (the caller then reports [`RobotsFile::fetched`] or [`RobotsFile::failed`]).
+    pub fn start(&mut self, now: Instant) -> bool {
+        let busy = self.started.is_some_and(|at| now < at.saturating_add(self.timing.fetch_timeout));
+        if busy || now < self.due {
+            return false;
+        }
+        self.started = Some(now);
+        true
+    }
+
+    /// When the next fetch is due.
+    pub fn due(&self) -> Instant {
+        self.due
+    }
+
+    /// A fetch answered `status` with `body` (read only for a 2xx) at `now`.
+    pub fn fetched(&mut self, status: u16, body: &str, now: Instant) {
+        match status {
+            200..=299 => self.keep(Some(Robots::parse(body)), now),
+            500.. => self.failed(now),
+            _ => self.keep(None, now),
+        }
+    }
+
+    /// A fetch failed at `now` without an answer (network error, timeout), or answered 5xx.
+    pub fn failed(&mut self, now: Instant) {
+        self.started = None;
+        self.failures = self.failures.saturating_add(1);
+        self.failing_since.get_or_insert(now);
+        let doublings = (self.failures - 1).min(30);
+        let wait = self.timing.first_retry.saturating_mul(1 << doublings).min(self.timing.max_retry);
+        self.due = now.saturating_add(wait);
+    }
+
+    fn keep(&mut self, copy: Option<Robots>, now: Instant) {
+        self.copy = Some(copy);
+        self.fetched = Some(now);
+        self.failures = 0;
+        self.failing_since = None;
+        self.started = None;
+        self.due = now.saturating_add(self.timing.max_age);
+    }
+
+    /// Whether `user_agent` may fetch `url` at `now` (see [`Verdict`]).
+    pub fn verdict(&self, user_agent: &str, url: &str, now: Instant) -> Verdict<'_> {
+        if let Some(since) = self.failing_since {
+            if now.saturating_duration_since(since) < self.timing.give_up_after {
+                return Verdict::Unreachable { retry_at: self.due };
+            }
+        }
+        match &self.copy {
+            None if self.failing_since.is_some() => Verdict::Allowed,
+            None => Verdict::Pending,
+            Some(None) => Verdict::Allowed,
+            Some(Some(robots)) => match robots.matching_rule(user_agent, url) {
+                Some(rule) if !rule.allow() => Verdict::Disallowed(rule),
+                _ => Verdict::Allowed,
+            },
+        }
+    }
+
+    /// The rules in force, when the last good answer was a 2xx.
+    pub fn robots(&self) -> Option<&Robots> {
+        self.copy.as_ref().and_then(Option::as_ref)
+    }
+
+    /// When the copy in force was fetched (`None` before any good answer).
+    pub fn fetched_at(&self) -> Option<Instant> {
+        self.fetched
+    }
+
+    /// Failures in a row since the last good answer.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    const UA: &str = "hostpace";
+    const S: Duration = Duration::from_secs(1);
+
+    fn at(secs: u64) -> Instant {
+        Instant::from_millis(secs * 1000)
+    }
+
+    fn allowed(file: &RobotsFile, url: &str, now: Instant) -> bool {
+        file.verdict(UA, url, now) == Verdict::Allowed
+    }
+
+    #[test]
+    fn nothing_is_known_before_the_first_answer() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        assert_eq!(file.verdict(UA, "/", at(0)), Verdict::Pending);
+        assert!(file.start(at(0)));
+        assert!(!file.start(at(1)), "one fetch at a time");
+        assert!(file.start(at(61)), "a fetch that never answers frees the way after the fetch timeout");
+        assert_eq!(file.verdict(UA, "/", at(61)), Verdict::Pending);
+    }
+
+    #[test]
+    fn a_2xx_is_the_rules_for_a_day() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        assert!(file.start(at(0)));
+        file.fetched(200, "User-agent: *\nDisallow: /private\n", at(1));
+        assert!(allowed(&file, "/public", at(2)));
+        match file.verdict(UA, "/private/x", at(2)) {
+            Verdict::Disallowed(rule) => assert_eq!(rule.to_string(), "Disallow: /private (line 2)"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!file.start(at(1 + 86_399)));
+        assert!(file.start(at(1 + 86_400)), "due after 24 hours");
+        assert!(!allowed(&file, "/private", at(1 + 86_400)), "the old copy applies while the fetch is under way");
+        file.fetched(200, "User-agent: *\nDisallow:\n", at(1 + 86_401));
+        assert!(allowed(&file, "/private", at(1 + 86_402)));
+    }
+
+    #[test]
+    fn a_4xx_or_a_redirect_given_up_allows_everything() {
+        for status in [404, 401, 403, 410, 429, 301, 199] {
+            let mut file = RobotsFile::new(RobotsTiming::default());
+            file.fetched(status, "User-agent: *\nDisallow: /\n", at(0));
+            assert!(allowed(&file, "/anything", at(1)), "{status}");
+            assert_eq!(file.due(), at(86_400), "{status}");
+        }
+    }
+
+    #[test]
+    fn a_5xx_disallows_everything_and_retries_backing_off() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        file.fetched(503, "", at(0));
+        assert_eq!(file.verdict(UA, "/x", at(1)), Verdict::Unreachable { retry_at: at(60) });
+        assert!(!file.start(at(59)));
+        assert!(file.start(at(60)));
+        file.failed(at(60));
+        assert_eq!(file.due(), at(60 + 120), "the second failure waits twice as long");
+        let mut last = at(0);
+        for _ in 0..20 {
+            last = file.due();
+            assert!(file.start(last));
+            file.fetched(500, "", last);
+        }
+        assert_eq!(file.due(), last.saturating_add(3600 * S), "retries wait at most max_retry");
+        assert_eq!(file.failures(), 22);
+        file.fetched(200, "User-agent: *\nDisallow: /a\n", file.due());
+        assert!(allowed(&file, "/b", file.due()));
+        assert_eq!(file.failures(), 0);
+    }
+
+    #[test]
+    fn failures_for_thirty_days_bring_back_the_last_good_copy_or_allow() {
+        let month = 30 * 86_400;
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        file.fetched(200, "User-agent: *\nDisallow: /a\n", at(0));
+        file.fetched(503, "", at(100));
+        assert!(matches!(file.verdict(UA, "/b", at(100 + month - 1)), Verdict::Unreachable { .. }));
+        assert!(allowed(&file, "/b", at(100 + month)));
+        assert!(!allowed(&file, "/a", at(100 + month)), "the last good copy applies");
+
+        let mut never = RobotsFile::new(RobotsTiming::default());
+        never.failed(at(0));
+        assert!(matches!(never.verdict(UA, "/a", at(month - 1)), Verdict::Unreachable { .. }));
+        assert!(allowed(&never, "/a", at(month)), "no good copy: everything allowed");
+    }
+
+    #[test]
+    fn timings_are_bounded() {
+        let t = RobotsTiming {
+            max_age: Duration::from_secs(100 * 86_400),
+            first_retry: Duration::ZERO,
+            max_retry: Duration::MAX,
+            give_up_after: Duration::MAX,
+            fetch_timeout: Duration::ZERO,
+        }
+        .bounded();
+        assert_eq!(t.max_age, RobotsTiming::MAX_AGE);
+        assert_eq!(t.first_retry, S);
+        assert_eq!(t.max_retry, RobotsTiming::MAX_AGE);
+        assert_eq!(t.give_up_after, RobotsTiming::GIVE_UP_AFTER);
+        assert_eq!(t.fetch_timeout, S);
+        let mut file = RobotsFile::new(RobotsTiming { max_age: Duration::from_secs(600), ..Default::default() });
+        file.fetched(200, "", at(0));
+        assert_eq!(file.due(), at(600), "a lower max age is kept");
+    }
+}

@@ -1,0 +1,269 @@
+//! Paths and rule patterns in one canonical spelling, and patterns matched against paths (RFC 9309 §2.2.2–2.2.3).
+//!
+//! Both sides of a comparison go through [`canonical`], so that two spellings of one path compare equal and two
+//! paths compare different exactly when a server may treat them differently:
+//!
+//! - an unreserved character (`A–Z a–z 0–9 - . _ ~`) is compared decoded: `%7E` is `~`, `%62%61%7A` is `baz`;
+//! - a reserved character (`: / ? # [ ] @ ! $ & ' ( ) * + , ; =`) is compared as written: `%2F` is not `/`,
+//!   `%3A` is not `:` (RFC 3986 §2.2: encoding one changes what it means);
+//! - every other octet — beyond ASCII, controls, space, `" < > \ ^ ` { | }` and a `%` that starts no escape — is
+//!   compared percent-encoded: `ツ` is `%E3%83%84`, a space is `%20`, a lone `%` is `%25`;
+//! - escapes are written in upper case (`%e3` is `%E3`); letters elsewhere keep their case (paths are
+//!   case-sensitive).
+//!
+//! In a pattern `*` (as written, not `%2A`) matches any run of characters, and a `$` that ends it anchors the end
+//! of the path; a `$` elsewhere is a literal `$`.
+
+use crate::host_key::parse_http_url;
+
+/// `text` in the canonical spelling described in the [module documentation](self).
+pub(crate) fn canonical(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let escaped = match (b, bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| h << 4 | l),
+            _ => None,
+        };
+        match escaped {
+            Some(v) if is_unreserved(v) => out.push(char::from(v)),
+            Some(v) => push_escape(&mut out, v),
+            None if is_unreserved(b) || is_reserved(b) => out.push(char::from(b)),
+            None => push_escape(&mut out, b),
+        }
+        i += if escaped.is_some() { 3 } else { 1 };
+    }
+    out
+}
+
+fn push_escape(out: &mut String, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push('%');
+    out.push(char::from(HEX[usize::from(b >> 4)]));
+    out.push(char::from(HEX[usize::from(b & 15)]));
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn is_reserved(b: u8) -> bool {
+    b":/?#[]@!$&'()*+,;=".contains(&b)
+}
+
+/// The path and query (no fragment) that a request for `url_or_path` asks for, in canonical spelling: an
+/// absolute `http:`/`https:` URL as a WHATWG parser serializes it (dot segments removed, `\` read as `/`), or a
+/// path starting with `/` read the same way. Text that does not parse is read as a URL whose scheme (and `//`)
+/// may be missing — `example.com/a` asks for `/a` — so that nothing escapes matching by being malformed. Always
+/// starts with `/`.
+pub(crate) fn request_path(url_or_path: &str) -> String {
+    let parsed = if url_or_path.starts_with('/') && !url_or_path.starts_with("//") {
+        parse_http_url(&format!("http://robots.invalid{url_or_path}")).ok()
+    } else {
+        parse_http_url(url_or_path).ok()
+    };
+    let path = match &parsed {
+        Some(url) => after_authority(&url.href),
+        None => after_authority(url_or_path),
+    };
+    let path = path.split_once('#').map_or(path, |(p, _fragment)| p);
+    let path = canonical(path);
+    if path.starts_with('/') {
+        path
+    } else {
+        format!("/{path}")
+    }
+}
+
+/// What follows `scheme://authority` in `url`: the scheme ends at a `://` before any `/`, `?` or `#`, or the text
+/// starts with `//` or `/` (a path alone); the path starts at the first `/`, `?` or `#` after that.
+fn after_authority(url: &str) -> &str {
+    if url.starts_with('/') && !url.starts_with("//") {
+        return url;
+    }
+    let rest = url.strip_prefix("//").unwrap_or(url);
+    let rest = match rest.find("://") {
+        Some(at) if !rest[..at].contains(['/', '?', '#']) => &rest[at + 3..],
+        _ => rest,
+    };
+    rest.find(['/', '?', '#']).map_or("", |at| &rest[at..])
+}
+
+/// A rule's path pattern, read once: its literal pieces between `*`s, and whether it ends in `$`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pattern {
+    /// The pattern in canonical spelling, `$` included: its length is the rule's priority.
+    text: String,
+    /// The literal runs between wildcards; the first must start the path.
+    pieces: Vec<(usize, usize)>,
+    /// A `$` ended the pattern: the path must end where the last piece does.
+    anchored: bool,
+}
+
+impl Pattern {
+    /// `pattern` (as written in a rule, non-empty) compiled.
+    pub(crate) fn new(pattern: &str) -> Pattern {
+        let text = canonical(pattern);
+        let (body, anchored) = match text.strip_suffix('$') {
+            Some(body) => (body.len(), true),
+            None => (text.len(), false),
+        };
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        for (at, _) in text[..body].match_indices('*').chain([(body, "")]) {
+            pieces.push((start, at));
+            start = at + 1;
+        }
+        Pattern { text, pieces, anchored }
+    }
+
+    /// The pattern's length in octets (canonical spelling): the longer of two matching rules decides.
+    pub(crate) fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// The literal text the pattern starts with, up to its first `*` (all of it without one).
+    pub(crate) fn head(&self) -> &str {
+        self.pieces.first().map_or("", |&(a, b)| &self.text[a..b])
+    }
+
+    /// Whether the pattern matches `path` (canonical spelling) from its start.
+    pub(crate) fn matches(&self, path: &str) -> bool {
+        let piece = |&(a, b): &(usize, usize)| &self.text[a..b];
+        let Some((first, rest)) = self.pieces.split_first() else { return true };
+        let Some(mut left) = path.strip_prefix(piece(first)) else { return false };
+        if rest.is_empty() {
+            return !self.anchored || left.is_empty();
+        }
+        let (last, middle) = rest.split_last().map_or(("", &[][..]), |(l, m)| (piece(l), m));
+        // Each middle piece at its leftmost place leaves the most room for the ones after it.
+        for p in middle {
+            let p = piece(p);
+            match left.find(p) {
+                Some(at) => left = &left[at + p.len()..],
+                None => return false,
+            }
+        }
+        if self.anchored {
+            left.ends_with(last)
+        } else {
+            left.contains(last)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn canonical_spellings() {
+        let cases = [
+            ("/foo/bar", "/foo/bar"),
+            ("/foo/%62%61%7A", "/foo/baz"),
+            ("/%7e%7E~", "/~~~"),
+            ("/a%2Fb", "/a%2Fb"),
+            ("/a%2fb", "/a%2Fb"),
+            ("/a%3a", "/a%3A"),
+            ("/foo/bar/ツ", "/foo/bar/%E3%83%84"),
+            ("/foo/bar/%e3%83%84", "/foo/bar/%E3%83%84"),
+            ("/a b", "/a%20b"),
+            ("/a%20b", "/a%20b"),
+            ("/\"<>\\^`{|}", "/%22%3C%3E%5C%5E%60%7B%7C%7D"),
+            ("/100%", "/100%25"),
+            ("/100%25", "/100%25"),
+            ("/%zz", "/%25zz"),
+            ("/%4", "/%254"),
+            ("/q?a=b&c=https://x.y", "/q?a=b&c=https://x.y"),
+            ("/*$", "/*$"),
+            ("/%2A", "/%2A"),
+            ("/Case", "/Case"),
+            ("", ""),
+        ];
+        for (text, want) in cases {
+            assert_eq!(canonical(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn request_paths() {
+        let cases = [
+            ("https://example.com/a/b?c=d#frag", "/a/b?c=d"),
+            ("https://example.com", "/"),
+            ("https://example.com?q", "/?q"),
+            ("https://example.com/a/../private", "/private"),
+            ("https://example.com/a/./b", "/a/b"),
+            ("https://example.com\\a\\b", "/a/b"),
+            ("https://example.com/ツ", "/%E3%83%84"),
+            ("https://example.com/%7Euser", "/~user"),
+            ("/a/b?c", "/a/b?c"),
+            ("/a/../b", "/b"),
+            ("/", "/"),
+            ("", "/"),
+            ("ftp://example.com/x", "/x"),
+            // not a URL the parser reads: a missing scheme or `//` is read as the authority's
+            ("example.com", "/"),
+            ("example.com/a", "/a"),
+            ("a/b", "/b"),
+            ("//example.com/a?b", "/a?b"),
+            ("http://exa mple.com/a/../b", "/a/../b"),
+            ("http://[::1/x#y", "/x"),
+            ("example.com#x/y", "/"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(request_path(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn pattern_matching() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("/fish", "/fish", true),
+            ("/fish", "/fish.html", true),
+            ("/fish", "/fish/salmon.html", true),
+            ("/fish", "/Fish.asp", false),
+            ("/fish", "/catfish", false),
+            ("/fish*", "/fishheads", true),
+            ("/fish/", "/fish", false),
+            ("/*.php", "/index.php", true),
+            ("/*.php", "/filename.php/", true),
+            ("/*.php", "/folder/filename.php?parameters", true),
+            ("/*.php", "/", false),
+            ("/*.php$", "/filename.php", true),
+            ("/*.php$", "/filename.php?parameters", false),
+            ("/*.php$", "/filename.php5", false),
+            ("/fish*.php", "/fish.php", true),
+            ("/fish*.php", "/fishheads/catfish.php?p", true),
+            ("/fish*.php", "/Fish.PHP", false),
+            ("/$", "/", true),
+            ("/$", "/a", false),
+            ("*", "/anything", true),
+            ("/a*b*c$", "/a-b-c", true),
+            ("/a*b*c$", "/a-b-c-c", true),
+            ("/a*b*c$", "/a-b-c-d", false),
+            ("/a*c$", "/abcbc", true),
+            ("/a$b", "/a$b", true),
+            ("/a$b", "/a", false),
+            ("/**", "/", true),
+            ("/x*$", "/x", true),
+            ("/%7Ea", "/~a", true),
+            ("/a%2Fb", "/a/b", false),
+        ];
+        for (pattern, path, want) in cases {
+            assert_eq!(Pattern::new(pattern).matches(&canonical(path)), *want, "{pattern:?} on {path:?}");
+        }
+    }
+}
