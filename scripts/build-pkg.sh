@@ -5,7 +5,8 @@
 # Size (budget: 96 KB gzipped, tests/js/size.test.mjs): built by stable Rust in the `wasm-release` profile
 # (`opt-level = "z"`, LTO, one codegen unit, `panic = "abort"`), then `wasm-opt -Os --converge --low-memory-unused`
 # (Rust's linker keeps the first MiB for the stack, so the low 1 KiB is never used), with functions called from
-# one place inlined only up to 30 bytes.
+# one place inlined only up to 30 bytes, and the `target_features` section (read by linkers, not by engines) left
+# out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=pkg
@@ -14,7 +15,7 @@ PROFILE=wasm-release
 cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$PROFILE" --target-dir target/pkg
 rm -rf "$OUT" && mkdir -p "$OUT"
 wasm-bindgen "target/pkg/wasm32-unknown-unknown/$PROFILE/hostpace.wasm" --target web --out-dir "$OUT" --out-name hostpace
-node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=30 --low-memory-unused --strip-debug --strip-producers \
+node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=30 --low-memory-unused --strip-debug --strip-producers --strip-target-features \
   --enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory \
   --enable-multivalue --enable-reference-types \
   "$OUT/hostpace_bg.wasm" -o "$OUT/hostpace_bg.wasm"

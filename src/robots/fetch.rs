@@ -106,10 +106,10 @@ pub enum Verdict<'a> {
 }
 
 impl RobotsFile {
-    /// Nothing known; a fetch is due at once.
+    /// Nothing known; a fetch is due at once. `timing` is used as given (see [`RobotsTiming::bounded`]).
     pub fn new(timing: RobotsTiming) -> RobotsFile {
         RobotsFile {
-            timing: timing.bounded(),
+            timing,
             copy: None,
             fetched: None,
             failures: 0,
@@ -304,7 +304,8 @@ mod tests {
         assert_eq!(t.max_retry, RobotsTiming::MAX_AGE);
         assert_eq!(t.give_up_after, RobotsTiming::GIVE_UP_AFTER);
         assert_eq!(t.fetch_timeout, S);
-        let mut file = RobotsFile::new(RobotsTiming { max_age: Duration::from_secs(600), ..Default::default() });
+        let timing = RobotsTiming { max_age: Duration::from_secs(600), ..Default::default() }.bounded();
+        let mut file = RobotsFile::new(timing);
         file.fetched(200, "", at(0));
         assert_eq!(file.due(), at(600), "a lower max age is kept");
     }

@@ -80,10 +80,9 @@ struct Group {
     agents: Vec<String>,
     /// Named `*`.
     star: bool,
-    /// By the literal text their pattern starts with (up to its first `*`), then longest pattern first and, of
-    /// equal lengths, `allow` first.
+    /// In file order.
     rules: Vec<Rule>,
-    /// Where to look for a path's rules (built once the rules are sorted).
+    /// Where to look for a path's rules (built once they are all read).
     index: RuleIndex,
     /// The largest valid `Crawl-delay`.
     delay: Option<Duration>,
@@ -94,24 +93,38 @@ struct Group {
 /// a comparison per rule.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct RuleIndex {
-    /// The rules of each head, `start..end` in the group's rules, in the order of their heads.
+    /// The rules (indexes into the group's) by head, then longest pattern first and, of equal lengths, `allow`
+    /// first.
+    order: Vec<u32>,
+    /// The rules of each head, `start..end` in `order`, in the order of their heads.
     spans: Vec<(usize, usize)>,
     /// The distinct head lengths, ascending.
     head_lengths: Vec<usize>,
 }
 
 impl Group {
+    /// The order in which `rule` is tried among the group's rules: by head, then highest priority first.
+    fn rank(&self, rule: u32) -> (&str, std::cmp::Reverse<(usize, bool)>) {
+        let rule = &self.rules[rule as usize];
+        (rule.pattern.head(), std::cmp::Reverse(rule.priority()))
+    }
+
     fn index(&mut self) {
-        self.rules.sort_by(|a, b| a.pattern.head().cmp(b.pattern.head()).then(b.priority().cmp(&a.priority())));
         let mut index = RuleIndex::default();
-        for (i, rule) in self.rules.iter().enumerate() {
-            let head = rule.pattern.head();
-            match index.spans.last_mut() {
-                Some((start, end)) if self.rules[*start].pattern.head() == head => *end = i + 1,
-                _ => index.spans.push((i, i + 1)),
+        // each rule placed after those that rank before it or alike (a sort without a sort's code in the wasm)
+        for i in 0..self.rules.len() as u32 {
+            let at = index.order.partition_point(|&j| self.rank(j) <= self.rank(i));
+            index.order.insert(at, i);
+            let head = self.rules[i as usize].pattern.head().len();
+            if let Err(at) = index.head_lengths.binary_search(&head) {
+                index.head_lengths.insert(at, head);
             }
-            if let Err(at) = index.head_lengths.binary_search(&head.len()) {
-                index.head_lengths.insert(at, head.len());
+        }
+        for (k, &i) in index.order.iter().enumerate() {
+            let head = self.rules[i as usize].pattern.head();
+            match index.spans.last_mut() {
+                Some((start, end)) if self.rules[index.order[*start] as usize].pattern.head() == head => *end = k + 1,
+                _ => index.spans.push((k, k + 1)),
             }
         }
         self.index = index;
@@ -120,17 +133,18 @@ impl Group {
     /// The rule of this group that decides for `path` (canonical spelling): of those that match, the longest
     /// pattern, `allow` on a tie.
     fn decide(&self, path: &str) -> Option<&Rule> {
+        let rule = |k: usize| &self.rules[self.index.order[k] as usize];
         let mut best: Option<&Rule> = None;
         for &len in &self.index.head_lengths {
             // canonical paths are ASCII, so every length is a character boundary
             let Some(head) = path.get(..len) else { break };
-            let found = self.index.spans.binary_search_by(|&(start, _)| self.rules[start].pattern.head().cmp(head));
+            let found = self.index.spans.binary_search_by(|&(start, _)| rule(start).pattern.head().cmp(head));
             let Ok(at) = found else { continue };
             let (start, end) = self.index.spans[at];
             // in priority order: the first that matches is this head's best
-            let rule = self.rules[start..end].iter().find(|rule| rule.pattern.matches(path));
-            if let Some(rule) = rule.filter(|r| best.is_none_or(|b| r.priority() > b.priority())) {
-                best = Some(rule);
+            let matched = (start..end).map(rule).find(|r| r.pattern.matches(path));
+            if let Some(r) = matched.filter(|r| best.is_none_or(|b| r.priority() > b.priority())) {
+                best = Some(r);
             }
         }
         best

@@ -78,12 +78,11 @@ pub(crate) fn request_path(url_or_path: &str) -> String {
         None => after_authority(url_or_path),
     };
     let path = path.split_once('#').map_or(path, |(p, _fragment)| p);
-    let path = canonical(path);
-    if path.starts_with('/') {
-        path
-    } else {
-        format!("/{path}")
+    let mut path = canonical(path);
+    if !path.starts_with('/') {
+        path.insert(0, '/');
     }
+    path
 }
 
 /// What follows `scheme://authority` in `url`: the scheme ends at a `://` before any `/`, `?` or `#`, or the text
@@ -105,9 +104,7 @@ fn after_authority(url: &str) -> &str {
 pub(crate) struct Pattern {
     /// The pattern in canonical spelling, `$` included: its length is the rule's priority.
     text: String,
-    /// The literal runs between wildcards; the first must start the path.
-    pieces: Vec<(usize, usize)>,
-    /// A `$` ended the pattern: the path must end where the last piece does.
+    /// A `$` ended the pattern: the path must end where the last literal run does.
     anchored: bool,
 }
 
@@ -115,17 +112,8 @@ impl Pattern {
     /// `pattern` (as written in a rule, non-empty) compiled.
     pub(crate) fn new(pattern: &str) -> Pattern {
         let text = canonical(pattern);
-        let (body, anchored) = match text.strip_suffix('$') {
-            Some(body) => (body.len(), true),
-            None => (text.len(), false),
-        };
-        let mut pieces = Vec::new();
-        let mut start = 0;
-        for (at, _) in text[..body].match_indices('*').chain([(body, "")]) {
-            pieces.push((start, at));
-            start = at + 1;
-        }
-        Pattern { text, pieces, anchored }
+        let anchored = text.ends_with('$');
+        Pattern { text, anchored }
     }
 
     /// The pattern's length in octets (canonical spelling): the longer of two matching rules decides.
@@ -133,32 +121,35 @@ impl Pattern {
         self.text.len()
     }
 
+    /// The literal runs between wildcards (the `$` left out): the first must start the path.
+    fn pieces(&self) -> std::str::Split<'_, char> {
+        let body = if self.anchored { &self.text[..self.text.len() - 1] } else { &self.text };
+        body.split('*')
+    }
+
     /// The literal text the pattern starts with, up to its first `*` (all of it without one).
     pub(crate) fn head(&self) -> &str {
-        self.pieces.first().map_or("", |&(a, b)| &self.text[a..b])
+        self.pieces().next().unwrap_or_default()
     }
 
     /// Whether the pattern matches `path` (canonical spelling) from its start.
     pub(crate) fn matches(&self, path: &str) -> bool {
-        let piece = |&(a, b): &(usize, usize)| &self.text[a..b];
-        let Some((first, rest)) = self.pieces.split_first() else { return true };
-        let Some(mut left) = path.strip_prefix(piece(first)) else { return false };
-        if rest.is_empty() {
-            return !self.anchored || left.is_empty();
-        }
-        let (last, middle) = rest.split_last().map_or(("", &[][..]), |(l, m)| (piece(l), m));
-        // Each middle piece at its leftmost place leaves the most room for the ones after it.
-        for p in middle {
-            let p = piece(p);
-            match left.find(p) {
-                Some(at) => left = &left[at + p.len()..],
-                None => return false,
+        let mut pieces = self.pieces();
+        let Some(mut left) = path.strip_prefix(pieces.next().unwrap_or_default()) else { return false };
+        // Each piece but the last at its leftmost place leaves the most room for the ones after it.
+        let mut last = None;
+        for piece in pieces {
+            if let Some(before) = last.replace(piece) {
+                match left.find(before) {
+                    Some(at) => left = &left[at + before.len()..],
+                    None => return false,
+                }
             }
         }
-        if self.anchored {
-            left.ends_with(last)
-        } else {
-            left.contains(last)
+        match last {
+            None => !self.anchored || left.is_empty(),
+            Some(last) if self.anchored => left.ends_with(last),
+            Some(last) => left.contains(last),
         }
     }
 }

@@ -105,6 +105,14 @@ export function entries(value) {
   }
 }
 // Object literals define their properties (no setter on Object.prototype runs).
+// The object of `shapes::RobotsCheck`, from its fields (each absent one left out).
+// (`pattern` and `line` are those of the disallowing rule, written as `Rule`'s Display writes it.)
+export function robots_check(verdict, pattern, line, retryMs) {
+  const check = { verdict };
+  if (pattern !== undefined) check.rule = `Disallow: ${pattern} (line ${line})`;
+  if (retryMs !== undefined) check.retryMs = retryMs;
+  return check;
+}
 export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
   return permitId === undefined
     ? { host, waitMs, layer, departsMs, reserved }
@@ -129,6 +137,8 @@ extern "C" {
     pub fn write_typed(out: &JsValue, values: &JsValue) -> bool;
     /// `[name, value]` entries of an iterable of pairs or of an object; `undefined` when reading throws.
     pub fn entries(value: &JsValue) -> JsValue;
+    /// The object of `shapes::RobotsCheck`, from its fields.
+    pub fn robots_check(verdict: &str, pattern: Option<&str>, line: f64, retry_ms: Option<f64>) -> JsValue;
     /// The object of `shapes::Decision`, from its fields (`layer` its camelCase name).
     pub fn decision(
         host: &JsValue,

@@ -86,7 +86,7 @@ export function numberArg(value, name, optional) {
 }
 
 /** `options.signal`: an `AbortSignal` or absent; else a TypeError naming it. */
-function signalOf(options, name) {
+export function signalOf(options, name) {
   const signal = options === undefined || options === null ? undefined : options.signal;
   if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
     throw new TypeError(`invalid ${name}.signal: expected an AbortSignal, got ${kind(signal)}`);
@@ -171,11 +171,17 @@ async function attempt(adapter, url, task, signal, n) {
   return { result, observed };
 }
 
-/** `schedule(url, task, options)` through `adapter`: wait the turn, run `task`, report, give back the permit. */
-export async function scheduleThrough(adapter, url, task, options) {
+/** `task` when it is a function; else a TypeError naming it. */
+export function taskArg(task) {
   if (typeof task !== 'function') {
     throw new TypeError(`invalid task: expected a function returning a value or promise, got ${kind(task)}`);
   }
+  return task;
+}
+
+/** `schedule(url, task, options)` through `adapter`: wait the turn, run `task`, report, give back the permit. */
+export async function scheduleThrough(adapter, url, task, options) {
+  taskArg(task);
   const signal = signalOf(options, 'options');
   return (await attempt(adapter, url, task, signal, undefined)).result;
 }

@@ -12,6 +12,7 @@ use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
+use crate::robots::{RobotsFile, RobotsTiming, Verdict};
 use crate::time::{nanos_to_ms, Instant};
 use js_sys::{Float64Array, Reflect};
 use std::cell::RefCell;
@@ -36,16 +37,38 @@ export interface Limiter {
    * The departure is reserved synchronously, before this returns (a bad URL rejects). Right before the task
    * runs, the departure is confirmed with the core (`depart`), so a late timer never shortens an interval.
    * `options.signal` aborts the wait: the promise rejects with the signal's reason, the permit is released, the
-   * task never runs.
+   * task never runs. Robots.txt comes first, as for `fetch`.
    */
   schedule<T>(url: UrlLike, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /**
    * A polite `fetch(url, init)`: waits its turn, fetches, learns from the response; on 429/503 waits the cooldown
    * (Retry-After, capped by maxBackoffSec) and retries at most `maxRetries` times, then returns the last response.
    * `hostpaceAttempts` says how many attempts it took. In a page, a relative URL is resolved against the
-   * document, as `fetch` does.
+   * document, as `fetch` does. Outside a browser it sends the config's `userAgent` unless `init` sets one.
+   *
+   * With `robots: "obey"` (the default), the host's `/robots.txt` is fetched first (once a day, through the host's
+   * pacing, by one call while the others wait), and a URL it disallows rejects with an `Error` named
+   * `RobotsDisallowed` (with `url` and `rule`) without being sent. While robots.txt is unreachable (5xx, no
+   * answer) every URL of the host rejects with `RobotsUnavailable` (with `url` and `retryAfterMs`); a 4xx allows
+   * everything. In a browser, a robots.txt the page may not read (CORS) counts as unreachable.
    */
   fetch(url: UrlLike, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
+  /**
+   * Whether `url` may be fetched by what is known of its host's robots.txt at `nowMs`: false when a rule
+   * disallows it or the file is unreachable (5xx, no answer); true otherwise, and while nothing is known yet.
+   */
+  allowed(url: UrlLike, nowMs?: number): boolean;
+  /**
+   * `robotsTxt` as `host`'s robots.txt (a host name or any URL on it), fetched at `nowMs`: `robotsFetched` with
+   * status 200. Its rules decide what `fetch`, `schedule` and `allowed` may send there for a day, and its
+   * Crawl-delay for `userAgent` (default: the config's) paces the host.
+   */
+  setRobots(host: UrlLike, robotsTxt: string, userAgent?: string, nowMs?: number): RobotsOutcome;
+  /**
+   * A fetch of `host`'s robots.txt answered `status` without rules (4xx: everything allowed; 5xx, or 0 for no
+   * answer: everything disallowed until a retry succeeds): `robotsFetched` without a text.
+   */
+  robotsStatus(host: UrlLike, status: number, nowMs?: number): void;
 }
 "#;
 
@@ -137,7 +160,44 @@ pub(crate) struct Shared {
     names: RefCell<Vec<Option<JsValue>>>,
     /// The batch being decided by `acquireIds`, copied in from JS (kept to spare an allocation per batch).
     batch: RefCell<Batch>,
+    /// Per interned id: what is known of the host's robots.txt (nothing until it is first asked about).
+    robots: RefCell<Vec<Option<Box<RobotsFile>>>>,
+    crawler: Crawler,
     warnings: Vec<String>,
+}
+
+/// Who the crawler is, and whether it obeys robots.txt.
+struct Crawler {
+    user_agent: String,
+    obey_robots: bool,
+}
+
+impl Default for Crawler {
+    /// `hostpace/` and the package's version, obeying robots.txt.
+    fn default() -> Crawler {
+        Crawler { user_agent: concat!("hostpace/", env!("CARGO_PKG_VERSION")).to_owned(), obey_robots: true }
+    }
+}
+
+impl Crawler {
+    /// The crawler a config names: `userAgent` checked (what a header may hold, at most 512 bytes).
+    fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
+        let user_agent = match &config.user_agent {
+            None => Crawler::default().user_agent,
+            Some(ua) if !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b)) => {
+                ua.clone()
+            }
+            Some(_) => {
+                return Err(js_error("invalid config field userAgent: expected 1-512 printable ASCII characters"))
+            }
+        };
+        let obey_robots = match config.robots.as_deref() {
+            None | Some("obey") => true,
+            Some("ignore") => false,
+            Some(_) => return Err(js_error("invalid config field robots: expected \"obey\" or \"ignore\"")),
+        };
+        Ok(Crawler { user_agent, obey_robots })
+    }
 }
 
 /// Room for one batch of `acquireIds`: its ids, instants and waits.
@@ -254,7 +314,7 @@ pub struct JsLimiter {
 }
 
 impl JsLimiter {
-    fn from_registry(registry: Registry, warnings: Vec<String>) -> JsLimiter {
+    fn from_registry(registry: Registry, warnings: Vec<String>, crawler: Crawler) -> JsLimiter {
         JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
@@ -262,9 +322,23 @@ impl JsLimiter {
                 slots: RefCell::new(Slots::default()),
                 names: RefCell::new(Vec::new()),
                 batch: RefCell::new(Batch::default()),
+                robots: RefCell::new(Vec::new()),
+                crawler,
                 warnings,
             }),
         }
+    }
+
+    /// What is known of `key`'s robots.txt, made fresh the first time.
+    fn robots_of(&self, key: &HostKey) -> std::cell::RefMut<'_, RobotsFile> {
+        let id = self.shared.hosts.borrow_mut().ids_mut().intern(key) as usize;
+        let mut book = self.shared.robots.borrow_mut();
+        if book.len() <= id {
+            book.resize_with(id + 1, || None);
+        }
+        std::cell::RefMut::map(book, |book| {
+            &mut **book[id].get_or_insert_with(|| Box::new(RobotsFile::new(RobotsTiming::default())))
+        })
     }
 }
 
@@ -274,10 +348,12 @@ impl JsLimiter {
     /// value out of range.
     #[wasm_bindgen(constructor)]
     pub fn new(config: Option<ConfigArg>) -> Result<JsLimiter, JsValue> {
-        let policy = policy_of(&config)?;
+        let config = args::config(&config)?;
+        let policy = config.policy().map_err(js_error)?;
+        let crawler = Crawler::of(&config)?;
         let warnings = policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         let registry = Registry::new(policy).map_err(js_error)?;
-        Ok(JsLimiter::from_registry(registry, warnings))
+        Ok(JsLimiter::from_registry(registry, warnings, crawler))
     }
 
     /// Warnings about the config (a burst above about one second of traffic without a justification).
@@ -430,23 +506,82 @@ impl JsLimiter {
         to_js(&Observation::new(key.as_str(), obs))
     }
 
-    /// Apply `robotsTxt`'s Crawl-delay for `userAgent` to `host` (a host name or any URL on it); `nowMs` for a
-    /// caller-driven clock.
-    #[wasm_bindgen(js_name = setRobots, unchecked_return_type = "RobotsOutcome")]
-    pub fn set_robots(
+    /// Report a fetch of `host`'s robots.txt (a host name or any URL on it) at `nowMs`: it answered `status`, or
+    /// 0 when no answer came (a network error, a timeout: as a 5xx). A 2xx makes `robotsTxt` (default empty) the
+    /// rules for a day — what `fetch`, `schedule` and `allowed` may send there — and its Crawl-delay for
+    /// `userAgent` (default: the config's) paces the host; the answer says what that changed. A 4xx allows
+    /// everything, a 5xx disallows everything until a retry succeeds (both answer `undefined`). `setRobots` and
+    /// `robotsStatus` are this for a fetched text and for a status.
+    #[wasm_bindgen(js_name = robotsFetched, unchecked_return_type = "RobotsOutcome | undefined")]
+    pub fn robots_fetched(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] host: JsValue,
-        #[wasm_bindgen(js_name = robotsTxt, unchecked_param_type = "string")] robots_txt: JsValue,
-        #[wasm_bindgen(js_name = userAgent, unchecked_param_type = "string")] user_agent: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] status: JsValue,
+        #[wasm_bindgen(js_name = robotsTxt, unchecked_param_type = "string | undefined")] robots_txt: JsValue,
+        #[wasm_bindgen(js_name = userAgent, unchecked_param_type = "string | undefined")] user_agent: JsValue,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
     ) -> Result<JsValue, JsValue> {
         let key = host_arg(&host)?;
-        let robots_txt = args::string(&robots_txt, "robotsTxt")?;
-        let user_agent = args::string(&user_agent, "userAgent")?;
+        let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
+        let text = |value: &JsValue, name| if absent(value) { Ok(None) } else { args::string(value, name).map(Some) };
+        let robots_txt = text(&robots_txt, "robotsTxt")?.unwrap_or_default();
+        let user_agent = text(&user_agent, "userAgent")?;
         let now = args::now(&now_ms)?;
-        let out =
-            self.shared.registry.borrow_mut().set_robots(&key, &robots_txt, &user_agent, now).map_err(js_error)?;
+        if !(200..300).contains(&status) {
+            let mut file = self.robots_of(&key);
+            match status {
+                0..=99 => file.failed(now),
+                _ => file.fetched(status, "", now),
+            }
+            return Ok(JsValue::UNDEFINED);
+        }
+        let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
+        let out = self.shared.registry.borrow_mut().set_robots(&key, &robots_txt, user_agent, now).map_err(js_error)?;
+        self.robots_of(&key).fetched(status, &robots_txt, now);
         to_js(&RobotsOutcome::new(key.as_str(), &out))
+    }
+
+    /// What `fetch` and `schedule` do about robots.txt before sending to `url`: `"allowed"`, `"disallowed"` (with
+    /// the `rule`), `"unreachable"` (robots.txt is fetched again in `retryMs`), `"fetch"` (fetch the host's
+    /// `/robots.txt` now and report it with `setRobots` or `robotsStatus`: asked of one caller at a time, and again
+    /// when the copy is a day old or a retry is due), or `"pending"` (another caller is fetching it). Always
+    /// `"allowed"` when the config says `robots: "ignore"`. With `peek`, only what is known: no fetch is handed
+    /// out, the config's `robots` does not matter, and a host whose robots.txt is not known yet is `"pending"`.
+    #[wasm_bindgen(js_name = robotsCheck, unchecked_return_type = "RobotsCheck")]
+    pub fn robots_check(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+        peek: Option<bool>,
+    ) -> Result<JsValue, JsValue> {
+        let key = self.shared.key(url)?;
+        let now = instant(now_ms)?;
+        let peek = peek == Some(true);
+        // the object of `RobotsCheck` (a wasm test checks it against serde's)
+        let check = |verdict: &str, rule: Option<&crate::robots::Rule>, retry: Option<Instant>| {
+            let retry_ms = retry.map(|at| ms(at.saturating_duration_since(now)));
+            let line = rule.map_or(0.0, |r| r.line() as f64);
+            glue::robots_check(verdict, rule.map(|r| r.pattern()), line, retry_ms)
+        };
+        if !self.shared.crawler.obey_robots && !peek {
+            return Ok(check("allowed", None, None));
+        }
+        let mut file = self.robots_of(&key);
+        if !peek && file.start(now) {
+            return Ok(check("fetch", None, None));
+        }
+        Ok(match file.verdict(&self.shared.crawler.user_agent, url, now) {
+            Verdict::Allowed => check("allowed", None, None),
+            Verdict::Disallowed(rule) => check("disallowed", Some(rule), None),
+            Verdict::Unreachable { retry_at } => check("unreachable", None, Some(retry_at)),
+            Verdict::Pending => check("pending", None, None),
+        })
+    }
+
+    /// The crawler's User-Agent (the config's `userAgent`).
+    #[wasm_bindgen(getter, js_name = userAgent)]
+    pub fn user_agent(&self) -> String {
+        self.shared.crawler.user_agent.clone()
     }
 
     /// A host's state and counters (`undefined` if the host was never seen).
@@ -476,7 +611,7 @@ impl JsLimiter {
         let snapshot = args::string(&snapshot, "snapshot")?;
         let snap = Snapshot::decode(&snapshot).map_err(js_error)?;
         let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
-        Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings))
+        Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings, Crawler::default()))
     }
 
     /// Hosts tracked.

@@ -3,7 +3,18 @@
 // retry verdicts) comes from the wasm core; this file only adapts and calls.
 // Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
 import { Frontier, Limiter } from './hostpace.js';
-import { fetchThrough, numberArg, scheduleThrough, urlArg, wake } from './lifecycle.js';
+import {
+  abortReason,
+  fetchThrough,
+  kind,
+  numberArg,
+  scheduleThrough,
+  signalOf,
+  sleep,
+  taskArg,
+  urlArg,
+  wake,
+} from './lifecycle.js';
 
 /** `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. */
 class LocalTurns {
@@ -41,14 +52,14 @@ class LocalTurns {
   }
 }
 
-// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart; Frontier's push, pop, take,
-// waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is what keeps
-// a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value of
-// another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
+// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, robotsCheck; Frontier's push,
+// pop, take, waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is
+// what keeps a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value
+// of another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
 // Every other method reads and checks its arguments in Rust.
 
 const limiterRaw = Limiter.prototype;
-const { acquire, peek, intern, acquireId, depart } = limiterRaw;
+const { acquire, peek, intern, acquireId, depart, robotsCheck } = limiterRaw;
 limiterRaw.acquire = function (url, nowMs) {
   return acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true));
 };
@@ -63,6 +74,9 @@ limiterRaw.acquireId = function (id, nowMs) {
 };
 limiterRaw.depart = function (url, departsMs) {
   return depart.call(this, urlArg(url), numberArg(departsMs, 'departsMs', true));
+};
+limiterRaw.robotsCheck = function (url, nowMs, peek) {
+  return robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), peek === true);
 };
 const frontierRaw = Frontier.prototype;
 const { push, pop, take, waitMs } = frontierRaw;
@@ -85,11 +99,179 @@ Limiter.prototype.release = function release(url, permitId) {
   wake(this);
 };
 
-// Both are async functions: they run synchronously up to their first `await`, so the departure is reserved
-// before they return, and anything thrown before that (a bad URL, an aborted signal) becomes a rejected promise,
-// as with fetch.
+// robots.txt before a request: the core says what to do (`robotsCheck`); this only fetches the file when told to
+// and reports what came back.
+
+/** The largest robots.txt read (RFC 9309 §2.5: 500 KiB); the rest of a longer body is not downloaded. */
+const MAX_ROBOTS_BYTES = 500 * 1024;
+
+/** How long a call told "pending" by a fetch it cannot see (another realm's, a lost one) waits to ask again. */
+const PENDING_RECHECK_MS = 100;
+
+/** Fetches of robots.txt under way, by limiter and robots URL: callers told "pending" wait for them. */
+const robotsFetches = new WeakMap();
+
+function robotsError(name, message, fields) {
+  return Object.assign(new Error(message), { name }, fields);
+}
+
+/** The body of `response`, at most `limit` bytes and one more (so a longer file shows as such), as text. */
+async function boundedText(response, limit) {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, Math.min(size, limit + 1)));
+}
+
+/** Fetch `robotsUrl` through its host's pacing (as any request there) and report what came back. */
+async function fetchRobots(limiter, robotsUrl) {
+  let response;
+  try {
+    response = await fetchThrough(new LocalTurns(limiter), robotsUrl, {
+      headers: { 'user-agent': limiter.userAgent },
+      redirect: 'follow',
+    });
+  } catch (_) {
+    limiter.robotsStatus(robotsUrl, 0); // no answer: as a 5xx
+    return;
+  }
+  if (response.status >= 200 && response.status < 300) {
+    let text;
+    try {
+      text = await boundedText(response, MAX_ROBOTS_BYTES);
+    } catch (_) {
+      limiter.robotsStatus(robotsUrl, 0); // the body broke off
+      return;
+    }
+    limiter.setRobots(robotsUrl, text);
+  } else {
+    limiter.robotsStatus(robotsUrl, response.status);
+    await response.body?.cancel().catch(() => {});
+  }
+}
+
+/**
+ * What robots.txt lets `url` do: undefined when it may be sent now (decided synchronously, so a caller's departure
+ * is still reserved before its promise returns), else a promise that resolves once it may, or rejects with a
+ * `RobotsDisallowed` or `RobotsUnavailable` error.
+ */
+function obeyRobots(limiter, url, signal) {
+  // an aborted signal starts nothing, not even a fetch of robots.txt
+  if (signal && signal.aborted) throw abortReason(signal);
+  const check = limiter.robotsCheck(url);
+  return check.verdict === 'allowed' ? undefined : untilRobotsAllow(limiter, url, signal, check);
+}
+
+async function untilRobotsAllow(limiter, url, signal, check) {
+  for (;;) {
+    if (check.verdict === 'allowed') return;
+    if (check.verdict === 'disallowed') {
+      throw robotsError('RobotsDisallowed', `robots.txt disallows ${url}: ${check.rule}`, { url, rule: check.rule });
+    }
+    if (check.verdict === 'unreachable') {
+      const message =
+        `robots.txt of ${new URL(url).host} is unreachable: nothing is sent there before it is fetched again ` +
+        `in ${Math.ceil(check.retryMs)} ms`;
+      throw robotsError('RobotsUnavailable', message, { url, retryAfterMs: check.retryMs });
+    }
+    const robotsUrl = new URL('/robots.txt', url).href;
+    let fetches = robotsFetches.get(limiter);
+    if (!fetches) robotsFetches.set(limiter, (fetches = new Map()));
+    if (check.verdict === 'fetch') {
+      // the fetch goes on if this caller's signal aborts: other calls wait for it too
+      const fetching = fetchRobots(limiter, robotsUrl).finally(() => fetches.delete(robotsUrl));
+      fetches.set(robotsUrl, fetching);
+      await unlessAborted(fetching, signal);
+    } else {
+      // pending: another call is fetching it (or one that never reported: ask again after a while)
+      await unlessAborted(fetches.get(robotsUrl) ?? sleep(PENDING_RECHECK_MS), signal);
+    }
+    check = limiter.robotsCheck(url);
+  }
+}
+
+/** `promise`, or a rejection with `signal`'s reason as soon as it aborts. */
+function unlessAborted(promise, signal) {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => signal.removeEventListener('abort', onAbort);
+    promise.then(
+      (value) => {
+        done();
+        resolve(value);
+      },
+      (error) => {
+        done();
+        reject(error);
+      },
+    );
+  });
+}
+
+Limiter.prototype.setRobots = function setRobots(host, robotsTxt, userAgent, nowMs) {
+  if (typeof robotsTxt !== 'string') {
+    throw new TypeError(`invalid robotsTxt: expected a string, got ${kind(robotsTxt)}`);
+  }
+  return this.robotsFetched(host, 200, robotsTxt, userAgent, nowMs);
+};
+
+Limiter.prototype.robotsStatus = function robotsStatus(host, status, nowMs) {
+  this.robotsFetched(host, status, undefined, undefined, nowMs);
+};
+
+/**
+ * Whether `url` may be fetched by what is known of its host's robots.txt at `nowMs`: false when a rule disallows it
+ * or the file is unreachable (5xx, no answer); true otherwise, and while nothing is known yet.
+ */
+Limiter.prototype.allowed = function allowed(url, nowMs) {
+  const { verdict } = this.robotsCheck(url, numberArg(nowMs, 'nowMs', true), true);
+  return verdict === 'allowed' || verdict === 'pending';
+};
+
+/**
+ * `init` with the crawler's User-Agent, unless it sets one or runs in a browser (which decides the header itself,
+ * and would make a cross-origin request with it need a CORS preflight).
+ */
+function withUserAgent(init, userAgent) {
+  const platform = globalThis.navigator?.userAgent;
+  if (typeof platform === 'string' && platform.startsWith('Mozilla/')) return init;
+  const headers = new Headers(init?.headers ?? undefined);
+  if (!headers.has('user-agent')) headers.set('user-agent', userAgent);
+  return { ...init, headers };
+}
+
+// Both are async functions: they run synchronously up to their first `await`, so without robots.txt to wait for
+// the departure is reserved before they return, and anything thrown before that (a bad URL, an aborted signal)
+// becomes a rejected promise, as with fetch.
 Limiter.prototype.schedule = async function schedule(url, task, options) {
-  return scheduleThrough(new LocalTurns(this), url, task, options);
+  const checked = urlArg(url);
+  taskArg(task);
+  const robots = obeyRobots(this, checked, signalOf(options, 'options'));
+  if (robots) await robots;
+  return scheduleThrough(new LocalTurns(this), checked, task, options);
 };
 
 Limiter.prototype.fetch = async function politeFetch(input, init) {
@@ -103,5 +285,7 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
       // left as given: acquire() reports it
     }
   }
-  return fetchThrough(new LocalTurns(this), url, init);
+  const robots = obeyRobots(this, url, signalOf(init, 'init'));
+  if (robots) await robots;
+  return fetchThrough(new LocalTurns(this), url, withUserAgent(init, this.userAgent));
 };

@@ -57,6 +57,49 @@ pub struct LimiterConfig {
     /// Adaptive pacing: start slow, widen on fast successes, narrow on 429/503/timeouts.
     #[tsify(optional, type = "AdaptiveConfig | null")]
     pub adaptive: Option<AdaptiveConfig>,
+    /// The crawler's User-Agent (default `hostpace/` and the package's version): `fetch` sends it where the
+    /// platform lets it, and robots.txt groups are matched by its product token.
+    #[tsify(optional)]
+    pub user_agent: Option<String>,
+    /// Whether `fetch` and `schedule` obey robots.txt: `"obey"` (the default) fetches a host's `/robots.txt` first,
+    /// through the host's pacing, and refuses what it disallows; `"ignore"` paces by the host's limits only (a
+    /// `setRobots` Crawl-delay still applies). (A string checked by `Limiter`, not an enum: that spares the
+    /// package an enum's deserializer.)
+    #[tsify(optional, type = "\"obey\" | \"ignore\"")]
+    pub robots: Option<String>,
+}
+
+/// What robots.txt says of a URL before `fetch` or `schedule` sends to it (see `Limiter.robotsCheck`).
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RobotsCheck {
+    /// `"allowed"`, `"disallowed"`, `"unreachable"`, `"fetch"` (fetch the host's robots.txt now) or `"pending"`.
+    pub verdict: RobotsVerdict,
+    /// The rule that disallows the URL (`Disallow: /private (line 3)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub rule: Option<String>,
+    /// Milliseconds until robots.txt is fetched again (unreachable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub retry_ms: Option<f64>,
+}
+
+/// The verdicts of [`RobotsCheck`]. (`Limiter.robotsCheck` builds its object in one call to JS; a test checks
+/// it is the object serde makes of the shape.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum RobotsVerdict {
+    /// No rule forbids the URL (or robots.txt is unavailable: 4xx).
+    Allowed,
+    /// A rule forbids it.
+    Disallowed,
+    /// robots.txt is unreachable (5xx, no answer): nothing may be fetched from the host until a retry succeeds.
+    Unreachable,
+    /// Fetch the host's robots.txt now and report it (`setRobots` or `robotsStatus`), then ask again.
+    Fetch,
+    /// Another caller is fetching the host's robots.txt: ask again when it is reported.
+    Pending,
 }
 
 /// A quota: at most `limit` departures in any `windowSec` seconds.

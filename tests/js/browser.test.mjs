@@ -13,6 +13,8 @@ import { TOL } from './helpers.mjs';
 const root = new URL('../../', import.meta.url).pathname;
 const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 const arrivals = [];
+/** Requests for robots.txt and for the paths it disallows, in order. */
+const requests = [];
 let server;
 let base;
 
@@ -33,16 +35,19 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>hostpace in a browser<
     const departures = [];
     const pageFetch = globalThis.fetch;
     globalThis.fetch = (input, init) => {
-      departures.push(performance.timeOrigin + performance.now());
+      if (String(input).includes('/paced/')) departures.push(performance.timeOrigin + performance.now());
       return pageFetch(input, init);
     };
+    // robots.txt is fetched first (through the same pacing), and what it disallows is refused unsent
     const responses = await Promise.all([1, 2, 3].map((i) => limiter.fetch('/paced/' + i)));
+    let refused = '';
+    try { await limiter.fetch('/private/x'); } catch (e) { refused = e.name + ' ' + e.rule; }
     let configError = '';
     try { new Limiter({ ratePerSec: -1 }); } catch (e) { configError = e.message; }
     window.result = {
       first: first.waitMs, second: second.waitMs, layer: second.layer,
       statuses: responses.map((r) => r.status), bucket: new TokenBucket(1, 2).acquire(0),
-      clock: nowMs(), configError, departures,
+      clock: nowMs(), configError, departures, refused,
     };
   } catch (e) {
     window.result = { error: String(e && e.stack || e) };
@@ -57,6 +62,12 @@ before(async () => {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       return;
     }
+    if (path === '/robots.txt') {
+      requests.push(path);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+      return;
+    }
+    if (path.startsWith('/private/')) requests.push(path);
     if (path === '/favicon.ico' || path === '/warm') {
       res.writeHead(204).end();
       return;
@@ -84,7 +95,7 @@ before(async () => {
 
 after(() => new Promise((resolve) => server.close(resolve)));
 
-test('the browser entry imports with no init step and paces fetches seen by the origin', async () => {
+test('the browser entry imports with no init step, obeys robots.txt and paces fetches seen by the origin', async () => {
   // playwright-core starts Chromium with a fresh temporary profile of its own (a --user-data-dir is refused)
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -110,6 +121,8 @@ test('the browser entry imports with no init step and paces fetches seen by the 
     assert.equal(result.bucket, 0);
     assert.ok(Math.abs(result.clock - Date.now()) < 60_000, 'the clock adapter reads epoch milliseconds');
     assert.match(result.configError, /ratePerSec/);
+    assert.equal(result.refused, 'RobotsDisallowed Disallow: /private/ (line 2)');
+    assert.deepEqual(requests, ['/robots.txt'], 'robots.txt once, the disallowed path never');
     assert.equal(result.departures.length, 3);
     assert.equal(arrivals.length, 3);
     for (let i = 1; i < arrivals.length; i++) {

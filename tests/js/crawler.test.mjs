@@ -17,15 +17,18 @@ const html = (links) => links.map((href) => `<a href="${href}">${href}</a>`).joi
 const page = (links) => () => ({ status: 200, body: html(links()) });
 
 before(async () => {
-  // host A: / → a1, a2 (and B's home); a1 → a3; a2 → a1 (a cycle); a3 → #fragment and mailto (not followed)
+  // host A: / → a1, a2 (and B's home); a1 → a3; a2 → a1 (a cycle); a3 → #fragment and mailto (not followed);
+  // its robots.txt disallows a3
   a = await Origin.start({
+    '/robots.txt': { headers: { 'Content-Type': 'text/plain' }, body: 'User-agent: *\nDisallow: /a3\n' },
     '/': page(() => ['/a1', '/a2', b.url('/')]),
     '/a1': page(() => ['/a3', '/']),
     '/a2': page(() => ['/a1', 'a3']),
     '/a3': page(() => ['#top', 'mailto:webmaster@127.0.0.1', a.url('/a1')]),
   });
-  // host B: / → b1, b2; b1 answers 429 + Retry-After: 1 once, then links back to A
+  // host B: / → b1, b2; b1 answers 429 + Retry-After: 1 once, then links back to A; no robots.txt (404)
   b = await Origin.start({
+    '/robots.txt': { status: 404 },
     '/': page(() => ['/b1', '/b2']),
     '/b1': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: html([a.url('/a2'), '/b2']) }],
     '/b2': page(() => ['/b1']),
@@ -35,7 +38,7 @@ before(async () => {
 
 after(() => Promise.all([a.close(), b.close()]));
 
-test('the README crawler fetches every page once, paced per host, hosts in parallel, 429 honoured', async () => {
+test('the README crawler fetches every page robots.txt allows once, paced per host, in parallel, 429 honoured', async () => {
   const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, minIntervalSec: INTERVAL / 1000, maxBackoffSec: 5 });
   const t0 = clockMs();
   const pages = await crawl([a.url('/')], limiter);
@@ -43,12 +46,17 @@ test('the README crawler fetches every page once, paced per host, hosts in paral
 
   const expected = [...['/', '/a1', '/a2', '/a3'].map((p) => a.url(p)), ...['/', '/b1', '/b2'].map((p) => b.url(p))];
   assert.deepEqual([...pages.keys()].sort(), expected.sort());
-  for (const [url, status] of pages) assert.equal(status, 200, url);
+  for (const [url, status] of pages) {
+    if (url === a.url('/a3')) assert.equal(status.name, 'RobotsDisallowed', url);
+    else assert.equal(status, 200, url);
+  }
 
-  // every page reached the origin once; b1 twice (429, then 200 after the cooldown)
+  // robots.txt first and once per host; every page it allows reached the origin once, a3 never; b1 twice (429,
+  // then 200 after the cooldown)
   const count = (o) => Object.fromEntries(o.log.map((e) => [e.path, o.log.filter((x) => x.path === e.path).length]));
-  assert.deepEqual(count(a), { '/': 1, '/a1': 1, '/a2': 1, '/a3': 1 });
-  assert.deepEqual(count(b), { '/': 1, '/b1': 2, '/b2': 1 });
+  assert.deepEqual(count(a), { '/robots.txt': 1, '/': 1, '/a1': 1, '/a2': 1 });
+  assert.deepEqual(count(b), { '/robots.txt': 1, '/': 1, '/b1': 2, '/b2': 1 });
+  for (const o of [a, b]) assert.equal(o.log[0].path, '/robots.txt');
 
   // per host: never closer than the interval
   assertSpacing(assert, a.arrivals(), INTERVAL, TOL, 'host A');
@@ -94,7 +102,7 @@ describe('crawler.mjs as a script (a fresh process)', () => {
 
   test('node tests/js/crawler.mjs URL crawls the site and prints each status', () => {
     assert.deepEqual(stdout.trim().split('\n').sort(), [`200 ${site.url('/')}`, `200 ${site.url('/next')}`]);
-    assert.deepEqual(site.log.map((e) => e.path), ['/', '/next']);
+    assert.deepEqual(site.log.map((e) => e.path), ['/robots.txt', '/', '/next']);
   });
 
   // Departures are now confirmed with the core right before each fetch (Limiter.depart), so a late timer never

@@ -156,7 +156,7 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
     const dead = await Origin.start();
     const url = dead.url('/gone');
     await dead.close();
-    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 2 });
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 2, robots: 'ignore' });
     await assert.rejects(limiter.fetch(url), TypeError);
     assert.equal(limiter.stats(dead.host).inFlight, 0);
     const res = await limiter.fetch(origin.url('/plain'));
@@ -227,7 +227,7 @@ describe('pacing seen from the origin', () => {
   test('three hosts crawled concurrently through schedule: each paced, none slowing the others', async () => {
     const interval = 200;
     const perHost = 6;
-    const config = { ratePerSec: 10, burstCapacity: 1, minIntervalSec: interval / 1000 };
+    const config = { ratePerSec: 10, burstCapacity: 1, minIntervalSec: interval / 1000, robots: 'ignore' };
     const limiter = new Limiter(config);
     const t0 = clockMs();
     const jobs = [];
@@ -258,7 +258,7 @@ describe('pacing seen from the origin', () => {
   test('burst then rate, and no burst above capacity after idle (counts per window)', async () => {
     const o = origins[0];
     const start = o.log.length;
-    const limiter = new Limiter({ ratePerSec: 4, burstCapacity: 3 });
+    const limiter = new Limiter({ ratePerSec: 4, burstCapacity: 3, robots: 'ignore' });
     const run = (n, tag) =>
       Promise.all(
         Array.from({ length: n }, (_, i) => {
@@ -439,7 +439,7 @@ describe('AbortSignal', () => {
   });
 
   test('an aborted wait for a permit rejects with the reason; the task never runs; others proceed', async () => {
-    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1 });
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, robots: 'ignore' });
     const url = origin.url('/abort/permit');
     const a = limiter.schedule(url, () => sleep(300).then(() => fetch(url)).then((r) => r.text()));
     const controller = new AbortController();
@@ -473,7 +473,7 @@ describe('AbortSignal', () => {
   });
 
   test('a task that throws rejects with its error and releases the permit', async () => {
-    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1 });
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, robots: 'ignore' });
     const url = 'http://throws.test/';
     const boom = new Error('boom');
     await assert.rejects(
@@ -957,7 +957,7 @@ describe('regressions (each failed against an earlier package)', () => {
   // an interval then come closer than the interval (property 1). Fix: after the sleep, sleep again while
   // clock < departs (or sleep ceil(wait) + 1).
   test('regression: schedule never starts a task before its reserved departure', async () => {
-    const limiter = new Limiter({ ratePerSec: 1000, burstCapacity: 1, minIntervalSec: 0.05 });
+    const limiter = new Limiter({ ratePerSec: 1000, burstCapacity: 1, minIntervalSec: 0.05, robots: 'ignore' });
     const url = 'http://early.test/';
     limiter.acquire(url);
     const late = []; // task start minus reserved departure, ms (negative: early)

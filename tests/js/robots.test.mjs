@@ -1,0 +1,230 @@
+// robots.txt in the npm module, against real origins on 127.0.0.1: each origin's own access log shows what was
+// requested, and no path robots.txt disallows may appear in it. Run: `node --test tests/js/` (build first).
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Limiter } from '../../pkg/node.js';
+import { Origin, TOL, sleep, until, within } from './helpers.mjs';
+
+const ROBOTS = [
+  'User-agent: *',
+  'Disallow: /private',
+  'Allow: /private/open',
+  '',
+  'User-agent: hostpace',
+  'Disallow: /no-hostpace',
+  '',
+].join('\n');
+const TEXT = { 'Content-Type': 'text/plain' };
+const UA = 'ExampleBot/2.1 (+https://example.com/bot)';
+
+const paths = (origin) => origin.log.map((e) => e.path);
+const isRobotsError = (name, url) => (e) => {
+  assert.equal(e.name, name);
+  assert.equal(e.url, url);
+  return true;
+};
+
+describe('limiter.fetch obeys robots.txt', () => {
+  test('robots.txt first, once, paced and with the User-Agent; a disallowed URL is never sent', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS } });
+    await origin.warm();
+    try {
+      const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, userAgent: UA });
+      const page = await limiter.fetch(origin.url('/public'));
+      assert.equal(page.status, 200);
+      await page.text();
+      await assert.rejects(limiter.fetch(origin.url('/private/x')), (e) => {
+        isRobotsError('RobotsDisallowed', origin.url('/private/x'))(e);
+        assert.equal(e.rule, 'Disallow: /private (line 2)');
+        assert.match(e.message, /robots\.txt disallows .*\/private\/x: Disallow: \/private \(line 2\)/);
+        return true;
+      });
+      await (await limiter.fetch(origin.url('/private/open/y'))).text();
+      assert.deepEqual(paths(origin), ['/robots.txt', '/public', '/private/open/y']);
+      for (const e of origin.log) assert.equal(e.headers['user-agent'], UA);
+      const gap = origin.log[1].t - origin.log[0].t;
+      assert.ok(gap >= 100 - TOL, `the first page came ${gap.toFixed(1)} ms after robots.txt: it is paced too`);
+      assert.equal(limiter.allowed(origin.url('/private/x')), false);
+      assert.equal(limiter.allowed(origin.url('/public')), true);
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('the groups that name the crawler apply, the * group only without them', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, userAgent: 'hostpace/0.1 (+https://e.com/bot)' });
+      await (await limiter.fetch(origin.url('/private/x'))).text();
+      await assert.rejects(limiter.fetch(origin.url('/no-hostpace')), isRobotsError('RobotsDisallowed', origin.url('/no-hostpace')));
+      assert.deepEqual(paths(origin), ['/robots.txt', '/private/x']);
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('ten first requests at once: one robots.txt, and nothing before it', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS, delayMs: 100 } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, userAgent: UA });
+      const urls = Array.from({ length: 10 }, (_, i) => origin.url(i % 2 ? `/page/${i}` : `/private/${i}`));
+      const results = await Promise.allSettled(urls.map((u) => limiter.fetch(u).then((r) => r.text())));
+      assert.deepEqual(
+        results.map((r) => r.status),
+        urls.map((u) => (u.includes('/private/') ? 'rejected' : 'fulfilled')),
+      );
+      assert.equal(paths(origin)[0], '/robots.txt');
+      assert.equal(paths(origin).filter((p) => p === '/robots.txt').length, 1);
+      assert.deepEqual(paths(origin).slice(1).sort(), ['/page/1', '/page/3', '/page/5', '/page/7', '/page/9']);
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('a robots.txt answering 404 allows everything', async () => {
+    const origin = await Origin.start({ '/robots.txt': { status: 404, body: 'User-agent: *\nDisallow: /\n' } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1 });
+      for (const p of ['/a', '/private/b']) await (await limiter.fetch(origin.url(p))).text();
+      assert.deepEqual(paths(origin), ['/robots.txt', '/a', '/private/b']);
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('a robots.txt answering 503: only robots.txt is requested, and every URL is refused until a retry', async () => {
+    const origin = await Origin.start({ '/robots.txt': { status: 503 } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, maxRetries: 0 });
+      for (const p of ['/a', '/b', '/robots.txt']) {
+        await assert.rejects(limiter.fetch(origin.url(p)), (e) => {
+          isRobotsError('RobotsUnavailable', origin.url(p))(e);
+          assert.ok(e.retryAfterMs > 50_000 && e.retryAfterMs <= 60_000, `retry in ${e.retryAfterMs} ms`);
+          return true;
+        });
+      }
+      let ran = false;
+      await assert.rejects(
+        limiter.schedule(origin.url('/c'), () => (ran = true)),
+        isRobotsError('RobotsUnavailable', origin.url('/c')),
+      );
+      assert.equal(ran, false);
+      assert.deepEqual(paths(origin), ['/robots.txt']);
+      assert.equal(limiter.allowed(origin.url('/a')), false);
+      // a minute later the retry is due: the next caller fetches robots.txt again
+      const later = performance.timeOrigin + performance.now() + 61_000;
+      assert.equal(limiter.robotsCheck(origin.url('/a'), later).verdict, 'fetch');
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('no answer for robots.txt (a closed port) is as a 5xx: the URL is refused, nothing else is tried', async () => {
+    const dead = await Origin.start();
+    const url = dead.url('/gone');
+    await dead.close();
+    const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1 });
+    await assert.rejects(limiter.fetch(url), isRobotsError('RobotsUnavailable', url));
+    await assert.rejects(limiter.fetch(dead.url('/other')), isRobotsError('RobotsUnavailable', dead.url('/other')));
+    assert.equal(limiter.allowed(url), false);
+  });
+
+  test('a robots.txt that redirects is followed', async () => {
+    const origin = await Origin.start({
+      '/robots.txt': { status: 301, headers: { Location: '/real-robots.txt' } },
+      '/real-robots.txt': { headers: TEXT, body: 'User-agent: *\nDisallow: /secret\n' },
+    });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1 });
+      await assert.rejects(limiter.fetch(origin.url('/secret/1')), isRobotsError('RobotsDisallowed', origin.url('/secret/1')));
+      await (await limiter.fetch(origin.url('/open'))).text();
+      assert.deepEqual(paths(origin), ['/robots.txt', '/real-robots.txt', '/open']);
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('robots: "ignore" fetches no robots.txt', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, robots: 'ignore' });
+      await (await limiter.fetch(origin.url('/private/x'))).text();
+      assert.deepEqual(paths(origin), ['/private/x']);
+      assert.equal(limiter.robotsCheck(origin.url('/private/x')).verdict, 'allowed');
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('schedule obeys too: the task of a disallowed URL never runs', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, userAgent: UA });
+      let ran = false;
+      const url = origin.url('/private/z');
+      await assert.rejects(limiter.schedule(url, () => (ran = true)), isRobotsError('RobotsDisallowed', url));
+      assert.equal(ran, false);
+      assert.equal(await limiter.schedule(origin.url('/fine'), () => 'ran'), 'ran');
+      assert.deepEqual(paths(origin), ['/robots.txt']);
+    } finally {
+      await origin.close();
+    }
+  });
+
+  test('an aborted wait for another call\'s robots.txt rejects with the signal\'s reason', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS, delayMs: 300 } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1 });
+      const first = limiter.fetch(origin.url('/a'));
+      await within(until(() => origin.log.length === 1), 2000);
+      const controller = new AbortController();
+      const second = limiter.fetch(origin.url('/b'), { signal: controller.signal });
+      const reason = new Error('stop');
+      await sleep(50);
+      controller.abort(reason);
+      await assert.rejects(second, (e) => e === reason);
+      await (await first).text();
+      assert.deepEqual(paths(origin), ['/robots.txt', '/a']);
+    } finally {
+      await origin.close();
+    }
+  });
+});
+
+describe('robots.txt for crawlers that fetch it themselves', () => {
+  const T = 1_000_000;
+  test('setRobots, robotsStatus and robotsCheck with the caller\'s clock', () => {
+    const limiter = new Limiter({ userAgent: UA });
+    const url = 'https://example.com/private/x';
+    assert.equal(limiter.allowed(url, T), true, 'nothing known yet: allowed');
+    assert.deepEqual(limiter.robotsCheck(url, T), { verdict: 'fetch' });
+    assert.deepEqual(limiter.robotsCheck(url, T + 1), { verdict: 'pending' });
+    limiter.setRobots('example.com', ROBOTS, undefined, T + 2);
+    assert.deepEqual(limiter.robotsCheck(url, T + 3), { verdict: 'disallowed', rule: 'Disallow: /private (line 2)' });
+    assert.equal(limiter.allowed(url, T + 3), false);
+    assert.equal(limiter.allowed('https://example.com/private/open/1', T + 3), true);
+    assert.equal(limiter.robotsCheck(url, T + 2 + 86_400_000).verdict, 'fetch', 'a day later it is fetched again');
+    limiter.robotsStatus('https://example.com/robots.txt', 503, T + 2 + 86_400_001);
+    assert.deepEqual(limiter.robotsCheck('https://example.com/', T + 2 + 86_400_002), {
+      verdict: 'unreachable',
+      retryMs: 59_999,
+    });
+    limiter.robotsStatus('example.com', 404, T + 2 + 86_460_001);
+    assert.equal(limiter.allowed(url, T + 2 + 86_460_002), true, '4xx: everything allowed');
+    limiter.robotsStatus('example.com', 0, T + 2 + 86_460_003);
+    assert.equal(limiter.allowed('https://example.com/', T + 2 + 86_460_004), false, 'no answer: as a 5xx');
+  });
+
+  test('bad arguments are errors naming them', () => {
+    const limiter = new Limiter();
+    assert.throws(() => limiter.robotsStatus('example.com', 'x'), (e) => e instanceof TypeError && /status/.test(e.message));
+    assert.throws(() => limiter.robotsStatus('example.com', 1000), /invalid status/);
+    assert.throws(() => limiter.allowed(42), (e) => e instanceof TypeError && /url/.test(e.message));
+    assert.throws(() => limiter.robotsCheck('not a url'), /not a url/);
+    assert.throws(() => new Limiter({ userAgent: 'a\nb' }), /userAgent/);
+    assert.throws(() => new Limiter({ userAgent: 7 }), /userAgent/);
+    assert.throws(() => new Limiter({ robots: 'maybe' }), /robots/);
+    assert.equal(new Limiter().userAgent.startsWith('hostpace/'), true);
+  });
+});
