@@ -138,10 +138,15 @@ impl RobotsFile {
     /// A fetch answered `status` with `body` (read only for a 2xx) at `now`.
     pub fn fetched(&mut self, status: u16, body: &str, now: Instant) {
         match status {
-            200..=299 => self.keep(Some(Robots::parse(body)), now),
+            200..=299 => self.parsed(Robots::parse(body), now),
             500.. => self.failed(now),
             _ => self.keep(None, now),
         }
+    }
+
+    /// A fetch answered 2xx at `now` with the rules `robots` (for a caller that parsed the body already).
+    pub fn parsed(&mut self, robots: Robots, now: Instant) {
+        self.keep(Some(robots), now);
     }
 
     /// A fetch failed at `now` without an answer (network error, timeout), or answered 5xx.

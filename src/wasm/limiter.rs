@@ -12,7 +12,7 @@ use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
-use crate::robots::{RobotsFile, RobotsTiming, Verdict};
+use crate::robots::{Robots, RobotsFile, RobotsTiming, Verdict};
 use crate::time::{nanos_to_ms, Instant};
 use js_sys::{Float64Array, Reflect};
 use std::cell::RefCell;
@@ -536,8 +536,11 @@ impl JsLimiter {
             return Ok(JsValue::UNDEFINED);
         }
         let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
-        let out = self.shared.registry.borrow_mut().set_robots(&key, &robots_txt, user_agent, now).map_err(js_error)?;
-        self.robots_of(&key).fetched(status, &robots_txt, now);
+        // parsed once, for both its Crawl-delay and its rules
+        let robots = Robots::parse(&robots_txt);
+        let delay = robots.crawl_delay(user_agent);
+        let out = self.shared.registry.borrow_mut().set_crawl_delay(&key, delay, now).map_err(js_error)?;
+        self.robots_of(&key).parsed(robots, now);
         to_js(&RobotsOutcome::new(key.as_str(), &out))
     }
 
