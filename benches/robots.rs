@@ -4,6 +4,10 @@
 //! prefixes with a wildcard and an anchor after them, and one rule in 40 starting with a wildcard (`/*/…`), which
 //! every path must try. `parse` reads and compiles it once; `allows` then decides one URL — one the
 //! file disallows near its end, one it allows (no rule matches: every rule is tried), and a path given alone.
+//!
+//! Two hostile files of 500 KiB: one of about 45,000 rules in one group, in descending order (each compiled rule
+//! ranks before all those read so far), and one of about 25,000 rules that all start with a wildcard and never
+//! match, so that `allows` tries every one of them.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hostpace::robots::{Robots, MAX_ROBOTS_BYTES};
@@ -47,6 +51,32 @@ fn robots(c: &mut Criterion) {
         b.iter(|| black_box(robots.allows(ua, black_box("/nothing/here?q=1"))))
     });
     g.finish();
+
+    let mut g = c.benchmark_group("robots, hostile files");
+    g.sample_size(10);
+    let descending = hostile_file(|i| format!("Disallow: /{:06}\n", 999_999 - i));
+    g.bench_function("parse 45,000 rules in descending order", |b| {
+        b.iter(|| black_box(Robots::parse(black_box(&descending))))
+    });
+    let wildcards = Robots::parse(&hostile_file(|i| format!("Disallow: /*{i}*x$\n")));
+    assert!(wildcards.rule_count() > 24_000, "{}", wildcards.rule_count());
+    g.bench_function("allows against 25,000 wildcard rules", |b| {
+        b.iter(|| black_box(wildcards.allows(ua, black_box("https://example.com/a/long/path/that/matches/none"))))
+    });
+    g.finish();
+}
+
+/// `User-agent: *` and rules `rule(0)`, `rule(1)`, … up to 500 KiB.
+fn hostile_file(rule: impl Fn(usize) -> String) -> String {
+    let mut text = String::from("User-agent: *\n");
+    for i in 0.. {
+        let line = rule(i);
+        if text.len() + line.len() > MAX_ROBOTS_BYTES {
+            break;
+        }
+        text += &line;
+    }
+    text
 }
 
 criterion_group!(benches, robots);

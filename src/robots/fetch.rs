@@ -4,16 +4,19 @@
 //! - **2xx**: the body is the rules ([`Robots::parse`]).
 //! - **3xx**: the shell follows redirects, at least five hops; a 3xx reported here means it gave up, and the file
 //!   counts as unavailable: everything allowed (§2.3.1.2 lets a crawler assume so).
-//! - **4xx** (and any other status below 500): unavailable, everything allowed (§2.3.1.3).
-//! - **5xx, a network error or a timeout**: unreachable, everything **disallowed** (§2.3.1.4) until a retry
-//!   succeeds. Retries back off from [`RobotsTiming::first_retry`], doubling to [`RobotsTiming::max_retry`]. After
-//!   [`RobotsTiming::give_up_after`] of failures in a row the last good copy applies again, or, without one,
-//!   everything is allowed; retries go on.
+//! - **4xx** (and any other status below 500) but 429: unavailable, everything allowed (§2.3.1.3).
+//! - **5xx, 429, a network error or a timeout**: unreachable, everything **disallowed** (§2.3.1.4) until a retry
+//!   succeeds. (A 429 "Too Many Requests" asks the crawler to come back later, not to crawl freely, so it counts
+//!   as unreachable, as Google's crawler reads it.) Retries back off from [`RobotsTiming::first_retry`], doubling
+//!   to [`RobotsTiming::max_retry`]. After [`RobotsTiming::give_up_after`] of failures in a row the last good
+//!   copy applies again, or, without one, everything is allowed; retries go on.
 //! - A copy (rules, or "everything allowed" from a 4xx) is good for [`RobotsTiming::max_age`] (at most 24 hours,
 //!   §2.4); past that a fetch is due, and the old copy keeps applying until its answer arrives.
 //! - Before the first answer nothing is known ([`Verdict::Pending`]): the caller waits for the file.
-//! - [`RobotsFile::start`] hands out one fetch at a time; a fetch that never reports back frees the way again
-//!   after [`RobotsTiming::fetch_timeout`].
+//! - [`RobotsFile::start`] hands out one fetch at a time, numbered; a fetch that never reports back frees the way
+//!   again after [`RobotsTiming::fetch_timeout`] (the shell should give up on it by then). A report carrying the
+//!   number of a fetch that is no longer the one under way ([`RobotsFile::is_current`]) is stale: a newer fetch
+//!   was handed out, or a newer answer came, and it must not replace that.
 
 use super::{Robots, Rule};
 use crate::time::Instant;
@@ -83,8 +86,10 @@ pub struct RobotsFile {
     failing_since: Option<Instant>,
     /// When a fetch is due.
     due: Instant,
-    /// A fetch handed out and not yet answered, since then.
-    started: Option<Instant>,
+    /// The fetch handed out and not yet answered: its number, and since when.
+    started: Option<(u32, Instant)>,
+    /// Fetches handed out so far (the number of the next one).
+    handed_out: u32,
 }
 
 /// Whether a URL may be fetched, from what a [`RobotsFile`] knows.
@@ -116,18 +121,33 @@ impl RobotsFile {
             failing_since: None,
             due: Instant::ZERO,
             started: None,
+            handed_out: 0,
         }
     }
 
-    /// A fetch should start at `now`: one is due and none is under way. Returns true once for each fetch it hands
-    /// out (the caller then reports [`RobotsFile::fetched`] or [`RobotsFile::failed`]).
-    pub fn start(&mut self, now: Instant) -> bool {
-        let busy = self.started.is_some_and(|at| now < at.saturating_add(self.timing.fetch_timeout));
+    /// Whether a fetch should start at `now` (one is due and none is under way): the fetch's number, once for
+    /// each fetch handed out. The caller gives up on it within [`RobotsTiming::fetch_timeout`] and reports what
+    /// came back ([`RobotsFile::fetched`], [`RobotsFile::failed`]) if it is still [`RobotsFile::is_current`].
+    pub fn start(&mut self, now: Instant) -> Option<u32> {
+        let busy = self.started.is_some_and(|(_, at)| now < at.saturating_add(self.timing.fetch_timeout));
         if busy || now < self.due {
-            return false;
+            return None;
         }
-        self.started = Some(now);
-        true
+        let fetch = self.handed_out;
+        self.handed_out = self.handed_out.wrapping_add(1);
+        self.started = Some((fetch, now));
+        Some(fetch)
+    }
+
+    /// Whether `fetch` (a number from [`RobotsFile::start`]) is the fetch under way: not answered yet, and no
+    /// newer fetch handed out since.
+    pub fn is_current(&self, fetch: u32) -> bool {
+        self.started.is_some_and(|(number, _)| number == fetch)
+    }
+
+    /// The times this file keeps to.
+    pub fn timing(&self) -> RobotsTiming {
+        self.timing
     }
 
     /// When the next fetch is due.
@@ -139,7 +159,7 @@ impl RobotsFile {
     pub fn fetched(&mut self, status: u16, body: &str, now: Instant) {
         match status {
             200..=299 => self.parsed(Robots::parse(body), now),
-            500.. => self.failed(now),
+            429 | 500.. => self.failed(now),
             _ => self.keep(None, now),
         }
     }
@@ -149,7 +169,7 @@ impl RobotsFile {
         self.keep(Some(robots), now);
     }
 
-    /// A fetch failed at `now` without an answer (network error, timeout), or answered 5xx.
+    /// A fetch failed at `now` without an answer (network error, timeout), or answered 5xx or 429.
     pub fn failed(&mut self, now: Instant) {
         self.started = None;
         self.failures = self.failures.saturating_add(1);
@@ -223,24 +243,38 @@ mod tests {
     fn nothing_is_known_before_the_first_answer() {
         let mut file = RobotsFile::new(RobotsTiming::default());
         assert_eq!(file.verdict(UA, "/", at(0)), Verdict::Pending);
-        assert!(file.start(at(0)));
-        assert!(!file.start(at(1)), "one fetch at a time");
-        assert!(file.start(at(61)), "a fetch that never answers frees the way after the fetch timeout");
+        assert!(file.start(at(0)).is_some());
+        assert!(file.start(at(1)).is_none(), "one fetch at a time");
+        assert!(file.start(at(61)).is_some(), "a fetch that never answers frees the way after the fetch timeout");
         assert_eq!(file.verdict(UA, "/", at(61)), Verdict::Pending);
+    }
+
+    #[test]
+    fn a_report_of_a_fetch_no_longer_under_way_is_stale() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        let first = file.start(at(0)).expect("due at once");
+        assert!(file.is_current(first));
+        let second = file.start(at(61)).expect("the first timed out");
+        assert_ne!(first, second);
+        assert!(!file.is_current(first), "a newer fetch was handed out");
+        assert!(file.is_current(second));
+        file.fetched(200, "User-agent: *\nDisallow: /a\n", at(62));
+        assert!(!file.is_current(second), "answered");
+        assert!(file.start(at(63)).is_none(), "a copy is fresh");
     }
 
     #[test]
     fn a_2xx_is_the_rules_for_a_day() {
         let mut file = RobotsFile::new(RobotsTiming::default());
-        assert!(file.start(at(0)));
+        assert!(file.start(at(0)).is_some());
         file.fetched(200, "User-agent: *\nDisallow: /private\n", at(1));
         assert!(allowed(&file, "/public", at(2)));
         match file.verdict(UA, "/private/x", at(2)) {
             Verdict::Disallowed(rule) => assert_eq!(rule.to_string(), "Disallow: /private (line 2)"),
             other => panic!("{other:?}"),
         }
-        assert!(!file.start(at(1 + 86_399)));
-        assert!(file.start(at(1 + 86_400)), "due after 24 hours");
+        assert!(file.start(at(1 + 86_399)).is_none());
+        assert!(file.start(at(1 + 86_400)).is_some(), "due after 24 hours");
         assert!(!allowed(&file, "/private", at(1 + 86_400)), "the old copy applies while the fetch is under way");
         file.fetched(200, "User-agent: *\nDisallow:\n", at(1 + 86_401));
         assert!(allowed(&file, "/private", at(1 + 86_402)));
@@ -248,7 +282,7 @@ mod tests {
 
     #[test]
     fn a_4xx_or_a_redirect_given_up_allows_everything() {
-        for status in [404, 401, 403, 410, 429, 301, 199] {
+        for status in [404, 401, 403, 410, 301, 199] {
             let mut file = RobotsFile::new(RobotsTiming::default());
             file.fetched(status, "User-agent: *\nDisallow: /\n", at(0));
             assert!(allowed(&file, "/anything", at(1)), "{status}");
@@ -257,18 +291,25 @@ mod tests {
     }
 
     #[test]
+    fn a_429_is_unreachable_as_a_5xx() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        file.fetched(429, "", at(0));
+        assert_eq!(file.verdict(UA, "/x", at(1)), Verdict::Unreachable { retry_at: at(60) });
+    }
+
+    #[test]
     fn a_5xx_disallows_everything_and_retries_backing_off() {
         let mut file = RobotsFile::new(RobotsTiming::default());
         file.fetched(503, "", at(0));
         assert_eq!(file.verdict(UA, "/x", at(1)), Verdict::Unreachable { retry_at: at(60) });
-        assert!(!file.start(at(59)));
-        assert!(file.start(at(60)));
+        assert!(file.start(at(59)).is_none());
+        assert!(file.start(at(60)).is_some());
         file.failed(at(60));
         assert_eq!(file.due(), at(60 + 120), "the second failure waits twice as long");
         let mut last = at(0);
         for _ in 0..20 {
             last = file.due();
-            assert!(file.start(last));
+            assert!(file.start(last).is_some());
             file.fetched(500, "", last);
         }
         assert_eq!(file.due(), last.saturating_add(3600 * S), "retries wait at most max_retry");

@@ -23,9 +23,14 @@
 //!   a misspelt `disallow` can only make the crawler more polite), `crawl-delay` (also `crawl_delay`,
 //!   `crawldelay`), `sitemap` (also `site-map`).
 //! - A group is one or more `user-agent` lines followed by its rules. `user-agent` lines in a row share one group
-//!   (blank lines, comments, `sitemap` and unknown lines between them do not count); an `allow`, `disallow` or
-//!   `crawl-delay` line ends the run, so the next `user-agent` starts a new group (files often give each crawler
-//!   a group of a `crawl-delay` alone). Rules before any `user-agent` line belong to no group and are ignored.
+//!   (blank lines, comments, `sitemap`, `crawl-delay` and unknown lines between them do not count); an `allow` or
+//!   `disallow` line ends the run, so the next `user-agent` starts a new group. Rules before any `user-agent`
+//!   line belong to no group and are ignored.
+//! - `crawl-delay` is not part of RFC 9309, which says other records must not change how the rules are read
+//!   (§2.2.4), so its lines are grouped apart: a `crawl-delay` applies to the `user-agent` lines of its run
+//!   named before it, and ends that run for delays only (files often give each crawler a group of a
+//!   `crawl-delay` alone: `User-agent: a`, `Crawl-delay: 5`, `User-agent: b`, `Disallow: /x` gives `a` a delay
+//!   of 5 s, and both `a` and `b` the rule).
 //! - `sitemap` lines are read wherever they are (they belong to no group).
 //!
 //! Which group applies to a crawler, in [`Robots::allows`], [`Robots::crawl_delay`] and
@@ -69,7 +74,10 @@ pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
 /// [module documentation](self) for the rules.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Robots {
+    /// The groups of rules: `user-agent` runs ended by an `allow` or `disallow` line.
     groups: Vec<Group>,
+    /// The groups of `Crawl-delay`: the same runs, ended by a `crawl-delay` line too (their `rules` are empty).
+    delays: Vec<Group>,
     sitemaps: Vec<String>,
 }
 
@@ -195,32 +203,34 @@ impl Robots {
     /// [`MAX_ROBOTS_BYTES`].
     pub fn parse(robots_txt: &str) -> Robots {
         let mut robots = Robots::default();
-        let mut in_agent_run = false;
+        // in a run of `user-agent` lines: of rules, of delays
+        let (mut in_rules_run, mut in_delays_run) = (false, false);
         for (index, line) in lines(bounded(robots_txt)).enumerate() {
             let line = line.split_once('#').map_or(line, |(content, _comment)| content);
             let Some((key, value)) = line.split_once(':') else { continue };
             let value = value.trim();
             let key = Key::of(key.trim());
-            if matches!(key, Key::Allow | Key::Disallow | Key::CrawlDelay) {
-                in_agent_run = false;
-            }
             match key {
                 Key::UserAgent => {
-                    if !in_agent_run {
-                        robots.groups.push(Group::default());
-                        in_agent_run = true;
-                    }
-                    let Some(group) = robots.groups.last_mut() else { continue };
-                    if value.split_whitespace().next() == Some("*") {
-                        group.star = true;
-                    } else {
-                        let token = product_token(value);
-                        if !token.is_empty() {
+                    let star = value.split_whitespace().next() == Some("*");
+                    let token = product_token(value);
+                    for (groups, in_run) in
+                        [(&mut robots.groups, &mut in_rules_run), (&mut robots.delays, &mut in_delays_run)]
+                    {
+                        if !*in_run {
+                            groups.push(Group::default());
+                            *in_run = true;
+                        }
+                        let Some(group) = groups.last_mut() else { continue };
+                        if star {
+                            group.star = true;
+                        } else if !token.is_empty() {
                             group.agents.push(token.to_owned());
                         }
                     }
                 }
                 Key::Allow | Key::Disallow => {
+                    (in_rules_run, in_delays_run) = (false, false);
                     let Some(group) = robots.groups.last_mut() else { continue };
                     if !value.is_empty() {
                         let allow = key == Key::Allow;
@@ -229,7 +239,8 @@ impl Robots {
                     }
                 }
                 Key::CrawlDelay => {
-                    let Some(group) = robots.groups.last_mut() else { continue };
+                    in_delays_run = false;
+                    let Some(group) = robots.delays.last_mut() else { continue };
                     if let Some(Seconds::NonNegative(delay)) = parse_seconds(value) {
                         group.delay = group.delay.max(Some(delay));
                     }
@@ -260,12 +271,12 @@ impl Robots {
         if path == "/robots.txt" {
             return None;
         }
-        self.groups_for(user_agent).filter_map(|group| group.decide(&path)).max_by_key(|rule| rule.priority())
+        groups_for(&self.groups, user_agent).filter_map(|group| group.decide(&path)).max_by_key(|rule| rule.priority())
     }
 
     /// The `Crawl-delay` that applies to `user_agent`, or `None` when no applicable group sets one.
     pub fn crawl_delay(&self, user_agent: &str) -> Option<Duration> {
-        self.groups_for(user_agent).filter_map(|group| group.delay).max()
+        groups_for(&self.delays, user_agent).filter_map(|group| group.delay).max()
     }
 
     /// The `Sitemap` URLs, in file order.
@@ -289,15 +300,14 @@ impl Robots {
     pub fn rule_count(&self) -> usize {
         self.groups.iter().map(|group| group.rules.len()).sum()
     }
+}
 
-    /// The groups that apply to `user_agent`: those naming its product token, else the `*` ones.
-    fn groups_for<'a, 'u>(&'a self, user_agent: &'u str) -> impl Iterator<Item = &'a Group> + use<'a, 'u> {
-        let token = product_token(user_agent);
-        let names =
-            move |group: &Group| !token.is_empty() && group.agents.iter().any(|a| a.eq_ignore_ascii_case(token));
-        let ours = self.groups.iter().any(names);
-        self.groups.iter().filter(move |group| if ours { names(group) } else { group.star })
-    }
+/// The groups of `groups` that apply to `user_agent`: those naming its product token, else the `*` ones.
+fn groups_for<'a, 'u>(groups: &'a [Group], user_agent: &'u str) -> impl Iterator<Item = &'a Group> + use<'a, 'u> {
+    let token = product_token(user_agent);
+    let names = move |group: &Group| !token.is_empty() && group.agents.iter().any(|a| a.eq_ignore_ascii_case(token));
+    let ours = groups.iter().any(names);
+    groups.iter().filter(move |group| if ours { names(group) } else { group.star })
 }
 
 /// The `Crawl-delay` that `robots_txt` sets for the crawler `user_agent` (its full User-Agent, or just its product
@@ -483,8 +493,13 @@ mod tests {
                 secs(9),
             ),
             (
-                "a crawl-delay line ends the user-agent run",
+                "a crawl-delay line ends the user-agent run of delays",
                 "User-agent: hostpace\nCrawl-delay: 2\nUser-agent: otherbot\nCrawl-delay: 9\n",
+                secs(2),
+            ),
+            (
+                "a crawl-delay line applies to the agents named before it",
+                "User-agent: hostpace\nCrawl-delay: 2\nUser-agent: otherbot\nDisallow: /x\nCrawl-delay: 9\n",
                 secs(2),
             ),
             (
@@ -545,6 +560,13 @@ mod tests {
         ("star ignored when we are named", "User-agent: hostpace\nAllow: /\nUser-agent: *\nDisallow: /\n", UA, "/y", true),
         ("named without rules: no rules", "User-agent: *\nDisallow: /\nUser-agent: hostpace\nCrawl-delay: 1\n", UA, "/y", true),
         ("other crawler's group", "User-agent: otherbot\nDisallow: /\n", UA, "/y", true),
+        (
+            "a crawl-delay line does not end a user-agent run",
+            "User-agent: hostpace\nCrawl-delay: 5\nUser-agent: otherbot\nDisallow: /private\n",
+            UA,
+            "/private/x",
+            false,
+        ),
         (
             "groups naming us are merged",
             "User-agent: hostpace\nDisallow: /a\n\nUser-agent: otherbot\nDisallow: /b\n\nUser-agent: hostpace\nDisallow: /c\n",
