@@ -120,7 +120,8 @@ impl HostState {
         if let Some(policy) = server.policy {
             if let Some(window) = policy.window_sec.filter(|&w| w > 0) {
                 if policy.quota > 0 {
-                    let cap = (policy.quota as f64 / window as f64).clamp(slowest_cap(limits), limits.rate_per_sec);
+                    // max then min, not clamp: clamp panics if the bounds ever cross
+                    let cap = (policy.quota as f64 / window as f64).max(slowest_cap(limits)).min(limits.rate_per_sec);
                     let server = self.server_mut();
                     server.cap = cap as f32;
                     server.cap_until = now.add_nanos(duration_nanos(SERVER_POLICY_TTL));

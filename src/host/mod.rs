@@ -331,7 +331,8 @@ impl HostState {
     pub fn apply_limits(&mut self, limits: &Limits) {
         self.rate_level = match limits.adaptive {
             None => limits.rate_per_sec as f32,
-            Some(a) => self.rate_level.clamp(a.min_rate as f32, limits.rate_per_sec as f32),
+            // max then min, not clamp: clamp panics if the bounds ever cross (a restored state, a new config)
+            Some(a) => self.rate_level.max(a.min_rate as f32).min(limits.rate_per_sec as f32),
         };
         self.retune(limits);
         self.meter.set_interval_ns(self.floor_ns(limits));
