@@ -5,6 +5,7 @@ use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
 use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms, ms_arg};
+use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
 use crate::host::HostState;
@@ -34,10 +35,11 @@ export interface ScheduleOptions { signal?: AbortSignal }
 export interface Limiter {
   /**
    * Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release its permit.
-   * The departure is reserved synchronously, before this returns (a bad URL rejects). Right before the task
-   * runs, the departure is confirmed with the core (`depart`), so a late timer never shortens an interval.
-   * `options.signal` aborts the wait: the promise rejects with the signal's reason, the permit is released, the
-   * task never runs. Robots.txt comes first, as for `fetch`.
+   * Robots.txt comes first, as for `fetch`. When the host's robots.txt is known (or ignored), the departure is
+   * reserved synchronously, before this returns; on first contact with a host, or when its copy is due again, it
+   * is reserved once robots.txt has arrived. A bad URL rejects. Right before the task runs, the departure is
+   * confirmed with the core (`depart`), so a late timer never shortens an interval. `options.signal` aborts the
+   * wait: the promise rejects with the signal's reason, the permit is released, the task never runs.
    */
   schedule<T>(url: UrlLike, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /**
@@ -46,11 +48,12 @@ export interface Limiter {
    * `hostpaceAttempts` says how many attempts it took. In a page, a relative URL is resolved against the
    * document, as `fetch` does. Outside a browser it sends the config's `userAgent` unless `init` sets one.
    *
-   * With `robots: "obey"` (the default), the host's `/robots.txt` is fetched first (once a day, through the host's
-   * pacing, by one call while the others wait), and a URL it disallows rejects with an `Error` named
-   * `RobotsDisallowed` (with `url` and `rule`) without being sent. While robots.txt is unreachable (5xx, no
-   * answer) every URL of the host rejects with `RobotsUnavailable` (with `url` and `retryAfterMs`); a 4xx allows
-   * everything. In a browser, a robots.txt the page may not read (CORS) counts as unreachable.
+   * With `robots: "obey"` (the default), the host's `/robots.txt` is fetched first (once a day or every
+   * `robotsMaxAgeSec`, through the host's pacing, by one call while the others wait), and a URL it disallows
+   * rejects with an `Error` named `RobotsDisallowed` (with `url` and `rule`) without being sent. While robots.txt
+   * is unreachable (5xx, 429, or no answer within `robotsTimeoutSec`) every URL of the host rejects with
+   * `RobotsUnavailable` (with `url` and `retryAfterMs`); a 4xx allows everything. In a browser, a robots.txt the
+   * page may not read (CORS) counts as unreachable.
    */
   fetch(url: UrlLike, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
   /**
@@ -65,8 +68,8 @@ export interface Limiter {
    */
   setRobots(host: UrlLike, robotsTxt: string, userAgent?: string, nowMs?: number): RobotsOutcome;
   /**
-   * A fetch of `host`'s robots.txt answered `status` without rules (4xx: everything allowed; 5xx, or 0 for no
-   * answer: everything disallowed until a retry succeeds): `robotsFetched` without a text.
+   * A fetch of `host`'s robots.txt answered `status` without rules (4xx: everything allowed; 5xx, 429, or 0 for
+   * no answer: everything disallowed until a retry succeeds): `robotsFetched` without a text.
    */
   robotsStatus(host: UrlLike, status: number, nowMs?: number): void;
 }
@@ -166,37 +169,72 @@ pub(crate) struct Shared {
     warnings: Vec<String>,
 }
 
-/// Who the crawler is, and whether it obeys robots.txt.
+/// Who the crawler is, whether it obeys robots.txt, and how long it keeps a copy.
 struct Crawler {
     user_agent: String,
     obey_robots: bool,
-}
-
-impl Default for Crawler {
-    /// `hostpace/` and the package's version, obeying robots.txt.
-    fn default() -> Crawler {
-        Crawler { user_agent: concat!("hostpace/", env!("CARGO_PKG_VERSION")).to_owned(), obey_robots: true }
-    }
+    /// The times of every host's [`RobotsFile`], from the config.
+    timing: RobotsTiming,
+    /// The config's `robotsMaxAgeSec` and `robotsTimeoutSec`, as given (kept for snapshots).
+    max_age_sec: f64,
+    timeout_sec: f64,
 }
 
 impl Crawler {
-    /// The crawler a config names: `userAgent` checked (what a header may hold, at most 512 bytes).
-    fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
-        let user_agent = match &config.user_agent {
-            None => Crawler::default().user_agent,
-            Some(ua) if !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b)) => {
-                ua.clone()
-            }
+    /// The crawler a config names: `userAgent` checked (what a header may hold, at most 512 bytes), `robots`
+    /// `"obey"` (default) or `"ignore"`, the robots.txt times in range. Also how a snapshot's crawler is read
+    /// back, through the same checks.
+    fn new(
+        user_agent: Option<&str>,
+        robots: Option<&str>,
+        max_age_sec: Option<f64>,
+        timeout_sec: Option<f64>,
+    ) -> Result<Crawler, JsValue> {
+        let user_agent = match user_agent {
+            None => concat!("hostpace/", env!("CARGO_PKG_VERSION")),
+            Some(ua) if !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b)) => ua,
             Some(_) => {
                 return Err(js_error("invalid config field userAgent: expected 1-512 printable ASCII characters"))
             }
         };
-        let obey_robots = match config.robots.as_deref() {
+        let obey_robots = match robots {
             None | Some("obey") => true,
             Some("ignore") => false,
             Some(_) => return Err(js_error("invalid config field robots: expected \"obey\" or \"ignore\"")),
         };
-        Ok(Crawler { user_agent, obey_robots })
+        let secs = |value: Option<f64>, field: &str, default: u32, max: u32| match value {
+            None => Ok(f64::from(default)),
+            Some(v) if (1.0..=f64::from(max)).contains(&v) => Ok(v),
+            Some(v) => Err(js_error(format!("invalid config field {field}: {} (expected 1 to {max} seconds)", Num(v)))),
+        };
+        let max_age_sec = secs(max_age_sec, "robotsMaxAgeSec", 86_400, 86_400)?;
+        let timeout_sec = secs(timeout_sec, "robotsTimeoutSec", 60, 600)?;
+        let duration = |sec: f64| std::time::Duration::from_millis((sec * 1000.0).round() as u64);
+        let timing =
+            RobotsTiming { max_age: duration(max_age_sec), fetch_timeout: duration(timeout_sec), ..Default::default() }
+                .bounded();
+        Ok(Crawler { user_agent: user_agent.to_owned(), obey_robots, timing, max_age_sec, timeout_sec })
+    }
+
+    /// The crawler of a config.
+    fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
+        let c = config;
+        Crawler::new(c.user_agent.as_deref(), c.robots.as_deref(), c.robots_max_age_sec, c.robots_timeout_sec)
+    }
+
+    /// Written into a snapshot, before the registry's state.
+    fn write(&self, w: &mut Writer) {
+        w.str(&self.user_agent);
+        w.str(if self.obey_robots { "obey" } else { "ignore" });
+        w.f64(self.max_age_sec);
+        w.f64(self.timeout_sec);
+    }
+
+    /// Read back from a snapshot, checked as a config is.
+    fn read(r: &mut Reader<'_>) -> Result<Crawler, JsValue> {
+        let (user_agent, robots) = (r.str("user agent"), r.str("robots"));
+        let (max_age, timeout) = (r.f64("robots max age"), r.f64("robots timeout"));
+        Crawler::new(Some(user_agent), Some(robots), Some(max_age), Some(timeout))
     }
 }
 
@@ -337,7 +375,7 @@ impl JsLimiter {
             book.resize_with(id + 1, || None);
         }
         std::cell::RefMut::map(book, |book| {
-            &mut **book[id].get_or_insert_with(|| Box::new(RobotsFile::new(RobotsTiming::default())))
+            &mut **book[id].get_or_insert_with(|| Box::new(RobotsFile::new(self.shared.crawler.timing)))
         })
     }
 }
@@ -510,7 +548,9 @@ impl JsLimiter {
     /// 0 when no answer came (a network error, a timeout: as a 5xx). A 2xx makes `robotsTxt` (default empty) the
     /// rules for a day — what `fetch`, `schedule` and `allowed` may send there — and its Crawl-delay for
     /// `userAgent` (default: the config's) paces the host; the answer says what that changed. A 4xx allows
-    /// everything, a 5xx disallows everything until a retry succeeds (both answer `undefined`). `setRobots` and
+    /// everything, a 5xx or a 429 disallows everything until a retry succeeds (both answer `undefined`). `fetch`
+    /// is the number `robotsCheck` handed the fetch out with: a report of a fetch that is no longer the one under
+    /// way (a newer one was handed out, or answered) changes nothing and answers `undefined`. `setRobots` and
     /// `robotsStatus` are this for a fetched text and for a status.
     #[wasm_bindgen(js_name = robotsFetched, unchecked_return_type = "RobotsOutcome | undefined")]
     pub fn robots_fetched(
@@ -520,6 +560,7 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = robotsTxt, unchecked_param_type = "string | undefined")] robots_txt: JsValue,
         #[wasm_bindgen(js_name = userAgent, unchecked_param_type = "string | undefined")] user_agent: JsValue,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
+        #[wasm_bindgen(unchecked_param_type = "number | undefined")] fetch: JsValue,
     ) -> Result<JsValue, JsValue> {
         let key = host_arg(&host)?;
         let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
@@ -527,8 +568,13 @@ impl JsLimiter {
         let robots_txt = text(&robots_txt, "robotsTxt")?.unwrap_or_default();
         let user_agent = text(&user_agent, "userAgent")?;
         let now = args::now(&now_ms)?;
+        let fetch =
+            if absent(&fetch) { None } else { Some(args::whole(&fetch, "fetch", 0.0, f64::from(u32::MAX))? as u32) };
+        let mut file = self.robots_of(&key);
+        if fetch.is_some_and(|fetch| !file.is_current(fetch)) {
+            return Ok(JsValue::UNDEFINED);
+        }
         if !(200..300).contains(&status) {
-            let mut file = self.robots_of(&key);
             match status {
                 0..=99 => file.failed(now),
                 _ => file.fetched(status, "", now),
@@ -536,11 +582,13 @@ impl JsLimiter {
             return Ok(JsValue::UNDEFINED);
         }
         let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
-        // parsed once, for both its Crawl-delay and its rules
+        // parsed once, for both its Crawl-delay and its rules; the rules are kept first, so that the host is not
+        // left waiting for its robots.txt if the registry refuses the delay
         let robots = Robots::parse(&robots_txt);
         let delay = robots.crawl_delay(user_agent);
+        file.parsed(robots, now);
+        drop(file);
         let out = self.shared.registry.borrow_mut().set_crawl_delay(&key, delay, now).map_err(js_error)?;
-        self.robots_of(&key).parsed(robots, now);
         to_js(&RobotsOutcome::new(key.as_str(), &out))
     }
 
@@ -564,14 +612,15 @@ impl JsLimiter {
         let check = |verdict: &str, rule: Option<&crate::robots::Rule>, retry: Option<Instant>| {
             let retry_ms = retry.map(|at| ms(at.saturating_duration_since(now)));
             let line = rule.map_or(0.0, |r| r.line() as f64);
-            glue::robots_check(verdict, rule.map(|r| r.pattern()), line, retry_ms)
+            glue::robots_check(verdict, rule.map(|r| r.pattern()), line, retry_ms, None, 0.0)
         };
         if !self.shared.crawler.obey_robots && !peek {
             return Ok(check("allowed", None, None));
         }
         let mut file = self.robots_of(&key);
-        if !peek && file.start(now) {
-            return Ok(check("fetch", None, None));
+        if let Some(fetch) = if peek { None } else { file.start(now) } {
+            let timeout_ms = ms(file.timing().fetch_timeout);
+            return Ok(glue::robots_check("fetch", None, 0.0, None, Some(f64::from(fetch)), timeout_ms));
         }
         Ok(match file.verdict(&self.shared.crawler.user_agent, url, now) {
             Verdict::Allowed => check("allowed", None, None),
@@ -603,18 +652,27 @@ impl JsLimiter {
         }
     }
 
-    /// All state as an opaque string (exact instants, in epoch nanoseconds); `Limiter.restore` rebuilds it.
+    /// All state as an opaque string (exact instants, in epoch nanoseconds) with the config; `Limiter.restore`
+    /// rebuilds it. (What is known of robots.txt is not in it: a restored limiter fetches it again.)
     pub fn snapshot(&self) -> String {
         let now = Instant::from_millis_f64(clock_ms());
-        self.shared.registry.borrow().encode_snapshot(now)
+        let mut w = Writer::new();
+        self.shared.crawler.write(&mut w);
+        w.str(&self.shared.registry.borrow().encode_snapshot(now));
+        w.finish()
     }
 
-    /// A limiter from `snapshot()`'s string: every host owes exactly what it owed (no burst on restore).
+    /// A limiter from `snapshot()`'s string: the same config, and every host owes exactly what it owed (no burst
+    /// on restore).
     pub fn restore(#[wasm_bindgen(unchecked_param_type = "string")] snapshot: JsValue) -> Result<JsLimiter, JsValue> {
         let snapshot = args::string(&snapshot, "snapshot")?;
-        let snap = Snapshot::decode(&snapshot).map_err(js_error)?;
+        let mut r = Reader::new(&snapshot).map_err(js_error)?;
+        let crawler = Crawler::read(&mut r);
+        let registry = r.str("registry");
+        r.finish().map_err(js_error)?;
+        let snap = Snapshot::decode(registry).map_err(js_error)?;
         let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
-        Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings, Crawler::default()))
+        Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings, crawler?))
     }
 
     /// Hosts tracked.

@@ -108,7 +108,7 @@ const MAX_ROBOTS_BYTES = 500 * 1024;
 /** How long a call told "pending" by a fetch it cannot see (another realm's, a lost one) waits to ask again. */
 const PENDING_RECHECK_MS = 100;
 
-/** Fetches of robots.txt under way, by limiter and robots URL: callers told "pending" wait for them. */
+/** Fetches of robots.txt under way, by limiter and host: callers told "pending" wait for them. */
 const robotsFetches = new WeakMap();
 
 function robotsError(name, message, fields) {
@@ -140,30 +140,41 @@ async function boundedText(response, limit) {
   return new TextDecoder().decode(bytes.subarray(0, Math.min(size, limit + 1)));
 }
 
-/** Fetch `robotsUrl` through its host's pacing (as any request there) and report what came back. */
-async function fetchRobots(limiter, robotsUrl) {
-  let response;
+/**
+ * Fetch `robotsUrl` through its host's pacing (as any request there), giving up after the `timeoutMs` of `check`
+ * (the core's "fetch" answer), and report what came back as its fetch. Never rejects.
+ */
+async function fetchRobots(limiter, robotsUrl, check) {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error('robots.txt took too long')), check.timeoutMs);
+  // a report of a fetch no longer under way (given up by the core, or answered by another) changes nothing
+  const report = (status, text) => limiter.robotsFetched(robotsUrl, status, text, undefined, undefined, check.fetch);
   try {
-    response = await fetchThrough(new LocalTurns(limiter), robotsUrl, {
-      headers: { 'user-agent': limiter.userAgent },
-      redirect: 'follow',
-    });
-  } catch (_) {
-    limiter.robotsStatus(robotsUrl, 0); // no answer: as a 5xx
-    return;
-  }
-  if (response.status >= 200 && response.status < 300) {
-    let text;
+    let response;
     try {
-      text = await boundedText(response, MAX_ROBOTS_BYTES);
+      const init = withUserAgent({ redirect: 'follow', signal: deadline.signal }, limiter.userAgent);
+      response = await fetchThrough(new LocalTurns(limiter), robotsUrl, init);
     } catch (_) {
-      limiter.robotsStatus(robotsUrl, 0); // the body broke off
+      report(0); // no answer in time: as a 5xx
       return;
     }
-    limiter.setRobots(robotsUrl, text);
-  } else {
-    limiter.robotsStatus(robotsUrl, response.status);
-    await response.body?.cancel().catch(() => {});
+    if (response.status >= 200 && response.status < 300) {
+      let text;
+      try {
+        text = await boundedText(response, MAX_ROBOTS_BYTES);
+      } catch (_) {
+        report(0); // the body broke off, or came too slowly
+        return;
+      }
+      report(response.status, text);
+    } else {
+      report(response.status);
+      await response.body?.cancel().catch(() => {});
+    }
+  } catch (_) {
+    // the core refused the report (its rules are kept even so): callers ask it again
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -191,17 +202,19 @@ async function untilRobotsAllow(limiter, url, signal, check) {
         `in ${Math.ceil(check.retryMs)} ms`;
       throw robotsError('RobotsUnavailable', message, { url, retryAfterMs: check.retryMs });
     }
-    const robotsUrl = new URL('/robots.txt', url).href;
+    const robotsUrl = new URL('/robots.txt', url);
     let fetches = robotsFetches.get(limiter);
     if (!fetches) robotsFetches.set(limiter, (fetches = new Map()));
     if (check.verdict === 'fetch') {
       // the fetch goes on if this caller's signal aborts: other calls wait for it too
-      const fetching = fetchRobots(limiter, robotsUrl).finally(() => fetches.delete(robotsUrl));
-      fetches.set(robotsUrl, fetching);
+      const fetching = fetchRobots(limiter, robotsUrl.href, check).finally(() => {
+        if (fetches.get(robotsUrl.host) === fetching) fetches.delete(robotsUrl.host);
+      });
+      fetches.set(robotsUrl.host, fetching);
       await unlessAborted(fetching, signal);
     } else {
-      // pending: another call is fetching it (or one that never reported: ask again after a while)
-      await unlessAborted(fetches.get(robotsUrl) ?? sleep(PENDING_RECHECK_MS), signal);
+      // pending: another call is fetching it (or one this realm cannot see: ask again after a while)
+      await unlessAborted(fetches.get(robotsUrl.host) ?? sleep(PENDING_RECHECK_MS), signal);
     }
     check = limiter.robotsCheck(url);
   }
@@ -212,12 +225,8 @@ function unlessAborted(promise, signal) {
   if (!signal) return promise;
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(abortReason(signal));
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
     const done = () => signal.removeEventListener('abort', onAbort);
+    // handled whatever happens first, so that a rejection of `promise` after an abort is never left unhandled
     promise.then(
       (value) => {
         done();
@@ -228,6 +237,8 @@ function unlessAborted(promise, signal) {
         reject(error);
       },
     );
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -251,16 +262,43 @@ Limiter.prototype.allowed = function allowed(url, nowMs) {
   return verdict === 'allowed' || verdict === 'pending';
 };
 
+/** Whether this runs in a browser, which decides the User-Agent itself and hides a redirect's target. */
+function inBrowser() {
+  const platform = globalThis.navigator?.userAgent;
+  return typeof platform === 'string' && platform.startsWith('Mozilla/');
+}
+
 /**
  * `init` with the crawler's User-Agent, unless it sets one or runs in a browser (which decides the header itself,
  * and would make a cross-origin request with it need a CORS preflight).
  */
 function withUserAgent(init, userAgent) {
-  const platform = globalThis.navigator?.userAgent;
-  if (typeof platform === 'string' && platform.startsWith('Mozilla/')) return init;
+  if (inBrowser()) return init;
   const headers = new Headers(init?.headers ?? undefined);
   if (!headers.has('user-agent')) headers.set('user-agent', userAgent);
   return { ...init, headers };
+}
+
+/** The statuses of a redirect, and how many `fetch` follows (as the platform's fetch does). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 20;
+
+/**
+ * The request to send to `to` after `from` answered the redirect `status` (the Fetch standard's rules): a 303,
+ * or a 301/302 of a POST, becomes a GET without a body; going to another origin drops `Authorization`.
+ */
+function redirected(init, status, from, to) {
+  const method = (init.method ?? 'GET').toUpperCase();
+  const next = { ...init, headers: new Headers(init.headers) };
+  if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+    next.method = 'GET';
+    delete next.body;
+    for (const name of ['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length']) {
+      next.headers.delete(name);
+    }
+  }
+  if (new URL(from).origin !== new URL(to).origin) next.headers.delete('authorization');
+  return next;
 }
 
 // Both are async functions: they run synchronously up to their first `await`, so without robots.txt to wait for
@@ -285,7 +323,29 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
       // left as given: acquire() reports it
     }
   }
-  const robots = obeyRobots(this, url, signalOf(init, 'init'));
+  const signal = signalOf(init, 'init');
+  const robots = obeyRobots(this, url, signal);
   if (robots) await robots;
-  return fetchThrough(new LocalTurns(this), url, withUserAgent(init, this.userAgent));
+  const request = withUserAgent(init, this.userAgent);
+  // A browser hides where a redirect goes (`redirect: "manual"` answers an opaque response): it follows them
+  // itself. Elsewhere they are followed here, so that each hop waits for its host's turn and obeys its
+  // robots.txt.
+  const follow = request?.redirect;
+  if (inBrowser() || (follow !== undefined && follow !== 'follow')) return fetchThrough(new LocalTurns(this), url, request);
+  let sending = { ...request, redirect: 'manual' };
+  for (let hops = 0; ; hops++) {
+    const response = await fetchThrough(new LocalTurns(this), url, sending);
+    const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
+    if (location === null) {
+      if (hops > 0) Object.defineProperty(response, 'redirected', { value: true });
+      return response;
+    }
+    await response.body?.cancel().catch(() => {});
+    if (hops === MAX_REDIRECTS) throw new TypeError(`fetch failed: more than ${MAX_REDIRECTS} redirects from ${url}`);
+    const target = new URL(location, url).href;
+    sending = redirected(sending, response.status, url, target);
+    url = target;
+    const hop = obeyRobots(this, url, signal);
+    if (hop) await hop;
+  }
 };

@@ -67,6 +67,13 @@ pub struct LimiterConfig {
     /// package an enum's deserializer.)
     #[tsify(optional, type = "\"obey\" | \"ignore\"")]
     pub robots: Option<String>,
+    /// How long a fetched robots.txt is used before it is fetched again, in seconds (1 to 86400, the default).
+    #[tsify(optional)]
+    pub robots_max_age_sec: Option<f64>,
+    /// How long a fetch of robots.txt may take, pacing and retries included, in seconds (1 to 600, default 60):
+    /// one that takes longer is given up and counts as unreachable.
+    #[tsify(optional)]
+    pub robots_timeout_sec: Option<f64>,
 }
 
 /// What robots.txt says of a URL before `fetch` or `schedule` sends to it (see `Limiter.robotsCheck`).
@@ -83,6 +90,15 @@ pub struct RobotsCheck {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub retry_ms: Option<f64>,
+    /// The number of the fetch handed out (fetch), to pass back with its outcome to `robotsFetched`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub fetch: Option<f64>,
+    /// Milliseconds within which the fetch handed out must be reported or given up (fetch): another is handed out
+    /// after that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub timeout_ms: Option<f64>,
 }
 
 /// The verdicts of [`RobotsCheck`]. (`Limiter.robotsCheck` builds its object in one call to JS; a test checks

@@ -197,18 +197,25 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     let url = "https://example.com/private/x";
     let robots = "User-agent: *\n\nDisallow: /private\n";
     let check = |now: f64| limiter.robots_check(url, Some(now), Some(false)).unwrap();
-    let want = |verdict, rule: Option<&str>, retry_ms: Option<f64>| {
-        let shape = RobotsCheck { verdict, rule: rule.map(str::to_owned), retry_ms };
-        JSON::stringify(&super::args::to_js(&shape).unwrap()).unwrap()
+    let shape = |verdict, rule: Option<&str>, retry_ms: Option<f64>| RobotsCheck {
+        verdict,
+        rule: rule.map(str::to_owned),
+        retry_ms,
+        fetch: None,
+        timeout_ms: None,
     };
+    let json = |shape: RobotsCheck| JSON::stringify(&super::args::to_js(&shape).unwrap()).unwrap();
+    let want = |verdict, rule: Option<&str>, retry_ms: Option<f64>| json(shape(verdict, rule, retry_ms));
     let got = |v: JsValue| JSON::stringify(&v).unwrap();
-    assert_eq!(got(check(0.0)), want(RobotsVerdict::Fetch, None, None));
+    let fetch = RobotsCheck { fetch: Some(0.0), timeout_ms: Some(60_000.0), ..shape(RobotsVerdict::Fetch, None, None) };
+    assert_eq!(got(check(0.0)), json(fetch));
     assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, None));
-    limiter.robots_fetched(s("example.com"), n(200.0), s(robots), JsValue::UNDEFINED, t(2.0)).unwrap();
+    let none = JsValue::UNDEFINED;
+    limiter.robots_fetched(s("example.com"), n(200.0), s(robots), none.clone(), t(2.0), n(0.0)).unwrap();
     let rule = crate::robots::Robots::parse(robots).matching_rule("examplebot", url).map(ToString::to_string);
     assert_eq!(got(check(3.0)), want(RobotsVerdict::Disallowed, rule.as_deref(), None));
     let open = limiter.robots_check("https://example.com/open", Some(3.0), None).unwrap();
     assert_eq!(got(open), want(RobotsVerdict::Allowed, None, None));
-    limiter.robots_fetched(s("example.com"), n(503.0), JsValue::UNDEFINED, JsValue::UNDEFINED, t(4.0)).unwrap();
+    limiter.robots_fetched(s("example.com"), n(503.0), none.clone(), none, t(4.0), JsValue::UNDEFINED).unwrap();
     assert_eq!(got(check(5.0)), want(RobotsVerdict::Unreachable, None, Some(59_999.0)));
 }

@@ -130,6 +130,24 @@ describe('limiter.fetch obeys robots.txt', () => {
     assert.equal(limiter.allowed(url), false);
   });
 
+  test('a robots.txt that never answers is given up after robotsTimeoutSec: refused, and asked for once', async () => {
+    const origin = await Origin.start({ '/robots.txt': { headers: TEXT, body: ROBOTS, delayMs: 4000 } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, robotsTimeoutSec: 1 });
+      const started = performance.now();
+      const waiting = [limiter.fetch(origin.url('/a')), limiter.fetch(origin.url('/b'))];
+      for (const [i, p] of ['/a', '/b'].entries()) {
+        await assert.rejects(waiting[i], isRobotsError('RobotsUnavailable', origin.url(p)));
+      }
+      const took = performance.now() - started;
+      assert.ok(took >= 1000 - TOL && took < 2500, `given up after ${took.toFixed(0)} ms`);
+      await assert.rejects(limiter.fetch(origin.url('/c')), isRobotsError('RobotsUnavailable', origin.url('/c')));
+      assert.deepEqual(paths(origin), ['/robots.txt'], 'nothing but one robots.txt');
+    } finally {
+      await origin.close();
+    }
+  });
+
   test('a robots.txt that redirects is followed', async () => {
     const origin = await Origin.start({
       '/robots.txt': { status: 301, headers: { Location: '/real-robots.txt' } },
@@ -142,6 +160,40 @@ describe('limiter.fetch obeys robots.txt', () => {
       assert.deepEqual(paths(origin), ['/robots.txt', '/real-robots.txt', '/open']);
     } finally {
       await origin.close();
+    }
+  });
+
+  test('a redirect is followed hop by hop: each paced, each obeying robots.txt', async () => {
+    const other = await Origin.start({ '/robots.txt': { headers: TEXT, body: 'User-agent: *\nDisallow: /theirs\n' } });
+    const origin = await Origin.start({
+      '/robots.txt': { headers: TEXT, body: ROBOTS },
+      '/old': { status: 301, headers: { Location: '/new' } },
+      '/to-private': { status: 302, headers: { Location: '/private/x' } },
+      '/away': { status: 307, headers: { Location: other.url('/theirs/1') } },
+      '/form': { status: 303, headers: { Location: '/done' } },
+    });
+    await origin.warm();
+    try {
+      const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, userAgent: UA });
+      const page = await limiter.fetch(origin.url('/old'));
+      assert.equal(await page.text(), 'page /new');
+      assert.equal(page.url, origin.url('/new'));
+      assert.equal(page.redirected, true);
+      const hop = origin.log[2].t - origin.log[1].t;
+      assert.ok(hop >= 100 - TOL, `the redirect's target came ${hop.toFixed(1)} ms after it: paced`);
+      await assert.rejects(limiter.fetch(origin.url('/to-private')), isRobotsError('RobotsDisallowed', origin.url('/private/x')));
+      await assert.rejects(limiter.fetch(origin.url('/away')), isRobotsError('RobotsDisallowed', other.url('/theirs/1')));
+      const done = await limiter.fetch(origin.url('/form'), { method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain' } });
+      await done.text();
+      assert.deepEqual(paths(origin), ['/robots.txt', '/old', '/new', '/to-private', '/away', '/form', '/done']);
+      assert.deepEqual(origin.log.slice(-2).map((e) => e.method), ['POST', 'GET'], 'a 303 is followed with a GET');
+      assert.equal(origin.log.at(-1).headers['content-type'], undefined);
+      assert.deepEqual(paths(other), ['/robots.txt'], 'the other host: its robots.txt, never the disallowed path');
+      const manual = await limiter.fetch(origin.url('/old'), { redirect: 'manual' });
+      assert.equal(manual.status, 301, 'redirect: "manual" is the caller\'s to follow');
+    } finally {
+      await origin.close();
+      await other.close();
     }
   });
 
@@ -198,7 +250,7 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     const limiter = new Limiter({ userAgent: UA });
     const url = 'https://example.com/private/x';
     assert.equal(limiter.allowed(url, T), true, 'nothing known yet: allowed');
-    assert.deepEqual(limiter.robotsCheck(url, T), { verdict: 'fetch' });
+    assert.deepEqual(limiter.robotsCheck(url, T), { verdict: 'fetch', fetch: 0, timeoutMs: 60_000 });
     assert.deepEqual(limiter.robotsCheck(url, T + 1), { verdict: 'pending' });
     limiter.setRobots('example.com', ROBOTS, undefined, T + 2);
     assert.deepEqual(limiter.robotsCheck(url, T + 3), { verdict: 'disallowed', rule: 'Disallow: /private (line 2)' });
@@ -216,6 +268,54 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.equal(limiter.allowed('https://example.com/', T + 2 + 86_460_004), false, 'no answer: as a 5xx');
   });
 
+  test('an answer of a fetch given up does not replace the answer of a newer fetch', () => {
+    const limiter = new Limiter({ userAgent: UA });
+    const url = 'https://example.com/private/x';
+    const first = limiter.robotsCheck(url, T);
+    assert.equal(limiter.robotsCheck(url, T + 59_999).verdict, 'pending');
+    const second = limiter.robotsCheck(url, T + 60_000);
+    assert.deepEqual([first.verdict, second.verdict], ['fetch', 'fetch'], 'the first is given up after its timeout');
+    assert.notEqual(first.fetch, second.fetch);
+    assert.ok(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 60_001, second.fetch));
+    assert.equal(limiter.robotsFetched(url, 200, '', undefined, T + 60_002, first.fetch), undefined, 'stale');
+    assert.equal(limiter.robotsFetched(url, 503, undefined, undefined, T + 60_003, first.fetch), undefined);
+    assert.equal(limiter.robotsCheck(url, T + 60_004).verdict, 'disallowed', 'the newer answer stands');
+    assert.equal(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 60_005, second.fetch), undefined, 'answered');
+    // a report without a fetch number (a crawler fetching robots.txt itself) always counts
+    limiter.setRobots(url, '', undefined, T + 60_006);
+    assert.equal(limiter.robotsCheck(url, T + 60_007).verdict, 'allowed');
+  });
+
+  test('robotsMaxAgeSec keeps a copy for less than a day', () => {
+    const limiter = new Limiter({ robotsMaxAgeSec: 600 });
+    const url = 'https://example.com/x';
+    assert.equal(limiter.robotsCheck(url, T).verdict, 'fetch');
+    limiter.setRobots(url, ROBOTS, undefined, T);
+    assert.equal(limiter.robotsCheck(url, T + 599_999).verdict, 'allowed');
+    assert.equal(limiter.robotsCheck(url, T + 600_000).verdict, 'fetch');
+  });
+
+  test('rules reported for a host the registry has no room for still settle its robots.txt', () => {
+    const limiter = new Limiter({ maxHosts: 1, ratePerSec: 1, burstCapacity: 1, userAgent: UA });
+    for (let i = 0; i < 3; i++) limiter.acquire('https://busy.example/', T); // owes a wait: not evictable
+    assert.equal(limiter.robotsCheck('https://other.example/private/x', T).verdict, 'fetch');
+    assert.throws(() => limiter.setRobots('other.example', ROBOTS, undefined, T), /maxHosts|full/);
+    assert.equal(limiter.robotsCheck('https://other.example/private/x', T + 1).verdict, 'disallowed');
+  });
+
+  test('Limiter.restore keeps the crawler: userAgent, robots and the robots.txt times', () => {
+    const config = { userAgent: 'mybot/1.0', robots: 'ignore', robotsMaxAgeSec: 600, robotsTimeoutSec: 5 };
+    const restored = Limiter.restore(new Limiter(config).snapshot());
+    assert.equal(restored.userAgent, 'mybot/1.0');
+    assert.equal(restored.robotsCheck('https://example.com/x').verdict, 'allowed', 'robots: "ignore"');
+    const obeying = Limiter.restore(new Limiter({ ...config, robots: 'obey' }).snapshot());
+    assert.equal(obeying.robotsCheck('https://example.com/x', T).timeoutMs, 5000);
+    obeying.setRobots('example.com', 'User-agent: mybot\nDisallow: /x\n', undefined, T);
+    assert.equal(obeying.allowed('https://example.com/x', T + 1), false, 'matched as mybot');
+    assert.equal(obeying.robotsCheck('https://example.com/y', T + 600_000).verdict, 'fetch', 'max age kept');
+    assert.throws(() => Limiter.restore('hostpace-snapshot-1 2 0 0'), /snapshot/);
+  });
+
   test('bad arguments are errors naming them', () => {
     const limiter = new Limiter();
     assert.throws(() => limiter.robotsStatus('example.com', 'x'), (e) => e instanceof TypeError && /status/.test(e.message));
@@ -225,6 +325,12 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.throws(() => new Limiter({ userAgent: 'a\nb' }), /userAgent/);
     assert.throws(() => new Limiter({ userAgent: 7 }), /userAgent/);
     assert.throws(() => new Limiter({ robots: 'maybe' }), /robots/);
+    for (const [field, value] of [['robotsMaxAgeSec', 86_401], ['robotsMaxAgeSec', 0.5], ['robotsTimeoutSec', 601],
+      ['robotsTimeoutSec', NaN]]) {
+      assert.throws(() => new Limiter({ [field]: value }), new RegExp(`invalid config field ${field}`));
+    }
+    assert.throws(() => new Limiter({ robotsTimeoutSec: '5' }), (e) => e instanceof TypeError && /robotsTimeoutSec/.test(e.message));
+    assert.throws(() => limiter.robotsFetched('example.com', 200, '', undefined, undefined, -1), /invalid fetch/);
     assert.equal(new Limiter().userAgent.startsWith('hostpace/'), true);
   });
 });
