@@ -27,6 +27,9 @@ extern "C" {
     /// An optional `Float64Array` to write into.
     #[wasm_bindgen(typescript_type = "Float64Array")]
     pub type Float64ArrayArg;
+    /// An optional string argument, `string` in TypeScript (read and checked here).
+    #[wasm_bindgen(typescript_type = "string")]
+    pub type StringArg;
 }
 
 /// A `TypeError` naming `name`: `invalid {name}: expected {expected}, got {what value was}`.
@@ -113,7 +116,8 @@ pub(crate) fn whole(value: &JsValue, name: &str, min: f64, max: f64) -> Result<f
 }
 
 /// The numbers of an array argument (an array of numbers, or a typed array of the kind named: `"u32"` for a
-/// `Uint32Array`, else a `Float64Array`), read by the glue into a fresh `Float64Array`; `None` when `value` is
+/// `Uint32Array`, else a `Float64Array`; `"sorted"` sorts the copy), read by the glue into a fresh
+/// `Float64Array`; `None` when `value` is
 /// neither. An element that is not a number is a `TypeError` naming it (`ids[3]`).
 pub(crate) fn numbers(value: &JsValue, kind: &str, name: &str) -> Result<Option<Vec<f64>>, JsValue> {
     let read = super::glue::numbers(value, kind);
@@ -208,7 +212,11 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(value: &JsValue, what: &st
 /// A message naming the field: `invalid config field ratePerSec: invalid type: string "fast", expected a number`,
 /// `missing config field quota.windowSec`.
 fn field_error(what: &str, path: &str, inner: &str) -> String {
-    let inner = inner.replace("expected f64", "expected a number");
+    // serde's messages end with what was expected
+    let inner = match inner.strip_suffix("expected f64") {
+        Some(head) => format!("{head}expected a number"),
+        None => inner.to_owned(),
+    };
     if let Some(rest) = inner.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or(rest);
         let prefix = if path == "." { String::new() } else { format!("{path}.") };

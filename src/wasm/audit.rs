@@ -8,9 +8,10 @@ use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::time::Instant;
 use wasm_bindgen::prelude::*;
 
-/// Times in milliseconds from an array of numbers or a `Float64Array` (`undefined`/`null`: none), each checked.
-fn times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
-    let out = match args::numbers(value, "f64", name)? {
+/// Times in milliseconds from an array of numbers or a `Float64Array` (`undefined`/`null`: none), each checked;
+/// `sorted` ascending when asked (by the glue, so that the package carries no sort routine).
+fn times(value: &JsValue, name: &str, sorted: bool) -> Result<Vec<f64>, JsValue> {
+    let out = match args::numbers(value, if sorted { "sorted" } else { "f64" }, name)? {
         Some(out) => out,
         None if absent(value) => Vec::new(),
         None => return Err(type_error(name, "an array of numbers or a Float64Array", value)),
@@ -34,16 +35,15 @@ pub fn audit(
     #[wasm_bindgen(js_name = toleranceMs)] tolerance_ms: Option<NumberArg>,
 ) -> Result<JsValue, JsValue> {
     let policy = policy_of(&config)?;
-    let mut departures = times(&departures_ms, "departuresMs")?;
+    let departures = times(&departures_ms, "departuresMs", true)?;
     if absent(&departures_ms) {
         return Err(type_error("departuresMs", "an array of numbers or a Float64Array", &departures_ms));
     }
-    let cooldowns = times(args::given(&cooldowns_ms).unwrap_or(&JsValue::UNDEFINED), "cooldownsMs")?;
+    let cooldowns = times(args::given(&cooldowns_ms).unwrap_or(&JsValue::UNDEFINED), "cooldownsMs", false)?;
     if cooldowns.len() % 2 != 0 {
         return Err(js_error("invalid cooldownsMs: expected pairs [startMs, endMs, ...]"));
     }
     let tolerance = ms_arg(args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0), "time")?;
-    departures.sort_by(f64::total_cmp);
     let ns = |v: f64| Instant::from_millis_f64(v);
     let departures: Vec<u64> = departures.iter().map(|&v| ns(v).as_nanos()).collect();
     let blackouts: Vec<Blackout> =

@@ -69,16 +69,20 @@ const typedSet = TypedArray.prototype.set;
 export function numbers(value, kind) {
   try {
     const typed = kind === 'u32' ? Uint32Array : Float64Array;
-    if (value instanceof typed) return new Float64Array(value);
-    if (!Array.isArray(value)) return undefined;
-    const n = value.length;
-    const out = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const v = value[i];
-      if (typeof v !== 'number') return i;
-      out[i] = v;
+    let out;
+    if (value instanceof typed) out = new Float64Array(value);
+    else if (!Array.isArray(value)) return undefined;
+    else {
+      const n = value.length;
+      out = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = value[i];
+        if (typeof v !== 'number') return i;
+        out[i] = v;
+      }
     }
-    return out;
+    // a typed array sorts numerically, ascending
+    return kind === 'sorted' ? out.sort() : out;
   } catch (_) {
     return undefined;
   }
@@ -130,7 +134,8 @@ extern "C" {
     /// A plain copy of a plain object (and of plain objects in it, `depth` levels), or a `TypeError`.
     pub fn plain_copy(value: &JsValue, depth: u32) -> JsValue;
     /// A fresh `Float64Array` of an array of numbers or of a typed array of the kind named (`"u32"`: a
-    /// `Uint32Array`, else a `Float64Array`); the index of the first non-number; or `undefined`.
+    /// `Uint32Array`, else a `Float64Array`; `"sorted"`: a `Float64Array`, and the copy sorted ascending); the
+    /// index of the first non-number; or `undefined`.
     pub fn numbers(value: &JsValue, kind: &str) -> JsValue;
     /// A typed array's own length, or -1.
     pub fn typed_length(value: &JsValue) -> f64;
