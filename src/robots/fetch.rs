@@ -13,14 +13,20 @@
 //! - A copy (rules, or "everything allowed" from a 4xx) is good for [`RobotsTiming::max_age`] (at most 24 hours,
 //!   §2.4); past that a fetch is due, and the old copy keeps applying until its answer arrives.
 //! - Before the first answer nothing is known ([`Verdict::Pending`]): the caller waits for the file.
-//! - [`RobotsFile::start`] hands out one fetch at a time, numbered; a fetch that never reports back frees the way
-//!   again after [`RobotsTiming::fetch_timeout`] (the shell should give up on it by then). A report carrying the
-//!   number of a fetch that is no longer the one under way ([`RobotsFile::is_current`]) is stale: a newer fetch
-//!   was handed out, or a newer answer came, and it must not replace that.
+//! - [`RobotsFile::start`] hands out one fetch at a time, numbered. The shell gives up on it at its
+//!   [`RobotsFile::deadline`], [`RobotsTiming::fetch_timeout`] after it departs (later than it was handed out when
+//!   it waits for its host's turn: [`RobotsFile::departs`]); a fetch that never reports back frees the way a
+//!   second after that, so that a shell giving up at its deadline reports first. A report carrying the number of
+//!   a fetch that is no longer the one under way ([`RobotsFile::is_current`]) is stale: a newer fetch was handed
+//!   out, or a newer answer came, and it must not replace that.
 
 use super::{Robots, Rule};
 use crate::time::Instant;
 use std::time::Duration;
+
+/// How long a fetch that was not reported past its deadline still blocks another, so that a shell giving up at
+/// the deadline reports first.
+const GRACE: Duration = Duration::from_secs(1);
 
 /// The times of a [`RobotsFile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +92,7 @@ pub struct RobotsFile {
     failing_since: Option<Instant>,
     /// When a fetch is due.
     due: Instant,
-    /// The fetch handed out and not yet answered: its number, and since when.
+    /// The fetch handed out and not yet answered: its number, and when it departs (its timeout counts from then).
     started: Option<(u32, Instant)>,
     /// Fetches handed out so far (the number of the next one).
     handed_out: u32,
@@ -129,7 +135,7 @@ impl RobotsFile {
     /// each fetch handed out. The caller gives up on it within [`RobotsTiming::fetch_timeout`] and reports what
     /// came back ([`RobotsFile::fetched`], [`RobotsFile::failed`]) if it is still [`RobotsFile::is_current`].
     pub fn start(&mut self, now: Instant) -> Option<u32> {
-        let busy = self.started.is_some_and(|(_, at)| now < at.saturating_add(self.timing.fetch_timeout));
+        let busy = self.deadline().is_some_and(|deadline| now < deadline.saturating_add(GRACE));
         if busy || now < self.due {
             return None;
         }
@@ -137,6 +143,22 @@ impl RobotsFile {
         self.handed_out = self.handed_out.wrapping_add(1);
         self.started = Some((fetch, now));
         Some(fetch)
+    }
+
+    /// The fetch `fetch` (handed out at an earlier instant) departs at `at`, when its host's turn comes: its
+    /// timeout counts from then. Nothing changes for a fetch that is not [`RobotsFile::is_current`].
+    pub fn departs(&mut self, fetch: u32, at: Instant) {
+        if let Some((number, departs)) = &mut self.started {
+            if *number == fetch {
+                *departs = (*departs).max(at);
+            }
+        }
+    }
+
+    /// When the shell gives up on the fetch under way: [`RobotsTiming::fetch_timeout`] after it departs (`None`
+    /// when none is under way).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.started.map(|(_, departs)| departs.saturating_add(self.timing.fetch_timeout))
     }
 
     /// Whether `fetch` (a number from [`RobotsFile::start`]) is the fetch under way: not answered yet, and no
@@ -155,11 +177,12 @@ impl RobotsFile {
         self.due
     }
 
-    /// A fetch answered `status` with `body` (read only for a 2xx) at `now`.
+    /// A fetch answered `status` with `body` (read only for a 2xx) at `now`; a status below 100 (0 by
+    /// convention) means no answer came, as [`RobotsFile::failed`].
     pub fn fetched(&mut self, status: u16, body: &str, now: Instant) {
         match status {
             200..=299 => self.parsed(Robots::parse(body), now),
-            429 | 500.. => self.failed(now),
+            0..=99 | 429 | 500.. => self.failed(now),
             _ => self.keep(None, now),
         }
     }
@@ -245,6 +268,8 @@ mod tests {
         assert_eq!(file.verdict(UA, "/", at(0)), Verdict::Pending);
         assert!(file.start(at(0)).is_some());
         assert!(file.start(at(1)).is_none(), "one fetch at a time");
+        assert_eq!(file.deadline(), Some(at(60)));
+        assert!(file.start(at(60)).is_none(), "a second's grace after the deadline");
         assert!(file.start(at(61)).is_some(), "a fetch that never answers frees the way after the fetch timeout");
         assert_eq!(file.verdict(UA, "/", at(61)), Verdict::Pending);
     }
@@ -261,6 +286,18 @@ mod tests {
         file.fetched(200, "User-agent: *\nDisallow: /a\n", at(62));
         assert!(!file.is_current(second), "answered");
         assert!(file.start(at(63)).is_none(), "a copy is fresh");
+    }
+
+    #[test]
+    fn a_fetch_waiting_for_its_turn_times_out_after_it_departs() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        let fetch = file.start(at(0)).expect("due at once");
+        file.departs(fetch, at(45));
+        assert_eq!(file.deadline(), Some(at(105)));
+        assert!(file.start(at(105)).is_none());
+        file.departs(fetch + 1, at(500));
+        assert_eq!(file.deadline(), Some(at(105)), "another fetch's departure changes nothing");
+        assert!(file.start(at(106)).is_some());
     }
 
     #[test]
@@ -282,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_4xx_or_a_redirect_given_up_allows_everything() {
-        for status in [404, 401, 403, 410, 301, 199] {
+        for status in [404, 401, 403, 410, 301, 199, 100] {
             let mut file = RobotsFile::new(RobotsTiming::default());
             file.fetched(status, "User-agent: *\nDisallow: /\n", at(0));
             assert!(allowed(&file, "/anything", at(1)), "{status}");
@@ -291,10 +328,13 @@ mod tests {
     }
 
     #[test]
-    fn a_429_is_unreachable_as_a_5xx() {
+    fn a_429_or_no_answer_is_unreachable_as_a_5xx() {
         let mut file = RobotsFile::new(RobotsTiming::default());
         file.fetched(429, "", at(0));
         assert_eq!(file.verdict(UA, "/x", at(1)), Verdict::Unreachable { retry_at: at(60) });
+        let mut no_answer = RobotsFile::new(RobotsTiming::default());
+        no_answer.fetched(0, "", at(0));
+        assert_eq!(no_answer.verdict(UA, "/x", at(1)), Verdict::Unreachable { retry_at: at(60) }, "0: no answer");
     }
 
     #[test]

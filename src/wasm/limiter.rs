@@ -1,6 +1,6 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
-use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, TimesArg};
+use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg};
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
@@ -58,12 +58,13 @@ export interface Limiter {
   fetch(url: UrlLike, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
   /**
    * Whether `url` may be fetched by what is known of its host's robots.txt at `nowMs`: false when a rule
-   * disallows it or the file is unreachable (5xx, no answer); true otherwise, and while nothing is known yet.
+   * disallows it or the file is unreachable (5xx, 429, no answer); true otherwise, and while nothing is known yet.
    */
   allowed(url: UrlLike, nowMs?: number): boolean;
   /**
    * `robotsTxt` as `host`'s robots.txt (a host name or any URL on it), fetched at `nowMs`: `robotsFetched` with
-   * status 200. Its rules decide what `fetch`, `schedule` and `allowed` may send there for a day, and its
+   * status 200. Its rules decide what `fetch`, `schedule` and `allowed` may send there for `robotsMaxAgeSec`
+   * (default a day), and its
    * Crawl-delay for `userAgent` (default: the config's) paces the host.
    */
   setRobots(host: UrlLike, robotsTxt: string, userAgent?: string, nowMs?: number): RobotsOutcome;
@@ -230,7 +231,7 @@ impl Crawler {
         w.f64(self.timeout_sec);
     }
 
-    /// Read back from a snapshot, checked as a config is.
+    /// Read back from a snapshot, checked as a config is (an error names the config field out of range).
     fn read(r: &mut Reader<'_>) -> Result<Crawler, JsValue> {
         let (user_agent, robots) = (r.str("user agent"), r.str("robots"));
         let (max_age, timeout) = (r.f64("robots max age"), r.f64("robots timeout"));
@@ -546,7 +547,7 @@ impl JsLimiter {
 
     /// Report a fetch of `host`'s robots.txt (a host name or any URL on it) at `nowMs`: it answered `status`, or
     /// 0 when no answer came (a network error, a timeout: as a 5xx). A 2xx makes `robotsTxt` (default empty) the
-    /// rules for a day — what `fetch`, `schedule` and `allowed` may send there — and its Crawl-delay for
+    /// rules for `robotsMaxAgeSec` — what `fetch`, `schedule` and `allowed` may send there — and its Crawl-delay for
     /// `userAgent` (default: the config's) paces the host; the answer says what that changed. A 4xx allows
     /// everything, a 5xx or a 429 disallows everything until a retry succeeds (both answer `undefined`). `fetch`
     /// is the number `robotsCheck` handed the fetch out with: a report of a fetch that is no longer the one under
@@ -557,45 +558,51 @@ impl JsLimiter {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] host: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] status: JsValue,
-        #[wasm_bindgen(js_name = robotsTxt, unchecked_param_type = "string | undefined")] robots_txt: JsValue,
-        #[wasm_bindgen(js_name = userAgent, unchecked_param_type = "string | undefined")] user_agent: JsValue,
+        #[wasm_bindgen(js_name = robotsTxt)] robots_txt: Option<StringArg>,
+        #[wasm_bindgen(js_name = userAgent)] user_agent: Option<StringArg>,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
-        #[wasm_bindgen(unchecked_param_type = "number | undefined")] fetch: JsValue,
+        fetch: Option<NumberArg>,
     ) -> Result<JsValue, JsValue> {
         let key = host_arg(&host)?;
         let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
-        let text = |value: &JsValue, name| if absent(value) { Ok(None) } else { args::string(value, name).map(Some) };
+        let text = |value: &Option<StringArg>, name| args::given(value).map(|v| args::string(v, name)).transpose();
         let robots_txt = text(&robots_txt, "robotsTxt")?.unwrap_or_default();
         let user_agent = text(&user_agent, "userAgent")?;
         let now = args::now(&now_ms)?;
-        let fetch =
-            if absent(&fetch) { None } else { Some(args::whole(&fetch, "fetch", 0.0, f64::from(u32::MAX))? as u32) };
+        let fetch = match args::given(&fetch) {
+            Some(n) => Some(args::whole(n, "fetch", 0.0, f64::from(u32::MAX))? as u32),
+            None => None,
+        };
         let mut file = self.robots_of(&key);
         if fetch.is_some_and(|fetch| !file.is_current(fetch)) {
             return Ok(JsValue::UNDEFINED);
         }
         if !(200..300).contains(&status) {
-            match status {
-                0..=99 => file.failed(now),
-                _ => file.fetched(status, "", now),
-            }
+            file.fetched(status, "", now);
             return Ok(JsValue::UNDEFINED);
         }
         let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
-        // parsed once, for both its Crawl-delay and its rules; the rules are kept first, so that the host is not
-        // left waiting for its robots.txt if the registry refuses the delay
+        // parsed once, for both its Crawl-delay and its rules
         let robots = Robots::parse(&robots_txt);
-        let delay = robots.crawl_delay(user_agent);
-        file.parsed(robots, now);
-        drop(file);
-        let out = self.shared.registry.borrow_mut().set_crawl_delay(&key, delay, now).map_err(js_error)?;
-        to_js(&RobotsOutcome::new(key.as_str(), &out))
+        match self.shared.registry.borrow_mut().set_crawl_delay(&key, robots.crawl_delay(user_agent), now) {
+            Ok(out) => {
+                file.parsed(robots, now);
+                to_js(&RobotsOutcome::new(key.as_str(), &out))
+            }
+            Err(e) => {
+                // the registry has no room for the host, so its Crawl-delay cannot be kept: nothing is sent
+                // there before robots.txt is fetched again, as after a failed fetch
+                file.failed(now);
+                Err(js_error(e))
+            }
+        }
     }
 
     /// What `fetch` and `schedule` do about robots.txt before sending to `url`: `"allowed"`, `"disallowed"` (with
     /// the `rule`), `"unreachable"` (robots.txt is fetched again in `retryMs`), `"fetch"` (fetch the host's
-    /// `/robots.txt` now and report it with `setRobots` or `robotsStatus`: asked of one caller at a time, and again
-    /// when the copy is a day old or a retry is due), or `"pending"` (another caller is fetching it). Always
+    /// `/robots.txt` now, giving up after `timeoutMs`, and report it with `robotsFetched` and the `fetch` number:
+    /// asked of one caller at a time, and again when the copy is `robotsMaxAgeSec` old or a retry is due), or
+    /// `"pending"` (another caller is fetching it). Always
     /// `"allowed"` when the config says `robots: "ignore"`. With `peek`, only what is known: no fetch is handed
     /// out, the config's `robots` does not matter, and a host whose robots.txt is not known yet is `"pending"`.
     #[wasm_bindgen(js_name = robotsCheck, unchecked_return_type = "RobotsCheck")]
@@ -619,7 +626,10 @@ impl JsLimiter {
         }
         let mut file = self.robots_of(&key);
         if let Some(fetch) = if peek { None } else { file.start(now) } {
-            let timeout_ms = ms(file.timing().fetch_timeout);
+            // the fetch goes through the host's pacing: its timeout counts from when its turn comes
+            let wait = self.shared.registry.borrow().peek(&key, now).wait;
+            file.departs(fetch, now.saturating_add(wait));
+            let timeout_ms = file.deadline().map_or(0.0, |at| ms(at.saturating_duration_since(now)));
             return Ok(glue::robots_check("fetch", None, 0.0, None, Some(f64::from(fetch)), timeout_ms));
         }
         Ok(match file.verdict(&self.shared.crawler.user_agent, url, now) {

@@ -152,8 +152,9 @@ async function fetchRobots(limiter, robotsUrl, check) {
   try {
     let response;
     try {
-      const init = withUserAgent({ redirect: 'follow', signal: deadline.signal }, limiter.userAgent);
-      response = await fetchThrough(new LocalTurns(limiter), robotsUrl, init);
+      // at most 5 redirects (RFC 9309 §2.3.1.2), each paced by its host; a 3xx after them means unavailable
+      const init = withUserAgent({ signal: deadline.signal }, limiter.userAgent);
+      response = await fetchFollowing(limiter, robotsUrl, init, { maxRedirects: 5, obey: false });
     } catch (_) {
       report(0); // no answer in time: as a 5xx
       return;
@@ -172,7 +173,7 @@ async function fetchRobots(limiter, robotsUrl, check) {
       await response.body?.cancel().catch(() => {});
     }
   } catch (_) {
-    // the core refused the report (its rules are kept even so): callers ask it again
+    // the core refused the report (it then counts the file as unreachable): callers ask it again
   } finally {
     clearTimeout(timer);
   }
@@ -255,7 +256,7 @@ Limiter.prototype.robotsStatus = function robotsStatus(host, status, nowMs) {
 
 /**
  * Whether `url` may be fetched by what is known of its host's robots.txt at `nowMs`: false when a rule disallows it
- * or the file is unreachable (5xx, no answer); true otherwise, and while nothing is known yet.
+ * or the file is unreachable (5xx, 429, no answer); true otherwise, and while nothing is known yet.
  */
 Limiter.prototype.allowed = function allowed(url, nowMs) {
   const { verdict } = this.robotsCheck(url, numberArg(nowMs, 'nowMs', true), true);
@@ -279,26 +280,63 @@ function withUserAgent(init, userAgent) {
   return { ...init, headers };
 }
 
-/** The statuses of a redirect, and how many `fetch` follows (as the platform's fetch does). */
+/** The statuses of a redirect. */
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const MAX_REDIRECTS = 20;
+
+/** Headers that carry credentials, dropped on a redirect to another origin (as the platform's fetch does). */
+const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
+
+/** Headers that describe a request's body, dropped with it. */
+const BODY_HEADERS = ['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length'];
 
 /**
  * The request to send to `to` after `from` answered the redirect `status` (the Fetch standard's rules): a 303,
- * or a 301/302 of a POST, becomes a GET without a body; going to another origin drops `Authorization`.
+ * or a 301/302 of a POST, becomes a GET without a body; going to another origin drops the credentials.
  */
 function redirected(init, status, from, to) {
   const method = (init.method ?? 'GET').toUpperCase();
   const next = { ...init, headers: new Headers(init.headers) };
-  if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+  const sendsBody = method !== 'GET' && method !== 'HEAD';
+  if ((status === 303 && sendsBody) || ((status === 301 || status === 302) && method === 'POST')) {
     next.method = 'GET';
     delete next.body;
-    for (const name of ['content-encoding', 'content-language', 'content-location', 'content-type', 'content-length']) {
-      next.headers.delete(name);
-    }
+    for (const name of BODY_HEADERS) next.headers.delete(name);
   }
-  if (new URL(from).origin !== new URL(to).origin) next.headers.delete('authorization');
+  if (from.origin !== to.origin) for (const name of CREDENTIALS) next.headers.delete(name);
   return next;
+}
+
+/**
+ * `fetchThrough` following redirects here rather than in the platform (outside a browser, when `init` leaves
+ * `redirect` to "follow"), so that each hop waits for its host's turn and, with `obey`, obeys its host's robots.txt
+ * (a disallowed target rejects with `RobotsDisallowed`, never sent). After `maxRedirects` hops the next redirect
+ * rejects with a TypeError, as fetch does, or with `obey` false is returned as it came. A browser hides where a
+ * redirect goes (`redirect: "manual"` answers an opaque response), so there it follows them itself.
+ */
+async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal }) {
+  if (inBrowser() || (init?.redirect ?? 'follow') !== 'follow') return fetchThrough(new LocalTurns(limiter), url, init);
+  let sending = { ...init, redirect: 'manual' };
+  let at = new URL(url);
+  for (let hops = 0, attempts = 0; ; hops++) {
+    const response = await fetchThrough(new LocalTurns(limiter), at.href, sending);
+    attempts += response.hostpaceAttempts;
+    const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
+    if (location === null || (hops === maxRedirects && !obey)) {
+      response.hostpaceAttempts = attempts;
+      if (hops > 0) Object.defineProperty(response, 'redirected', { value: true });
+      return response;
+    }
+    await response.body?.cancel().catch(() => {});
+    if (hops === maxRedirects) throw new TypeError(`fetch failed: more than ${maxRedirects} redirects from ${url}`);
+    const target = new URL(location, at);
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      throw new TypeError(`fetch failed: ${at.href} redirects to a ${target.protocol} URL`);
+    }
+    sending = redirected(sending, response.status, at, target);
+    at = target;
+    const hop = obey ? obeyRobots(limiter, at.href, signal) : undefined;
+    if (hop) await hop;
+  }
 }
 
 // Both are async functions: they run synchronously up to their first `await`, so without robots.txt to wait for
@@ -326,26 +364,5 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
   const signal = signalOf(init, 'init');
   const robots = obeyRobots(this, url, signal);
   if (robots) await robots;
-  const request = withUserAgent(init, this.userAgent);
-  // A browser hides where a redirect goes (`redirect: "manual"` answers an opaque response): it follows them
-  // itself. Elsewhere they are followed here, so that each hop waits for its host's turn and obeys its
-  // robots.txt.
-  const follow = request?.redirect;
-  if (inBrowser() || (follow !== undefined && follow !== 'follow')) return fetchThrough(new LocalTurns(this), url, request);
-  let sending = { ...request, redirect: 'manual' };
-  for (let hops = 0; ; hops++) {
-    const response = await fetchThrough(new LocalTurns(this), url, sending);
-    const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
-    if (location === null) {
-      if (hops > 0) Object.defineProperty(response, 'redirected', { value: true });
-      return response;
-    }
-    await response.body?.cancel().catch(() => {});
-    if (hops === MAX_REDIRECTS) throw new TypeError(`fetch failed: more than ${MAX_REDIRECTS} redirects from ${url}`);
-    const target = new URL(location, url).href;
-    sending = redirected(sending, response.status, url, target);
-    url = target;
-    const hop = obeyRobots(this, url, signal);
-    if (hop) await hop;
-  }
+  return fetchFollowing(this, url, withUserAgent(init, this.userAgent), { maxRedirects: 20, obey: true, signal });
 };

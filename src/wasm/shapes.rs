@@ -70,8 +70,8 @@ pub struct LimiterConfig {
     /// How long a fetched robots.txt is used before it is fetched again, in seconds (1 to 86400, the default).
     #[tsify(optional)]
     pub robots_max_age_sec: Option<f64>,
-    /// How long a fetch of robots.txt may take, pacing and retries included, in seconds (1 to 600, default 60):
-    /// one that takes longer is given up and counts as unreachable.
+    /// How long a fetch of robots.txt may take once its host's turn comes, retries included, in seconds (1 to
+    /// 600, default 60): `fetch` and `schedule` give up on one that takes longer and count it as unreachable.
     #[tsify(optional)]
     pub robots_timeout_sec: Option<f64>,
 }
@@ -110,9 +110,9 @@ pub enum RobotsVerdict {
     Allowed,
     /// A rule forbids it.
     Disallowed,
-    /// robots.txt is unreachable (5xx, no answer): nothing may be fetched from the host until a retry succeeds.
+    /// robots.txt is unreachable (5xx, 429, no answer): nothing may be fetched from the host until a retry succeeds.
     Unreachable,
-    /// Fetch the host's robots.txt now and report it (`setRobots` or `robotsStatus`), then ask again.
+    /// Fetch the host's robots.txt now and report it (`robotsFetched` with the check's `fetch`), then ask again.
     Fetch,
     /// Another caller is fetching the host's robots.txt: ask again when it is reported.
     Pending,

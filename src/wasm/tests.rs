@@ -210,12 +210,11 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     let fetch = RobotsCheck { fetch: Some(0.0), timeout_ms: Some(60_000.0), ..shape(RobotsVerdict::Fetch, None, None) };
     assert_eq!(got(check(0.0)), json(fetch));
     assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, None));
-    let none = JsValue::UNDEFINED;
-    limiter.robots_fetched(s("example.com"), n(200.0), s(robots), none.clone(), t(2.0), n(0.0)).unwrap();
+    limiter.robots_fetched(s("example.com"), n(200.0), Some(s(robots).unchecked_into()), None, t(2.0), t(0.0)).unwrap();
     let rule = crate::robots::Robots::parse(robots).matching_rule("examplebot", url).map(ToString::to_string);
     assert_eq!(got(check(3.0)), want(RobotsVerdict::Disallowed, rule.as_deref(), None));
     let open = limiter.robots_check("https://example.com/open", Some(3.0), None).unwrap();
     assert_eq!(got(open), want(RobotsVerdict::Allowed, None, None));
-    limiter.robots_fetched(s("example.com"), n(503.0), none.clone(), none, t(4.0), JsValue::UNDEFINED).unwrap();
+    limiter.robots_fetched(s("example.com"), n(503.0), None, None, t(4.0), None).unwrap();
     assert_eq!(got(check(5.0)), want(RobotsVerdict::Unreachable, None, Some(59_999.0)));
 }

@@ -163,6 +163,19 @@ describe('limiter.fetch obeys robots.txt', () => {
     }
   });
 
+  test('a robots.txt redirecting more than five times is unavailable: everything allowed', async () => {
+    const origin = await Origin.start({ '/robots.txt': { status: 302, headers: { Location: '/robots.txt' } } });
+    try {
+      const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1 });
+      await (await limiter.fetch(origin.url('/x'))).text();
+      assert.deepEqual(paths(origin), [...Array(6).fill('/robots.txt'), '/x'], 'five redirects followed, each paced');
+      const gaps = origin.log.slice(1).map((e, i) => e.t - origin.log[i].t);
+      assert.ok(gaps.every((g) => g >= 20 - TOL), `gaps ${gaps.map((g) => g.toFixed(1))}`);
+    } finally {
+      await origin.close();
+    }
+  });
+
   test('a redirect is followed hop by hop: each paced, each obeying robots.txt', async () => {
     const other = await Origin.start({ '/robots.txt': { headers: TEXT, body: 'User-agent: *\nDisallow: /theirs\n' } });
     const origin = await Origin.start({
@@ -171,6 +184,8 @@ describe('limiter.fetch obeys robots.txt', () => {
       '/to-private': { status: 302, headers: { Location: '/private/x' } },
       '/away': { status: 307, headers: { Location: other.url('/theirs/1') } },
       '/form': { status: 303, headers: { Location: '/done' } },
+      '/to-ftp': { status: 302, headers: { Location: 'ftp://127.0.0.1/file' } },
+      '/to-other': { status: 302, headers: { Location: other.url('/open') } },
     });
     await origin.warm();
     try {
@@ -189,8 +204,19 @@ describe('limiter.fetch obeys robots.txt', () => {
       assert.deepEqual(origin.log.slice(-2).map((e) => e.method), ['POST', 'GET'], 'a 303 is followed with a GET');
       assert.equal(origin.log.at(-1).headers['content-type'], undefined);
       assert.deepEqual(paths(other), ['/robots.txt'], 'the other host: its robots.txt, never the disallowed path');
+      assert.equal(other.log[0].headers['user-agent'], UA);
       const manual = await limiter.fetch(origin.url('/old'), { redirect: 'manual' });
       assert.equal(manual.status, 301, 'redirect: "manual" is the caller\'s to follow');
+      await manual.body?.cancel();
+      await assert.rejects(limiter.fetch(origin.url('/to-ftp')), (e) => e instanceof TypeError && /ftp:/.test(e.message));
+      const credentials = { authorization: 'Bearer s3cret', cookie: 'session=1', 'proxy-authorization': 'Basic x' };
+      const there = await limiter.fetch(origin.url('/to-other'), { headers: credentials });
+      await there.text();
+      assert.equal(there.hostpaceAttempts, 2, 'both hops');
+      const seen = other.log.at(-1);
+      assert.equal(seen.path, '/open');
+      for (const name of Object.keys(credentials)) assert.equal(seen.headers[name], undefined, `${name} not sent to another origin`);
+      assert.equal(origin.log.at(-1).headers.cookie, 'session=1', 'the first origin got them');
     } finally {
       await origin.close();
       await other.close();
@@ -272,18 +298,20 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     const limiter = new Limiter({ userAgent: UA });
     const url = 'https://example.com/private/x';
     const first = limiter.robotsCheck(url, T);
-    assert.equal(limiter.robotsCheck(url, T + 59_999).verdict, 'pending');
-    const second = limiter.robotsCheck(url, T + 60_000);
+    assert.equal(first.timeoutMs, 60_000);
+    // the caller gives up at 60 s; another fetch is handed out a second later
+    assert.equal(limiter.robotsCheck(url, T + 60_999).verdict, 'pending');
+    const second = limiter.robotsCheck(url, T + 61_000);
     assert.deepEqual([first.verdict, second.verdict], ['fetch', 'fetch'], 'the first is given up after its timeout');
     assert.notEqual(first.fetch, second.fetch);
-    assert.ok(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 60_001, second.fetch));
-    assert.equal(limiter.robotsFetched(url, 200, '', undefined, T + 60_002, first.fetch), undefined, 'stale');
-    assert.equal(limiter.robotsFetched(url, 503, undefined, undefined, T + 60_003, first.fetch), undefined);
-    assert.equal(limiter.robotsCheck(url, T + 60_004).verdict, 'disallowed', 'the newer answer stands');
-    assert.equal(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 60_005, second.fetch), undefined, 'answered');
+    assert.ok(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 61_001, second.fetch));
+    assert.equal(limiter.robotsFetched(url, 200, '', undefined, T + 61_002, first.fetch), undefined, 'stale');
+    assert.equal(limiter.robotsFetched(url, 503, undefined, undefined, T + 61_003, first.fetch), undefined);
+    assert.equal(limiter.robotsCheck(url, T + 61_004).verdict, 'disallowed', 'the newer answer stands');
+    assert.equal(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 61_005, second.fetch), undefined, 'answered');
     // a report without a fetch number (a crawler fetching robots.txt itself) always counts
-    limiter.setRobots(url, '', undefined, T + 60_006);
-    assert.equal(limiter.robotsCheck(url, T + 60_007).verdict, 'allowed');
+    limiter.setRobots(url, '', undefined, T + 61_006);
+    assert.equal(limiter.robotsCheck(url, T + 61_007).verdict, 'allowed');
   });
 
   test('robotsMaxAgeSec keeps a copy for less than a day', () => {
@@ -295,12 +323,24 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.equal(limiter.robotsCheck(url, T + 600_000).verdict, 'fetch');
   });
 
-  test('rules reported for a host the registry has no room for still settle its robots.txt', () => {
+  test('rules for a host the registry has no room for: unreachable until a retry, never left pending', () => {
     const limiter = new Limiter({ maxHosts: 1, ratePerSec: 1, burstCapacity: 1, userAgent: UA });
     for (let i = 0; i < 3; i++) limiter.acquire('https://busy.example/', T); // owes a wait: not evictable
     assert.equal(limiter.robotsCheck('https://other.example/private/x', T).verdict, 'fetch');
     assert.throws(() => limiter.setRobots('other.example', ROBOTS, undefined, T), /maxHosts|full/);
-    assert.equal(limiter.robotsCheck('https://other.example/private/x', T + 1).verdict, 'disallowed');
+    assert.deepEqual(limiter.robotsCheck('https://other.example/private/x', T + 1), {
+      verdict: 'unreachable',
+      retryMs: 59_999,
+    });
+  });
+
+  test('a robots.txt fetch waiting for its host\'s turn has its timeout from its departure', () => {
+    const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1, robotsTimeoutSec: 5 });
+    for (let i = 0; i < 3; i++) limiter.acquire('https://example.com/x', T); // the next turn is 3 s away
+    const check = limiter.robotsCheck('https://example.com/a', T);
+    assert.deepEqual([check.verdict, check.timeoutMs], ['fetch', 8000]);
+    assert.equal(limiter.robotsCheck('https://example.com/a', T + 8999).verdict, 'pending');
+    assert.equal(limiter.robotsCheck('https://example.com/a', T + 9000).verdict, 'fetch');
   });
 
   test('Limiter.restore keeps the crawler: userAgent, robots and the robots.txt times', () => {
@@ -313,7 +353,9 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     obeying.setRobots('example.com', 'User-agent: mybot\nDisallow: /x\n', undefined, T);
     assert.equal(obeying.allowed('https://example.com/x', T + 1), false, 'matched as mybot');
     assert.equal(obeying.robotsCheck('https://example.com/y', T + 600_000).verdict, 'fetch', 'max age kept');
-    assert.throws(() => Limiter.restore('hostpace-snapshot-1 2 0 0'), /snapshot/);
+    assert.throws(() => Limiter.restore('hostpace-snapshot-1 2 0 0'), /invalid snapshot: malformed: expected user agent/);
+    const bad = new Limiter(config).snapshot().replace('9:mybot/1.0', '9:mybot\n1.0');
+    assert.throws(() => Limiter.restore(bad), /userAgent/);
   });
 
   test('bad arguments are errors naming them', () => {

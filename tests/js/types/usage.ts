@@ -17,6 +17,7 @@ import {
   type LimiterConfig,
   type Observation,
   type ResponseLike,
+  type RobotsCheck,
   type RobotsOutcome,
   type ScheduleOptions,
   type Violation,
@@ -116,6 +117,15 @@ limiter.observe('https://example.com/', { status: '200', headers: {} });
 const robots: RobotsOutcome = limiter.setRobots('example.com', 'User-agent: *\nCrawl-delay: 2\n', 'bot');
 const interval: number = robots.intervalMs;
 const capped: boolean = robots.capped;
+// a crawler that fetches robots.txt itself: the check hands out a numbered fetch, reported with its outcome
+const check: RobotsCheck = limiter.robotsCheck('https://example.com/a');
+if (check.verdict === 'fetch') {
+  const timeoutMs: number | undefined = check.timeoutMs;
+  limiter.robotsFetched('example.com', 200, 'User-agent: *\nDisallow: /a\n', undefined, undefined, check.fetch);
+  void timeoutMs;
+}
+limiter.robotsFetched('example.com', 404);
+const robotsCrawler = new Limiter({ userAgent: 'mybot/1.0', robots: 'obey', robotsMaxAgeSec: 3600, robotsTimeoutSec: 10 });
 
 const stats: HostStats | undefined = limiter.stats('example.com');
 if (stats) {
@@ -190,7 +200,7 @@ void [
   hostId, oneWait, batchWaits, reusedWaits, violations, firstKind, gapOf,
   defaults, warnings, hosts, wait, host, layer, departs, reserved, atTime, peeked, waitText, notALayer, describeLayer,
   politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
-  bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2,
+  bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2, robotsCrawler,
 ];
 
 // --- GatewayLimiter: the same shape, one budget per host shared through a hostpace gateway ---------------------
