@@ -629,6 +629,18 @@ mod tests {
         ("dot segments in a path", "User-agent: *\nDisallow: /private\n", UA, "/a/./../private/x", false),
         ("backslashes read as slashes", "User-agent: *\nDisallow: /a/b\n", UA, "https://e.com\\a\\b", false),
         ("reserved characters as written", "User-agent: *\nDisallow: /q?u=http://x\n", UA, "/q?u=http://x/y", false),
+        (
+            "RFC 9309 table: a query's : and / written or encoded",
+            "User-agent: *\nDisallow: /foo/bar?baz=https://foo.bar\n",
+            UA,
+            "https://e.com/foo/bar?baz=https%3A%2F%2Ffoo.bar",
+            false,
+        ),
+        ("an encoded query matches a written one", "User-agent: *\nDisallow: /q?u=http%3A%2F%2Fx\n", UA, "/q?u=http://x", false),
+        ("a quote in a query, as WHATWG sends it", "User-agent: *\nDisallow: /a?b='x'\n", UA, "https://e.com/a?b='x'", false),
+        ("a query's field delimiters as written", "User-agent: *\nDisallow: /a?b=1&c\n", UA, "/a?b=1%26c", true),
+        ("an encoded slash in a path is still not a slash", "User-agent: *\nDisallow: /a/b?c\n", UA, "/a%2Fb?c", true),
+        ("dot segments in a URL the parser refuses", "User-agent: *\nDisallow: /private\n", UA, "https://u:p@e.com/a/../private", false),
         // Syntax.
         ("comments", "User-agent: * # all\nDisallow: /a # not /b\n# Disallow: /\n", UA, "/b", true),
         ("comment cuts the pattern", "User-agent: *\nDisallow: /a#b\n", UA, "/a", false),

@@ -9,7 +9,11 @@
 //! - every other octet — beyond ASCII, controls, space, `" < > \ ^ ` { | }` and a `%` that starts no escape — is
 //!   compared percent-encoded: `ツ` is `%E3%83%84`, a space is `%20`, a lone `%` is `%25`;
 //! - escapes are written in upper case (`%e3` is `%E3`); letters elsewhere keep their case (paths are
-//!   case-sensitive).
+//!   case-sensitive);
+//! - in the query (after the first `?`), the reserved characters that mark nothing there — `: / ? @ '` — are
+//!   compared percent-encoded, as clients disagree on encoding them (a WHATWG parser sends `'` as `%27`, others
+//!   encode `:` and `/`): `?u=https://a.b` is `?u=https%3A%2F%2Fa.b`, as in RFC 9309's table in §2.2.2. The
+//!   delimiters of a query's fields (`& = + ;` and the others) stay as written.
 //!
 //! In a pattern `*` (as written, not `%2A`) matches any run of characters, and a `$` that ends it anchors the end
 //! of the path; a `$` elsewhere is a literal `$`.
@@ -20,6 +24,7 @@ use crate::host_key::parse_http_url;
 pub(crate) fn canonical(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
+    let mut in_query = false;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
@@ -30,6 +35,11 @@ pub(crate) fn canonical(text: &str) -> String {
         match escaped {
             Some(v) if is_unreserved(v) => out.push(char::from(v)),
             Some(v) => push_escape(&mut out, v),
+            None if b == b'?' && !in_query => {
+                in_query = true;
+                out.push('?');
+            }
+            None if in_query && b":/?@'".contains(&b) => push_escape(&mut out, b),
             None if is_unreserved(b) || is_reserved(b) => out.push(char::from(b)),
             None => push_escape(&mut out, b),
         }
@@ -64,18 +74,26 @@ fn is_reserved(b: u8) -> bool {
 
 /// The path and query (no fragment) that a request for `url_or_path` asks for, in canonical spelling: an
 /// absolute `http:`/`https:` URL as a WHATWG parser serializes it (dot segments removed, `\` read as `/`), or a
-/// path starting with `/` read the same way. Text that does not parse is read as a URL whose scheme (and `//`)
-/// may be missing — `example.com/a` asks for `/a` — so that nothing escapes matching by being malformed. Always
-/// starts with `/`.
+/// path starting with `/` read the same way. Text that does not parse (credentials in it, over 8 KiB, a bad
+/// host) is read as a URL whose scheme (and `//`) may be missing — `example.com/a` asks for `/a` — with its dot
+/// segments removed and `\` read as `/` too, so that nothing escapes matching by being malformed. Always starts
+/// with `/`.
 pub(crate) fn request_path(url_or_path: &str) -> String {
     let parsed = if url_or_path.starts_with('/') && !url_or_path.starts_with("//") {
         parse_http_url(&format!("http://robots.invalid{url_or_path}")).ok()
     } else {
         parse_http_url(url_or_path).ok()
     };
+    let unparsed;
     let path = match &parsed {
         Some(url) => after_authority(&url.href),
-        None => after_authority(url_or_path),
+        None => {
+            // `\` is a `/` before the query, as for a WHATWG parser
+            let end = url_or_path.find(['?', '#']).unwrap_or(url_or_path.len());
+            let slashed = url_or_path[..end].replace('\\', "/") + &url_or_path[end..];
+            unparsed = without_dot_segments(after_authority(&slashed));
+            &unparsed
+        }
     };
     let path = path.split_once('#').map_or(path, |(p, _fragment)| p);
     let mut path = canonical(path);
@@ -97,6 +115,44 @@ fn after_authority(url: &str) -> &str {
         _ => rest,
     };
     rest.find(['/', '?', '#']).map_or("", |at| &rest[at..])
+}
+
+/// `path` (and what follows it) with its `.` and `..` segments removed from the part before any `?` or `#`, as
+/// RFC 3986 §5.2.4 and a WHATWG parser do (`%2e` is a dot too): `/a/./b/../c` is `/a/c`, `/a/..` is `/`.
+fn without_dot_segments(path: &str) -> String {
+    let end = path.find(['?', '#']).unwrap_or(path.len());
+    let (path, rest) = path.split_at(end);
+    let dots = |segment: &str| match segment.to_ascii_lowercase().as_str() {
+        "." | "%2e" => Some(1),
+        ".." | ".%2e" | "%2e." | "%2e%2e" => Some(2),
+        _ => None,
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut segments = path.split('/').skip(1).peekable();
+    while let Some(segment) = segments.next() {
+        let last = segments.peek().is_none();
+        match dots(segment) {
+            Some(n) => {
+                if n == 2 {
+                    kept.pop();
+                }
+                if last {
+                    kept.push(""); // `/a/..` ends in a slash: `/`
+                }
+            }
+            None => kept.push(segment),
+        }
+    }
+    let mut out = String::with_capacity(path.len() + rest.len());
+    for segment in kept {
+        out.push('/');
+        out.push_str(segment);
+    }
+    if out.is_empty() && !path.is_empty() {
+        out.push('/');
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A rule's path pattern, read once: its literal pieces between `*`s, and whether it ends in `$`.
@@ -172,13 +228,17 @@ mod tests {
             ("/foo/bar/ツ", "/foo/bar/%E3%83%84"),
             ("/foo/bar/%e3%83%84", "/foo/bar/%E3%83%84"),
             ("/a b", "/a%20b"),
+            ("/foo/bar?baz=https://foo.bar", "/foo/bar?baz=https%3A%2F%2Ffoo.bar"),
+            ("/foo/bar?baz=https%3a%2f%2ffoo.bar", "/foo/bar?baz=https%3A%2F%2Ffoo.bar"),
+            ("/a:b@c/d?e='f'?g", "/a:b@c/d?e=%27f%27%3Fg"),
+            ("/a?b=c&d=e;f+g", "/a?b=c&d=e;f+g"),
             ("/a%20b", "/a%20b"),
             ("/\"<>\\^`{|}", "/%22%3C%3E%5C%5E%60%7B%7C%7D"),
             ("/100%", "/100%25"),
             ("/100%25", "/100%25"),
             ("/%zz", "/%25zz"),
             ("/%4", "/%254"),
-            ("/q?a=b&c=https://x.y", "/q?a=b&c=https://x.y"),
+            ("/q?a=b&c=https://x.y", "/q?a=b&c=https%3A%2F%2Fx.y"),
             ("/*$", "/*$"),
             ("/%2A", "/%2A"),
             ("/Case", "/Case"),
@@ -212,10 +272,18 @@ mod tests {
             ("//example.com/a?b", "/a?b"),
             ("http://[::1/x#y", "/x"),
             ("example.com#x/y", "/"),
+            // not read by the parser (credentials, too long), normalised the same way
+            ("https://user:pw@example.com/a/../private", "/private"),
+            ("https://user@example.com\\a\\.\\b?c\\d", "/a/b?c%5Cd"),
+            ("https://user@example.com/a/%2e%2E/b/.", "/b/"),
+            ("https://user@example.com/a/..", "/"),
+            ("https://user@example.com/../../x/..?q=/../", "/?q=%2F..%2F"),
         ];
         for (input, want) in cases {
             assert_eq!(request_path(input), want, "{input:?}");
         }
+        let long = format!("https://example.com/{}/../private/./x", "a".repeat(crate::host_key::MAX_URL_LEN));
+        assert_eq!(request_path(&long), "/private/x", "a URL over the parser's limit");
     }
 
     #[test]
