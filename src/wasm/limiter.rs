@@ -296,6 +296,15 @@ impl Shared {
         Ok(id)
     }
 
+    /// Whether what is known of interned host `id`'s robots.txt disallows `url` now (never with
+    /// `robots: "ignore"`, nor before robots.txt is known).
+    fn disallows(&self, id: u32, url: &str) -> bool {
+        let robots = self.robots.borrow();
+        let Some(Some(file)) = robots.get(id as usize).filter(|_| self.crawler.obey_robots) else { return false };
+        let now = Instant::from_millis_f64(clock_ms());
+        matches!(file.verdict(&self.crawler.user_agent, url, now), Verdict::Disallowed(_))
+    }
+
     /// The key of `url`'s host.
     fn key(&self, url: &str) -> Result<HostKey, JsValue> {
         self.hosts.borrow_mut().key_of(url).map_err(js_error)
@@ -737,6 +746,8 @@ pub struct JsFrontier {
     /// The queue, and the concurrency permit of the last `take` (when the config limits concurrency). Behind a
     /// `RefCell` of its own so that reading a caller's argument (a `URL`'s getter) never runs while it is borrowed.
     queue: RefCell<(Frontier, Option<f64>)>,
+    /// URLs `push` refused because robots.txt disallows them.
+    refused: std::cell::Cell<u32>,
 }
 
 #[wasm_bindgen(js_class = Frontier)]
@@ -752,15 +763,22 @@ impl JsFrontier {
             Some(m) if m.fract() == 0.0 && m >= 1.0 => Frontier::with_capacity_limit(m.min(1e15) as usize),
             Some(m) => return Err(js_error(format!("invalid maxQueued: {} (expected a whole number >= 1)", Num(m)))),
         };
-        Ok(JsFrontier { shared: limiter.shared.clone(), queue: RefCell::new((frontier, None)) })
+        Ok(JsFrontier {
+            shared: limiter.shared.clone(),
+            queue: RefCell::new((frontier, None)),
+            refused: Default::default(),
+        })
     }
 
-    /// Queue `url` (higher `priority` first within its host; default 0). Throws on a bad URL or when full.
+    /// Queue `url` (higher `priority` first within its host; default 0): true; false, and nothing queued, when
+    /// what is known of its host's robots.txt disallows it (with `robots: "obey"`; counted in `refused`). Throws
+    /// on a bad URL or when full. (A URL queued before its host's robots.txt is known may still be disallowed:
+    /// `fetch` and `schedule` refuse it then, without sending it.)
     pub fn push(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         priority: Option<f64>,
-    ) -> Result<(), JsValue> {
+    ) -> Result<bool, JsValue> {
         let priority = match priority {
             None => 0,
             Some(p) if p.fract() == 0.0 && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&p) => p as i32,
@@ -770,10 +788,21 @@ impl JsFrontier {
         // (the URL's origin read once, for both)
         let origin = plain_origin(url);
         let id = self.shared.id_in(url, origin)?;
+        if self.shared.disallows(id, url) {
+            self.refused.set(self.refused.get().saturating_add(1));
+            return Ok(false);
+        }
         let hosts = self.shared.hosts.borrow();
         let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         // the frontier takes the limiter's host id: no second host lookup per push
-        self.queue.borrow_mut().0.push_id(id, key, url, origin, priority).map_err(js_error)
+        self.queue.borrow_mut().0.push_id(id, key, url, origin, priority).map_err(js_error)?;
+        Ok(true)
+    }
+
+    /// URLs `push` refused because robots.txt disallows them.
+    #[wasm_bindgen(getter)]
+    pub fn refused(&self) -> u32 {
+        self.refused.get()
     }
 
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`).

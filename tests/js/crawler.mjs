@@ -12,7 +12,9 @@ const linksIn = (html, base) =>
 
 export async function crawl(seeds, limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1 })) {
   const frontier = new Frontier(limiter), seen = new Set(), pages = new Map(), running = new Set();
-  const add = (url) => { if (!seen.has(url)) { seen.add(url); frontier.push(url); } };
+  const add = (url) => { // a URL robots.txt is known to disallow is refused here, never queued
+    if (!seen.has(url)) { seen.add(url); if (!frontier.push(url)) pages.set(url, 'disallowed by robots.txt'); }
+  };
   seeds.forEach((url) => add(new URL(url).href));
   while (frontier.size > 0 || running.size > 0) {
     const url = frontier.pop(); // a URL whose host may go now (nothing is reserved until the fetch)

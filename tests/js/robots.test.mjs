@@ -3,7 +3,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Limiter } from '../../pkg/node.js';
+import { Frontier, Limiter } from '../../pkg/node.js';
 import { Origin, TOL, sleep, until, within } from './helpers.mjs';
 
 const ROBOTS = [
@@ -356,6 +356,22 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.throws(() => Limiter.restore('hostpace-snapshot-1 2 0 0'), /invalid snapshot: malformed: expected user agent/);
     const bad = new Limiter(config).snapshot().replace('9:mybot/1.0', '9:mybot\n1.0');
     assert.throws(() => Limiter.restore(bad), /userAgent/);
+  });
+
+  test('Frontier.push refuses what the host\'s robots.txt disallows, and counts it', () => {
+    const limiter = new Limiter({ userAgent: UA });
+    const frontier = new Frontier(limiter);
+    assert.equal(frontier.push('https://example.com/private/x'), true, 'robots.txt not known yet: queued');
+    limiter.setRobots('example.com', ROBOTS);
+    assert.equal(frontier.push('https://example.com/private/y'), false);
+    assert.equal(frontier.push(new URL('https://example.com/private/open/z')), true, 'an Allow rule');
+    assert.equal(frontier.push('https://other.example/private/y'), true, 'another host');
+    assert.deepEqual([frontier.size, frontier.refused], [3, 1]);
+    const ignoring = new Limiter({ userAgent: UA, robots: 'ignore' });
+    ignoring.setRobots('example.com', ROBOTS);
+    const all = new Frontier(ignoring);
+    assert.equal(all.push('https://example.com/private/y'), true, 'robots: "ignore"');
+    assert.equal(all.refused, 0);
   });
 
   test('bad arguments are errors naming them', () => {

@@ -142,7 +142,8 @@ const restored: Limiter = Limiter.restore(snapshot);
 // --- the frontier ----------------------------------------------------------------------------------------------
 const frontier = new Frontier(restored);
 const bounded = new Frontier(restored, 10_000);
-frontier.push('https://example.com/');
+const pushed: boolean = frontier.push('https://example.com/'); // false: robots.txt disallows it
+const refusedByRobots: number = frontier.refused;
 frontier.push('https://example.com/important', 10);
 const next: string | undefined = frontier.pop();
 const taken: string | undefined = frontier.take();
@@ -201,6 +202,7 @@ void [
   defaults, warnings, hosts, wait, host, layer, departs, reserved, atTime, peeked, waitText, notALayer, describeLayer,
   politeness, wrongType, typo, halfQuota, cooldownUntil, rateBefore, rateAfter, ignored, interval, capped, notChecked,
   bounded, next, until, queued, surely, w1, w2, tokens, capacity, w3, slot, w4, used, w5, until2, robotsCrawler,
+  pushed, refusedByRobots,
 ];
 
 // --- GatewayLimiter: the same shape, one budget per host shared through a hostpace gateway ---------------------
