@@ -246,6 +246,29 @@ const rows = [
     teardown: ({ limiter }) => limiter.free(),
   },
   {
+    id: 'diag.hostpace.robotsCheck',
+    library: 'hostpace',
+    kind: 'diagnostic',
+    n: 100_000,
+    call: 'limiter.robotsCheck(url, nowMs): what fetch and schedule ask before each request, every host\'s robots.txt known (four rules): parse + match + result object',
+    setup() {
+      const limiter = new Limiter(HP_CONFIG);
+      const robots = 'User-agent: *\nDisallow: /private/\nDisallow: /*.php$\nAllow: /private/open\nDisallow: /search?\n';
+      for (const host of hostNames) limiter.setRobots(host, robots, undefined, T0_MS);
+      return { limiter };
+    },
+    run({ limiter }, n) {
+      let allowed = 0;
+      let now = T0_MS;
+      for (let k = 0; k < n; k++) {
+        now += DT_MS;
+        if (limiter.robotsCheck(urlOf(k), now).verdict === 'allowed') allowed++;
+      }
+      return allowed;
+    },
+    teardown: ({ limiter }) => limiter.free(),
+  },
+  {
     id: 'diag.hostpace.peek',
     library: 'hostpace',
     kind: 'diagnostic',
@@ -624,6 +647,7 @@ const breakdown = {
   acquireIdNs: idV.nsPerDecision,
   acquireUrlNs: acqV.nsPerDecision,
   peekUrlNs: byId['diag.hostpace.peek'].nsPerDecision,
+  robotsCheckNs: byId['diag.hostpace.robotsCheck'].nsPerDecision,
 };
 lines.push(
   `Where acquire(url, now)'s ${breakdown.acquireUrlNs} ns go: the decision itself (acquireId) is ` +
@@ -631,7 +655,8 @@ lines.push(
     `boundary (string in, URL parse, host key, result object out). For scale: plain-JS new URL(url).hostname ` +
     `${breakdown.platformUrlNs} ns; intern(url) (URL to host id through the boundary, no decision) ` +
     `${breakdown.internNs} ns; acquireId(intern(url)) ${breakdown.internPlusAcquireIdNs} ns; peek(url) ` +
-    `${breakdown.peekUrlNs} ns.`,
+    `${breakdown.peekUrlNs} ns. The robots.txt check fetch and schedule make before each request ` +
+    `(robotsCheck(url), the host's rules known): ${breakdown.robotsCheckNs} ns.`,
 );
 lines.push('');
 lines.push(`Paired rounds (${ROUNDS} rounds per pair, one timed run of each row per round, alternating which goes first):`);
