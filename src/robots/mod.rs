@@ -641,6 +641,20 @@ mod tests {
         ("a query's field delimiters as written", "User-agent: *\nDisallow: /a?b=1&c\n", UA, "/a?b=1%26c", true),
         ("an encoded slash in a path is still not a slash", "User-agent: *\nDisallow: /a/b?c\n", UA, "/a%2Fb?c", true),
         ("dot segments in a URL the parser refuses", "User-agent: *\nDisallow: /private\n", UA, "https://u:p@e.com/a/../private", false),
+        ("a tab in a URL the parser refuses", "User-agent: *\nDisallow: /private\n", UA, "https://u:p@e.com/pri\tvate", false),
+        // a pattern's literal characters match wherever its wildcards put them, in the query too
+        ("a wildcard into the query", "User-agent: *\nDisallow: /*=http://\n", UA, "/go?to=http://evil", false),
+        ("a wildcard into an encoded query", "User-agent: *\nDisallow: /*=http://\n", UA, "/go?to=http%3A%2F%2Fevil", false),
+        ("a slash after a wildcard, in the query", "User-agent: *\nDisallow: /*/admin\n", UA, "/login?next=/admin", false),
+        ("a colon after a wildcard, in the query", "User-agent: *\nDisallow: /*Special:Search\n", UA, "/w?title=Special:Search", false),
+        ("a second ? in the query", "User-agent: *\nDisallow: /a*?b\n", UA, "/a?x?b", false),
+        (
+            "the longest pattern as written decides in a query",
+            "User-agent: *\nAllow: /p?u=a://bcd\nDisallow: /p?u=a*bcdefghij\n",
+            UA,
+            "/p?u=a://bcdefghij",
+            false,
+        ),
         // Syntax.
         ("comments", "User-agent: * # all\nDisallow: /a # not /b\n# Disallow: /\n", UA, "/b", true),
         ("comment cuts the pattern", "User-agent: *\nDisallow: /a#b\n", UA, "/a", false),

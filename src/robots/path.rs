@@ -5,14 +5,16 @@
 //!
 //! - an unreserved character (`A–Z a–z 0–9 - . _ ~`) is compared decoded: `%7E` is `~`, `%62%61%7A` is `baz`;
 //! - a reserved character (`: / ? # [ ] @ ! $ & ' ( ) * + , ; =`) is compared as written: `%2F` is not `/`,
-//!   `%3A` is not `:` (RFC 3986 §2.2: encoding one changes what it means);
+//!   `%3A` is not `:` (RFC 3986 §2.2: encoding one changes what it means), except in a query (below);
 //! - every other octet — beyond ASCII, controls, space, `" < > \ ^ ` { | }` and a `%` that starts no escape — is
 //!   compared percent-encoded: `ツ` is `%E3%83%84`, a space is `%20`, a lone `%` is `%25`;
 //! - escapes are written in upper case (`%e3` is `%E3`); letters elsewhere keep their case (paths are
 //!   case-sensitive);
-//! - in the query (after the first `?`), the reserved characters that mark nothing there — `: / ? @ '` — are
-//!   compared percent-encoded, as clients disagree on encoding them (a WHATWG parser sends `'` as `%27`, others
-//!   encode `:` and `/`): `?u=https://a.b` is `?u=https%3A%2F%2Fa.b`, as in RFC 9309's table in §2.2.2. The
+//! - in a query (after the text's first `?`), the reserved characters that mark nothing there — `: / ? @ '` —
+//!   are compared decoded, as clients disagree on encoding them (a WHATWG parser sends `'` as `%27`, others
+//!   encode `:` and `/`): `?u=https%3A%2F%2Fa.b` is `?u=https://a.b`, so a rule written either way matches a
+//!   request sent either way, as in RFC 9309's table in §2.2.2. Decoding (not encoding) keeps a pattern's literal
+//!   characters as they are wherever its wildcards put them: `/*/admin` still matches `/login?next=/admin`. The
 //!   delimiters of a query's fields (`& = + ;` and the others) stay as written.
 //!
 //! In a pattern `*` (as written, not `%2A`) matches any run of characters, and a `$` that ends it anchors the end
@@ -33,14 +35,12 @@ pub(crate) fn canonical(text: &str) -> String {
             _ => None,
         };
         match escaped {
-            Some(v) if is_unreserved(v) => out.push(char::from(v)),
+            Some(v) if is_unreserved(v) || (in_query && b":/?@'".contains(&v)) => out.push(char::from(v)),
             Some(v) => push_escape(&mut out, v),
-            None if b == b'?' && !in_query => {
-                in_query = true;
-                out.push('?');
+            None if is_unreserved(b) || is_reserved(b) => {
+                in_query |= b == b'?';
+                out.push(char::from(b));
             }
-            None if in_query && b":/?@'".contains(&b) => push_escape(&mut out, b),
-            None if is_unreserved(b) || is_reserved(b) => out.push(char::from(b)),
             None => push_escape(&mut out, b),
         }
         i += if escaped.is_some() { 3 } else { 1 };
@@ -88,9 +88,11 @@ pub(crate) fn request_path(url_or_path: &str) -> String {
     let path = match &parsed {
         Some(url) => after_authority(&url.href),
         None => {
-            // `\` is a `/` before the query, as for a WHATWG parser
-            let end = url_or_path.find(['?', '#']).unwrap_or(url_or_path.len());
-            let slashed = url_or_path[..end].replace('\\', "/") + &url_or_path[end..];
+            // as a WHATWG parser reads it: no leading or trailing controls and spaces, no tabs or newlines, and
+            // `\` a `/` before the query
+            let text: String = url_or_path.trim_matches(|c: char| c <= ' ').replace(['\t', '\n', '\r'], "");
+            let end = text.find(['?', '#']).unwrap_or(text.len());
+            let slashed = text[..end].replace('\\', "/") + &text[end..];
             unparsed = without_dot_segments(after_authority(&slashed));
             &unparsed
         }
@@ -228,17 +230,17 @@ mod tests {
             ("/foo/bar/ツ", "/foo/bar/%E3%83%84"),
             ("/foo/bar/%e3%83%84", "/foo/bar/%E3%83%84"),
             ("/a b", "/a%20b"),
-            ("/foo/bar?baz=https://foo.bar", "/foo/bar?baz=https%3A%2F%2Ffoo.bar"),
-            ("/foo/bar?baz=https%3a%2f%2ffoo.bar", "/foo/bar?baz=https%3A%2F%2Ffoo.bar"),
-            ("/a:b@c/d?e='f'?g", "/a:b@c/d?e=%27f%27%3Fg"),
-            ("/a?b=c&d=e;f+g", "/a?b=c&d=e;f+g"),
+            ("/foo/bar?baz=https://foo.bar", "/foo/bar?baz=https://foo.bar"),
+            ("/foo/bar?baz=https%3a%2f%2ffoo.bar", "/foo/bar?baz=https://foo.bar"),
+            ("/a%3Ab%2Fc?e=%27f%27%3Fg%40", "/a%3Ab%2Fc?e='f'?g@"),
+            ("/a?b=c&d=e;f+g%26h", "/a?b=c&d=e;f+g%26h"),
             ("/a%20b", "/a%20b"),
             ("/\"<>\\^`{|}", "/%22%3C%3E%5C%5E%60%7B%7C%7D"),
             ("/100%", "/100%25"),
             ("/100%25", "/100%25"),
             ("/%zz", "/%25zz"),
             ("/%4", "/%254"),
-            ("/q?a=b&c=https://x.y", "/q?a=b&c=https%3A%2F%2Fx.y"),
+            ("/q?a=b&c=https://x.y", "/q?a=b&c=https://x.y"),
             ("/*$", "/*$"),
             ("/%2A", "/%2A"),
             ("/Case", "/Case"),
@@ -277,7 +279,8 @@ mod tests {
             ("https://user@example.com\\a\\.\\b?c\\d", "/a/b?c%5Cd"),
             ("https://user@example.com/a/%2e%2E/b/.", "/b/"),
             ("https://user@example.com/a/..", "/"),
-            ("https://user@example.com/../../x/..?q=/../", "/?q=%2F..%2F"),
+            ("https://user@example.com/../../x/..?q=/../", "/?q=/../"),
+            (" https://user@example.com/pri\tva\nte/.\r./x ", "/x"),
         ];
         for (input, want) in cases {
             assert_eq!(request_path(input), want, "{input:?}");
