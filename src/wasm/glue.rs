@@ -59,10 +59,11 @@ export function plain_copy(value, depth) {
     return new TypeError(`reading it threw: ${e instanceof Error ? e.message : 'a non-Error value'}`);
   }
 }
-// Typed arrays, read through the intrinsics (a subclass's own `length`, `set` or `slice` is never called).
+// Typed arrays, read through the intrinsics (a subclass's own `length`, `set`, `slice` or `sort` is never called).
 const TypedArray = Object.getPrototypeOf(Uint8Array);
 const typedLength = Object.getOwnPropertyDescriptor(TypedArray.prototype, 'length').get;
 const typedSet = TypedArray.prototype.set;
+const typedSort = TypedArray.prototype.sort;
 // A fresh Float64Array of `value`'s numbers: a typed array of the kind named ('u32': Uint32Array, else
 // Float64Array) copied, an array of numbers read; the index of the first element that is not a number; undefined
 // when `value` is neither or reading it throws.
@@ -81,8 +82,8 @@ export function numbers(value, kind) {
         out[i] = v;
       }
     }
-    // a typed array sorts numerically, ascending
-    return kind === 'sorted' ? out.sort() : out;
+    // a typed array sorts numerically, ascending (with the sort taken at load, as the other built-ins here)
+    return kind === 'sorted' ? typedSort.call(out) : out;
   } catch (_) {
     return undefined;
   }

@@ -773,7 +773,7 @@ impl JsFrontier {
     /// Queue `url` (higher `priority` first within its host; default 0): true; false, and nothing queued, when
     /// what is known of its host's robots.txt disallows it (with `robots: "obey"`; counted in `refused`). Throws
     /// on a bad URL or when full. (A URL queued before its host's robots.txt is known may still be disallowed:
-    /// `fetch` and `schedule` refuse it then, without sending it.)
+    /// `fetch` and `schedule` refuse it then, without sending it; `take` does not look at robots.txt.)
     pub fn push(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,

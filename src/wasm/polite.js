@@ -146,7 +146,9 @@ async function boundedText(response, limit) {
  */
 async function fetchRobots(limiter, robotsUrl, check) {
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new Error('robots.txt took too long')), check.timeoutMs);
+  // (a timer longer than 2^31 - 1 ms fires at once: a host whose turn is that far off is given up then)
+  const ms = Math.min(check.timeoutMs, 2 ** 31 - 1);
+  const timer = setTimeout(() => deadline.abort(new Error('robots.txt took too long')), ms);
   // a report of a fetch no longer under way (given up by the core, or answered by another) changes nothing
   const report = (status, text) => limiter.robotsFetched(robotsUrl, status, text, undefined, undefined, check.fetch);
   try {

@@ -70,8 +70,9 @@ pub struct LimiterConfig {
     /// How long a fetched robots.txt is used before it is fetched again, in seconds (1 to 86400, the default).
     #[tsify(optional)]
     pub robots_max_age_sec: Option<f64>,
-    /// How long a fetch of robots.txt may take once its host's turn comes, retries included, in seconds (1 to
-    /// 600, default 60): `fetch` and `schedule` give up on one that takes longer and count it as unreachable.
+    /// How long a fetch of robots.txt may take once its host's turn comes, retries and redirects included (a
+    /// redirect waits for its host's turn inside it), in seconds (1 to 600, default 60): `fetch` and `schedule`
+    /// give up on one that takes longer and count it as unreachable.
     #[tsify(optional)]
     pub robots_timeout_sec: Option<f64>,
 }

@@ -285,7 +285,20 @@ describe("audit: the core's verdict on an access log", () => {
   const config = { ratePerSec: 10, burstCapacity: 1, minIntervalSec: 1 };
   test('a polite log has no violation, in any order', () => {
     assert.deepEqual(audit(config, [3000, 0, 1000, 2000]), []);
+    assert.deepEqual(audit(config, Float64Array.of(2000, -0, 1000)), []);
     assert.deepEqual(audit(config, []), []);
+  });
+  test('the sort is the built-in one, whatever the page did to it', () => {
+    const TypedArray = Object.getPrototypeOf(Float64Array);
+    const sort = TypedArray.prototype.sort;
+    TypedArray.prototype.sort = function () {
+      return this;
+    };
+    try {
+      assert.deepEqual(audit(config, [3000, 0, 1000, 2000]), []);
+    } finally {
+      TypedArray.prototype.sort = sort;
+    }
   });
   test('each rule reports the departure that broke it, with exact figures', () => {
     assert.deepEqual(audit(config, [0, 1000, 1400]), [{ kind: 'interval', atMs: 1400, gapMs: 400, requiredMs: 1000 }]);
