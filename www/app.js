@@ -79,9 +79,16 @@ const SCENARIOS = {
   crawlDelay: {
     title: 'robots.txt says Crawl-delay N',
     note: (s) => `slowpoke.example's robots.txt says Crawl-delay: ${s.n}. It raises that host's interval floor (never lowers ` +
-      `it; capped by the module); the other hosts keep the configured pace.`,
+      `it; capped by the module); the other hosts keep the configured pace. It also says Disallow: /private/, and every ` +
+      `fourth link there points into it: the module refuses it (✕ on the lane) and it never departs.`,
     settings: { ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 2, n: 3, latencyMs: 200, compare: false },
-    hosts: (s) => [{ host: 'slowpoke.example', links: Infinity, robots: `User-agent: *\nCrawl-delay: ${s.n}\n` }],
+    hosts: (s) => [{
+      host: 'slowpoke.example',
+      links: Infinity,
+      robots: `User-agent: *\nCrawl-delay: ${s.n}\nDisallow: /private/\n`,
+      // the crawler's k-th link there (from 1): every fourth one is under /private/
+      link: (k) => (k % 4 === 0 ? `/private/${k}` : `/page/${k}`),
+    }],
     fill: { links: Infinity },
   },
   rateLimit0: {
@@ -190,6 +197,7 @@ function makeLane(spec, kind) {
     queued: spec.links, // links waiting (Infinity: the crawler always has more)
     retries: [], // attempt numbers of requests queued again after a 429/503
     made: 0, gaveUp: 0, dropped: 0,
+    refused: [], refusedCount: 0, // times links were refused by robots.txt (never sent; the last LOG_KEEP kept)
     times: [], layers: [], // the access log: departure times and the layer that set each wait
     inflight: [], // { doneMs, departMs, n, attempt, permitId }
     nextTryMs: 0, waitLayer: null,
@@ -231,8 +239,21 @@ function restart() {
   render(true);
 }
 
-// When the lane's next link may go: ask the module; depart now if it says so, else come back when it says.
+// The lane's next link: what its host's robots.txt is asked about (every link of a lane shares its host's pacing).
+function nextLink(lane) {
+  const k = lane.made + lane.refusedCount + 1;
+  return lane.spec.link ? `https://${lane.host}${lane.spec.link(k)}` : lane.url;
+}
+
+// When the lane's next link may go: ask the module; depart now if it says so, else come back when it says. A link
+// the host's robots.txt disallows (as the module knows it) is refused and never departs.
 function tryDepart(lane, t) {
+  while (lane.kind === 'layered' && lane.queued > 0 && !limiter.allowed(nextLink(lane), t)) {
+    if (lane.refused.length >= LOG_KEEP) lane.refused.splice(0, LOG_TRIM);
+    lane.refused.push(t);
+    lane.refusedCount += 1;
+    lane.queued -= 1;
+  }
   if (lane.queued <= 0) {
     lane.nextTryMs = Infinity;
     return;
@@ -453,7 +474,8 @@ function renderText() {
     const queued = lane.queued === Infinity ? '∞' : String(lane.queued);
     const v = lane.violations.length;
     setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} queued · ${v} audit violation${v === 1 ? '' : 's'}` +
-      (lane.gaveUp ? ` · ${lane.gaveUp} given up` : ''));
+      (lane.gaveUp ? ` · ${lane.gaveUp} given up` : '') +
+      (lane.refusedCount ? ` · ${lane.refusedCount} refused by robots.txt` : ''));
     if (lv.tokens !== undefined) {
       const frac = Math.max(0, Math.min(1, lv.tokens / lv.capacity));
       const width = `${(frac * 100).toFixed(1)}%`;
@@ -535,6 +557,20 @@ function drawLane(lane) {
     }
   }
   if (stack >= maxStack) label(col, stack + 1);
+  // links robots.txt refused: a ✕ above the baseline where the departure would have been asked for
+  ctx.strokeStyle = VIOLATION_COLOR;
+  ctx.lineWidth = Math.max(1, dpr);
+  for (let i = lowerBound(lane.refused, start); i < lane.refused.length; i++) {
+    const px = x(lane.refused[i]);
+    const y = base - mark - maxStack * step + 2 * dpr;
+    const r = 3 * dpr;
+    ctx.beginPath();
+    ctx.moveTo(px - r, y - r);
+    ctx.lineTo(px + r, y + r);
+    ctx.moveTo(px + r, y - r);
+    ctx.lineTo(px - r, y + r);
+    ctx.stroke();
+  }
   // audit violations: a triangle over the departure that broke a rule
   ctx.fillStyle = VIOLATION_COLOR;
   for (const v of lane.violations) {
@@ -726,6 +762,7 @@ window.playground = {
       cooldowns: lane.cooldowns.map((s) => [...s]),
       serverQuota: lane.serverQuota.map((s) => [...s]),
       robots: lane.robots ? { ...lane.robots } : undefined,
+      refused: [...lane.refused], // times links were refused by robots.txt
       queued: lane.queued === Infinity ? null : lane.queued,
       waitingFor: lane.queued > 0 && lane.nextTryMs > clockMs ? { atMs: lane.nextTryMs, layer: lane.waitLayer } : null,
       gaveUp: lane.gaveUp,

@@ -256,7 +256,7 @@ test('changing a control changes the next decisions', async () => {
   }
 });
 
-test('robots.txt Crawl-delay N raises that host floor only', async () => {
+test('robots.txt Crawl-delay N raises that host floor only; a disallowed link is refused, never sent', async () => {
   const { page, errors } = await open();
   try {
     await runScenario(page, 'robots.txt says Crawl-delay N', 0);
@@ -265,6 +265,12 @@ test('robots.txt Crawl-delay N raises that host floor only', async () => {
     const [slow, other] = await lanes(page);
     assert.equal(slow.robots.intervalMs, 3000);
     assert.ok(slow.departures.length >= 9);
+    // every fourth link is under /private/, which the file disallows: refused by the module, not departed
+    const considered = slow.departures.length + slow.refused.length;
+    assert.ok(slow.refused.length >= 2, `${slow.refused.length} refused`);
+    assert.equal(slow.refused.length, Math.floor(considered / 4), 'exactly the disallowed links');
+    assert.deepEqual(other.refused, [], 'the other host has no robots.txt');
+    assert.match(await page.locator('.lane').first().textContent(), new RegExp(`${slow.refused.length} refused by robots.txt`));
     assert.ok(gaps(slow.departures).every((g) => g >= 3000 - EPS), 'Crawl-delay 3 s kept');
     assert.ok(slow.departures.slice(1).every((d) => d.layer === 'interval'));
     assert.ok(other.departures.length > 3 * slow.departures.length, 'the other host keeps its pace');
