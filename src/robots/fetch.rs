@@ -167,11 +167,6 @@ impl RobotsFile {
         self.started.is_some_and(|(number, _)| number == fetch)
     }
 
-    /// The times this file keeps to.
-    pub fn timing(&self) -> RobotsTiming {
-        self.timing
-    }
-
     /// When the next fetch is due.
     pub fn due(&self) -> Instant {
         self.due

@@ -176,9 +176,6 @@ struct Crawler {
     obey_robots: bool,
     /// The times of every host's [`RobotsFile`], from the config.
     timing: RobotsTiming,
-    /// The config's `robotsMaxAgeSec` and `robotsTimeoutSec`, as given (kept for snapshots).
-    max_age_sec: f64,
-    timeout_sec: f64,
 }
 
 impl Crawler {
@@ -214,7 +211,7 @@ impl Crawler {
         let timing =
             RobotsTiming { max_age: duration(max_age_sec), fetch_timeout: duration(timeout_sec), ..Default::default() }
                 .bounded();
-        Ok(Crawler { user_agent: user_agent.to_owned(), obey_robots, timing, max_age_sec, timeout_sec })
+        Ok(Crawler { user_agent: user_agent.to_owned(), obey_robots, timing })
     }
 
     /// The crawler of a config.
@@ -227,8 +224,9 @@ impl Crawler {
     fn write(&self, w: &mut Writer) {
         w.str(&self.user_agent);
         w.str(if self.obey_robots { "obey" } else { "ignore" });
-        w.f64(self.max_age_sec);
-        w.f64(self.timeout_sec);
+        // whole milliseconds in range, so read back through `new` they give the same times
+        w.f64(self.timing.max_age.as_secs_f64());
+        w.f64(self.timing.fetch_timeout.as_secs_f64());
     }
 
     /// Read back from a snapshot, checked as a config is (an error names the config field out of range).
