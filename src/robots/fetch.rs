@@ -131,12 +131,42 @@ impl RobotsFile {
         }
     }
 
+    /// The times in force.
+    pub fn timing(&self) -> RobotsTiming {
+        self.timing
+    }
+
+    /// Use `timing` from now on (a shell whose configuration changed): later fetches follow the new times, and a
+    /// copy is never kept past the new `max_age` (a fetch already due for a retry stays due when it was).
+    pub fn set_timing(&mut self, timing: RobotsTiming) {
+        self.timing = timing;
+        if let (Some(fetched), 0) = (self.fetched, self.failures) {
+            self.due = self.due.min(fetched.saturating_add(timing.max_age));
+        }
+    }
+
+    /// Whether [`RobotsFile::start`] would hand out a fetch at `now`: one is due and none is under way. Changes
+    /// nothing.
+    pub fn fetch_due(&self, now: Instant) -> bool {
+        now >= self.due && !self.fetching(now)
+    }
+
+    /// Whether a fetch handed out is still under way at `now` (not answered, and not past its deadline and the
+    /// grace after it).
+    pub fn fetching(&self, now: Instant) -> bool {
+        self.deadline().is_some_and(|deadline| now < deadline.saturating_add(GRACE))
+    }
+
+    /// When the fetch under way stops blocking another (its deadline and a second's grace), if one is.
+    pub fn busy_until(&self) -> Option<Instant> {
+        self.deadline().map(|deadline| deadline.saturating_add(GRACE))
+    }
+
     /// Whether a fetch should start at `now` (one is due and none is under way): the fetch's number, once for
     /// each fetch handed out. The caller gives up on it within [`RobotsTiming::fetch_timeout`] and reports what
     /// came back ([`RobotsFile::fetched`], [`RobotsFile::failed`]) if it is still [`RobotsFile::is_current`].
     pub fn start(&mut self, now: Instant) -> Option<u32> {
-        let busy = self.deadline().is_some_and(|deadline| now < deadline.saturating_add(GRACE));
-        if busy || now < self.due {
+        if !self.fetch_due(now) {
             return None;
         }
         let fetch = self.handed_out;
@@ -238,6 +268,86 @@ impl RobotsFile {
     pub fn failures(&self) -> u32 {
         self.failures
     }
+
+    /// What is known, as plain values a shell can persist (the rules themselves excepted: the shell keeps the
+    /// text it fetched and gives it back to [`RobotsFile::restore`]). A fetch under way is not part of it.
+    pub fn record(&self) -> RobotsRecord {
+        RobotsRecord {
+            copy: match &self.copy {
+                None => RobotsCopy::None,
+                Some(None) => RobotsCopy::Everything,
+                Some(Some(_)) => RobotsCopy::Rules,
+            },
+            fetched: self.fetched,
+            failures: self.failures,
+            failing_since: self.failing_since,
+            due: self.due,
+            next_fetch: self.handed_out,
+        }
+    }
+
+    /// A file as [`RobotsFile::record`] described it, under `timing`; `robots_txt` is the text of its rules when
+    /// the record says [`RobotsCopy::Rules`] (parsed again here). A record of rules without their text knows
+    /// no copy, and a fetch is due at once. Nothing is under way.
+    pub fn restore(timing: RobotsTiming, record: RobotsRecord, robots_txt: Option<&str>) -> RobotsFile {
+        let copy = match (record.copy, robots_txt) {
+            (RobotsCopy::None, _) => None,
+            (RobotsCopy::Everything, _) => Some(None),
+            (RobotsCopy::Rules, Some(text)) => Some(Some(Robots::parse(text))),
+            (RobotsCopy::Rules, None) => return RobotsFile::new(timing),
+        };
+        RobotsFile {
+            timing,
+            fetched: copy.as_ref().and(record.fetched),
+            copy,
+            failures: record.failures,
+            failing_since: record.failing_since,
+            due: record.due,
+            started: None,
+            handed_out: record.next_fetch,
+        }
+    }
+
+    /// What the file is at `now`, in one word for a report: `pending` (no answer yet), `rules` (a copy of
+    /// rules in force), `allowed` (unavailable: everything allowed), or `unreachable` (everything disallowed until
+    /// a retry succeeds).
+    pub fn status(&self, now: Instant) -> &'static str {
+        match self.verdict("", "/robots.txt", now) {
+            Verdict::Unreachable { .. } => "unreachable",
+            Verdict::Pending => "pending",
+            _ if self.robots().is_some() => "rules",
+            _ => "allowed",
+        }
+    }
+}
+
+/// Which copy a [`RobotsRecord`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotsCopy {
+    /// No answer yet.
+    None,
+    /// Unavailable (a 4xx): everything allowed.
+    Everything,
+    /// Rules (a 2xx), whose text the shell keeps.
+    Rules,
+}
+
+/// The persistent part of a [`RobotsFile`] (see [`RobotsFile::record`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RobotsRecord {
+    /// The copy in force.
+    pub copy: RobotsCopy,
+    /// When it was fetched.
+    pub fetched: Option<Instant>,
+    /// Failures in a row since the last good answer.
+    pub failures: u32,
+    /// When the first of those failures came.
+    pub failing_since: Option<Instant>,
+    /// When the next fetch is due.
+    pub due: Instant,
+    /// The number the next fetch is handed out with (so a report of a fetch handed out before a restart is not
+    /// taken for a newer one's).
+    pub next_fetch: u32,
 }
 
 #[cfg(test)]
@@ -368,6 +478,59 @@ mod tests {
         never.failed(at(0));
         assert!(matches!(never.verdict(UA, "/a", at(month - 1)), Verdict::Unreachable { .. }));
         assert!(allowed(&never, "/a", at(month)), "no good copy: everything allowed");
+    }
+
+    #[test]
+    fn a_record_restores_the_same_verdicts_and_due_time() {
+        let text = "User-agent: *\nDisallow: /a\n";
+        let mut rules = RobotsFile::new(RobotsTiming::default());
+        rules.fetched(200, text, at(5));
+        let back = RobotsFile::restore(RobotsTiming::default(), rules.record(), Some(text));
+        assert_eq!(back, rules);
+        assert!(!allowed(&back, "/a/b", at(6)));
+        assert_eq!((back.due(), back.fetched_at(), back.status(at(6))), (at(86_405), Some(at(5)), "rules"));
+
+        let mut failing = RobotsFile::new(RobotsTiming::default());
+        failing.fetched(200, text, at(0));
+        failing.fetched(503, "", at(10));
+        failing.fetched(503, "", at(70));
+        let back = RobotsFile::restore(RobotsTiming::default(), failing.record(), Some(text));
+        assert_eq!(back.verdict(UA, "/b", at(71)), Verdict::Unreachable { retry_at: at(190) });
+        assert_eq!((back.failures(), back.status(at(71))), (2, "unreachable"));
+
+        let mut gone = RobotsFile::new(RobotsTiming::default());
+        gone.fetched(404, "", at(0));
+        let back = RobotsFile::restore(RobotsTiming::default(), gone.record(), None);
+        assert_eq!((back.status(at(1)), allowed(&back, "/a", at(1))), ("allowed", true));
+
+        let mut numbered = RobotsFile::new(RobotsTiming::default());
+        let first = numbered.start(at(0)).expect("due");
+        let back = RobotsFile::restore(RobotsTiming::default(), numbered.record(), None);
+        assert!(!back.is_current(first), "nothing under way after a restore");
+        assert_ne!(back.clone().start(at(0)), Some(first), "the numbering goes on");
+
+        let lost = RobotsFile::restore(RobotsTiming::default(), rules.record(), None);
+        assert_eq!((lost.status(at(6)), lost.fetch_due(at(6))), ("pending", true), "rules without their text");
+    }
+
+    #[test]
+    fn fetch_due_says_what_start_would_do_without_starting() {
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        assert!(file.fetch_due(at(0)));
+        assert_eq!(file.busy_until(), None);
+        let fetch = file.start(at(0)).expect("due");
+        assert!(!file.fetch_due(at(1)) && file.fetching(at(1)));
+        assert_eq!(file.busy_until(), Some(at(61)));
+        assert!(file.fetch_due(at(61)) && !file.fetching(at(61)));
+        file.fetched(404, "", at(2));
+        assert!(!file.is_current(fetch));
+        file.set_timing(RobotsTiming { max_age: Duration::from_secs(10), ..RobotsTiming::default() });
+        assert_eq!(file.due(), at(12), "a copy is kept no longer than the new max age");
+        file.fetched(404, "", at(3));
+        assert_eq!(file.due(), at(13), "the next follows the new times");
+        file.fetched(503, "", at(4));
+        file.set_timing(RobotsTiming { max_age: Duration::from_secs(1), ..RobotsTiming::default() });
+        assert_eq!(file.due(), at(64), "a retry keeps its time");
     }
 
     #[test]
