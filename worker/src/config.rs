@@ -3,11 +3,12 @@
 //! bounds.
 
 use crate::api::ApiError;
+use hostpace::robots::RobotsTiming;
 use hostpace::{Policy, Quota};
 use std::time::Duration;
 
 /// Every variable the gateway reads, with its default (as written in `wrangler.toml`).
-pub const VARS: [(&str, &str); 18] = [
+pub const VARS: [(&str, &str); 20] = [
     ("CRAWL_RATE_PER_SEC", "2.0"),
     ("CRAWL_BURST_CAPACITY", "4.0"),
     ("CRAWL_MAX_BACKOFF_SEC", "120"),
@@ -20,6 +21,8 @@ pub const VARS: [(&str, &str); 18] = [
     ("CRAWL_ALLOW_PRIVATE_TARGETS", "false"),
     ("CRAWL_MAX_HOSTS_PER_TOKEN", "10000"),
     ("CRAWL_ROBOTS_TTL_SEC", "86400"),
+    ("CRAWL_ROBOTS_RETRY_SEC", "60"),
+    ("CRAWL_OBEY_ROBOTS", "true"),
     ("CRAWL_USER_AGENT", "hostpace-gateway/0.1 (+https://example.invalid/hostpace)"),
     ("CRAWL_MAX_WAIT_SEC", "300"),
     ("CRAWL_MAX_BODY_BYTES", "10485760"),
@@ -37,9 +40,15 @@ pub struct GatewayConfig {
     pub allow_private: bool,
     /// The most hosts one token may create (`CRAWL_MAX_HOSTS_PER_TOKEN`).
     pub max_hosts_per_token: u32,
-    /// How long a host's robots.txt is trusted before it is fetched again; zero: never fetched
-    /// (`CRAWL_ROBOTS_TTL_SEC`).
+    /// How long a host's robots.txt is trusted before it is fetched again (at most 24 hours, RFC 9309 §2.4); zero:
+    /// never fetched (`CRAWL_ROBOTS_TTL_SEC`).
     pub robots_ttl: Duration,
+    /// The first retry of a robots.txt fetch that failed; each failure in a row doubles it, up to an hour
+    /// (`CRAWL_ROBOTS_RETRY_SEC`).
+    pub robots_retry: Duration,
+    /// Whether robots.txt's rules are obeyed: a URL it disallows is refused (403 `disallowed_by_robots`), and so
+    /// is every URL of a host whose robots.txt is unreachable (503 `robots_unavailable`) (`CRAWL_OBEY_ROBOTS`).
+    pub obey_robots: bool,
     /// The User-Agent sent to targets, and matched against robots.txt groups (`CRAWL_USER_AGENT`).
     pub user_agent: String,
     /// The longest a `/v1/fetch` waits for its departure; longer waits answer 429 at once
@@ -59,6 +68,14 @@ fn parse<T: std::str::FromStr>(name: &str, value: &str, what: &str) -> Result<T,
         .trim()
         .parse()
         .map_err(|_| ApiError::new(500, "config_invalid", format!("invalid {name}: {value:?} (expected {what})")))
+}
+
+fn boolean(name: &str, value: &str) -> Result<bool, ApiError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" | "" => Ok(false),
+        _ => Err(ApiError::new(500, "config_invalid", format!("invalid {name}: {value:?} (expected true or false)"))),
+    }
 }
 
 fn seconds(name: &str, value: &str) -> Result<Duration, ApiError> {
@@ -94,18 +111,7 @@ impl GatewayConfig {
         policy.limits().map_err(|e| {
             ApiError::new(500, "config_invalid", format!("invalid pacing configuration ([vars] CRAWL_*): {e}"))
         })?;
-        let allow = get("CRAWL_ALLOW_PRIVATE_TARGETS");
-        let allow_private = match allow.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => true,
-            "false" | "0" | "no" | "" => false,
-            _ => {
-                return Err(ApiError::new(
-                    500,
-                    "config_invalid",
-                    format!("invalid CRAWL_ALLOW_PRIVATE_TARGETS: {allow:?} (expected true or false)"),
-                ))
-            }
-        };
+        let allow_private = boolean("CRAWL_ALLOW_PRIVATE_TARGETS", &get("CRAWL_ALLOW_PRIVATE_TARGETS"))?;
         let max_hosts_per_token = count("CRAWL_MAX_HOSTS_PER_TOKEN")?;
         if max_hosts_per_token == 0 {
             return Err(ApiError::new(500, "config_invalid", "invalid CRAWL_MAX_HOSTS_PER_TOKEN: 0 (expected >= 1)"));
@@ -132,11 +138,30 @@ impl GatewayConfig {
             allow_private,
             max_hosts_per_token,
             robots_ttl: seconds("CRAWL_ROBOTS_TTL_SEC", &get("CRAWL_ROBOTS_TTL_SEC"))?,
+            robots_retry: seconds("CRAWL_ROBOTS_RETRY_SEC", &get("CRAWL_ROBOTS_RETRY_SEC"))?,
+            // left blank: the default (obeyed), never "off"
+            obey_robots: match get("CRAWL_OBEY_ROBOTS").trim() {
+                "" => true,
+                value => boolean("CRAWL_OBEY_ROBOTS", value)?,
+            },
             user_agent,
             max_wait: seconds("CRAWL_MAX_WAIT_SEC", &get("CRAWL_MAX_WAIT_SEC"))?,
             max_body_bytes: parse("CRAWL_MAX_BODY_BYTES", &get("CRAWL_MAX_BODY_BYTES"), "a number of bytes")?,
             fetch_timeout,
         })
+    }
+
+    /// When robots.txt is fetched, as the core's [`RobotsTiming`] (within its bounds): a copy is kept
+    /// `CRAWL_ROBOTS_TTL_SEC` (at most 24 hours), a failure retried after `CRAWL_ROBOTS_RETRY_SEC` (doubling, at
+    /// most an hour), and a fetch may take `CRAWL_FETCH_TIMEOUT_SEC` and 5 s more from its departure to report.
+    pub fn robots_timing(&self) -> RobotsTiming {
+        RobotsTiming {
+            max_age: self.robots_ttl,
+            first_retry: self.robots_retry,
+            fetch_timeout: self.fetch_timeout.saturating_add(Duration::from_secs(5)),
+            ..RobotsTiming::default()
+        }
+        .bounded()
     }
 }
 
@@ -158,6 +183,21 @@ mod tests {
         assert_eq!(c.policy.quota, None);
         assert!(!c.allow_private);
         assert_eq!(c.robots_ttl, Duration::from_secs(86_400));
+        assert!(c.obey_robots);
+        let timing = c.robots_timing();
+        assert_eq!((timing.max_age, timing.first_retry), (Duration::from_secs(86_400), Duration::from_secs(60)));
+        assert_eq!(timing.fetch_timeout, Duration::from_secs(35));
+    }
+
+    #[test]
+    fn robots_timing_stays_within_the_rfc() {
+        let c =
+            with(&[("CRAWL_ROBOTS_TTL_SEC", "604800"), ("CRAWL_ROBOTS_RETRY_SEC", "1"), ("CRAWL_OBEY_ROBOTS", "no")])
+                .unwrap();
+        assert!(!c.obey_robots);
+        assert!(with(&[("CRAWL_OBEY_ROBOTS", " ")]).unwrap().obey_robots, "blank is the default, not off");
+        assert_eq!(c.robots_timing().max_age, Duration::from_secs(86_400), "a copy is kept at most a day");
+        assert_eq!(c.robots_timing().first_retry, Duration::from_secs(1));
     }
 
     #[test]
@@ -185,6 +225,8 @@ mod tests {
             ("CRAWL_MAX_HOSTS_PER_TOKEN", "0", "CRAWL_MAX_HOSTS_PER_TOKEN"),
             ("CRAWL_MAX_RESERVATIONS_PER_TOKEN", "0", "CRAWL_MAX_RESERVATIONS_PER_TOKEN"),
             ("CRAWL_ROBOTS_TTL_SEC", "-5", "CRAWL_ROBOTS_TTL_SEC"),
+            ("CRAWL_ROBOTS_RETRY_SEC", "soon", "CRAWL_ROBOTS_RETRY_SEC"),
+            ("CRAWL_OBEY_ROBOTS", "maybe", "CRAWL_OBEY_ROBOTS"),
             ("CRAWL_USER_AGENT", "bad\u{7f}agent", "CRAWL_USER_AGENT"),
         ] {
             let e = with(&[(name, value)]).unwrap_err();

@@ -1,28 +1,33 @@
-//! The state of one host inside its Durable Object: the core's registry holding that one host, plus when its
-//! robots.txt is due. Pure and synchronous: the object passes `now` (epoch-based, from the runtime's clock), and
-//! persists [`HostDesk::save`] after every change. Every wait is the core's; this type only sequences "robots.txt
-//! first" and "do not reserve what the caller will not wait for".
+//! The state of one host inside its Durable Object: the core's registry holding that one host, and the core's
+//! [`RobotsFile`] for its robots.txt. Pure and synchronous: the object passes `now` (epoch-based, from the
+//! runtime's clock), and persists [`HostDesk::save`] after every change (and [`HostDesk::robots_row`] when a new
+//! copy of robots.txt arrives). Every wait and every robots.txt verdict is the core's; this type only sequences
+//! "robots.txt first", "refuse what robots.txt disallows" and "do not reserve what the caller will not wait for".
 
 use crate::api::ApiError;
-use crate::protocol::{ms, HostReport};
+use crate::protocol::{ms, HostReport, RobotsReport};
 use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
+use hostpace::robots::{Robots, RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
 use hostpace::{
     Decision, Error, HostKey, Instant, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// When a robots.txt fetch failed (no answer, 429, 5xx), it is due again after at most this long.
-pub const ROBOTS_RETRY_AFTER_FAILURE: Duration = Duration::from_secs(60);
-
-/// How robots.txt is handled: fetched again `ttl` after a success (zero: never fetched), and a fetch in flight is
-/// given `lease` beyond its departure to report back before someone else fetches it.
+/// How robots.txt is handled for one request: when it is fetched (the core's [`RobotsTiming`]: a copy is kept
+/// `max_age`, a failure is retried after `first_retry`, doubling, and a fetch under way may take `fetch_timeout`
+/// from its departure to report), whether its rules are obeyed, for which crawler, and the URL asked about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RobotsRule {
-    /// How long a robots.txt is trusted (zero: robots.txt is never fetched).
-    pub ttl: Duration,
-    /// How long after its departure a robots.txt fetch may take to report.
-    pub lease: Duration,
+pub struct RobotsRule<'a> {
+    /// When robots.txt is fetched.
+    pub timing: RobotsTiming,
+    /// Whether its rules are obeyed (`CRAWL_OBEY_ROBOTS`): a disallowed URL and an unreachable robots.txt are
+    /// refused. Without, robots.txt is still fetched for its `Crawl-delay`.
+    pub obey: bool,
+    /// The crawler's User-Agent, matched against the groups.
+    pub user_agent: &'a str,
+    /// The URL the request is for.
+    pub url: &'a str,
 }
 
 /// The answer to "may one request leave for this host".
@@ -30,8 +35,17 @@ pub struct RobotsRule {
 pub enum Ask {
     /// A departure for the caller's request (when not `reserved`, ask again after its wait).
     Go(Decision),
-    /// A departure reserved for fetching robots.txt first: fetch it, report it, then ask again.
-    Robots(Decision),
+    /// A departure reserved for fetching robots.txt first: fetch it, report it with the fetch's number, then
+    /// ask again.
+    Robots(Decision, u32),
+    /// robots.txt disallows the URL (the rule, as `Disallow: /private (line 3)`): nothing reserved.
+    Disallowed(String),
+    /// robots.txt is unreachable (5xx, 429, no answer), so nothing may be fetched from the host until a retry of
+    /// robots.txt succeeds, due in `retry_after`: nothing reserved.
+    Unavailable {
+        /// When robots.txt is fetched again.
+        retry_after: Duration,
+    },
     /// Wait to be woken (at most until `until`), then ask again: another caller is fetching robots.txt, or the
     /// token waits for one of its own departures to go, or for its own cooldown to end.
     Hold {
@@ -52,12 +66,11 @@ pub enum Ask {
 pub struct HostDesk {
     registry: Registry,
     key: HostKey,
-    /// When robots.txt is next due (`ZERO`: at first contact).
-    robots_due: Instant,
-    /// When robots.txt was last fetched successfully.
-    robots_fetched: Option<Instant>,
-    /// A robots.txt fetch is in flight until this instant (not persisted: a restarted object refetches).
-    robots_busy_until: Instant,
+    /// What is known of the host's robots.txt, and when it is fetched (a fetch under way is not persisted: a
+    /// restarted object hands out another).
+    robots: RobotsFile,
+    /// The text of the rules in force (the body of the last 2xx), kept to persist them.
+    robots_text: Option<String>,
     /// What each token holds at this host (see [`crate::tenants`]).
     tenants: Tenants,
 }
@@ -72,6 +85,22 @@ pub struct Asker<'a> {
     /// At its bound the token waits for one of its own departures to go (`/v1/fetch`) instead of being refused
     /// (`/v1/acquire`).
     pub waits: bool,
+}
+
+/// The longest rule quoted in an answer, in bytes (a site's robots.txt may hold lines of any length).
+const MAX_QUOTED_RULE: usize = 512;
+
+/// `text` cut to [`MAX_QUOTED_RULE`] bytes at a character boundary, marked `…` when cut.
+fn bounded(mut text: String) -> String {
+    if text.len() > MAX_QUOTED_RULE {
+        let mut end = MAX_QUOTED_RULE;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 /// 403 `not_your_departure`: what a token may not use.
@@ -89,14 +118,71 @@ struct Saved {
     version: u32,
     host: String,
     snapshot: String,
-    robots_due_ns: u64,
+    /// Version 1 only: when robots.txt was due (version 1 kept no rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    robots_due_ns: Option<u64>,
+    /// Version 1 only: when robots.txt was last fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     robots_fetched_ns: Option<u64>,
+    /// Version 2: the core's [`RobotsRecord`] (the rules' text is stored beside, [`HostDesk::robots_row`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    robots: Option<SavedRobots>,
     /// [`Tenants::encode`]'s text.
     #[serde(default)]
     tenants: String,
 }
 
-const SAVED_VERSION: u32 = 1;
+/// A [`RobotsRecord`] in the saved state.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedRobots {
+    /// `none`, `everything` (a 4xx) or `rules`.
+    copy: String,
+    fetched_ns: Option<u64>,
+    failures: u32,
+    failing_since_ns: Option<u64>,
+    due_ns: u64,
+    #[serde(default)]
+    next_fetch: u32,
+}
+
+impl SavedRobots {
+    fn of(r: &RobotsRecord) -> SavedRobots {
+        let copy = match r.copy {
+            RobotsCopy::None => "none",
+            RobotsCopy::Everything => "everything",
+            RobotsCopy::Rules => "rules",
+        };
+        SavedRobots {
+            copy: copy.to_owned(),
+            fetched_ns: r.fetched.map(Instant::as_nanos),
+            failures: r.failures,
+            failing_since_ns: r.failing_since.map(Instant::as_nanos),
+            due_ns: r.due.as_nanos(),
+            next_fetch: r.next_fetch,
+        }
+    }
+
+    fn record(&self) -> Result<RobotsRecord, String> {
+        let copy = match self.copy.as_str() {
+            "none" => RobotsCopy::None,
+            "everything" => RobotsCopy::Everything,
+            "rules" => RobotsCopy::Rules,
+            other => return Err(format!("saved host state has an unknown robots.txt copy {other:?}")),
+        };
+        Ok(RobotsRecord {
+            copy,
+            fetched: self.fetched_ns.map(Instant::from_nanos),
+            failures: self.failures,
+            failing_since: self.failing_since_ns.map(Instant::from_nanos),
+            due: Instant::from_nanos(self.due_ns),
+            next_fetch: self.next_fetch,
+        })
+    }
+}
+
+/// The version [`HostDesk::save`] writes; version 1 (robots.txt's times, no rules) is still read.
+const SAVED_VERSION: u32 = 2;
 
 impl HostDesk {
     /// A fresh host under `policy`.
@@ -104,23 +190,44 @@ impl HostDesk {
         Ok(HostDesk {
             registry: Registry::new(policy)?,
             key,
-            robots_due: Instant::ZERO,
-            robots_fetched: None,
-            robots_busy_until: Instant::ZERO,
+            robots: RobotsFile::new(RobotsTiming::default()),
+            robots_text: None,
             tenants: Tenants::default(),
         })
     }
 
-    /// A host restored from [`HostDesk::save`]'s text, under the current `policy` (a changed configuration
-    /// applies, keeping everything owed: reserved slots, cooldowns, spent tokens). Every instant is kept, so a
-    /// restart grants no burst.
-    pub fn restore(saved: &str, policy: Policy, key: HostKey) -> Result<HostDesk, String> {
+    /// A host restored from [`HostDesk::save`]'s text and the [`HostDesk::robots_row`] saved with it, under the
+    /// current `policy` (a changed configuration applies, keeping everything owed: reserved slots, cooldowns,
+    /// spent tokens). Every instant is kept, so a restart grants no burst, and robots.txt is not fetched again
+    /// before its time. Rules whose stored text is missing or belongs to another copy, and a version 1 state
+    /// (which kept no rules), are not known: robots.txt is fetched again first.
+    pub fn restore(saved: &str, robots_row: Option<&str>, policy: Policy, key: HostKey) -> Result<HostDesk, String> {
         let saved: Saved = serde_json::from_str(saved).map_err(|e| format!("saved host state is unreadable: {e}"))?;
-        if saved.version != SAVED_VERSION {
-            return Err(format!("saved host state has version {} (this build reads {SAVED_VERSION})", saved.version));
-        }
+        let mut record = match (saved.version, &saved.robots) {
+            (SAVED_VERSION, Some(robots)) => robots.record()?,
+            // version 1 kept no rules: nothing is known, and robots.txt is fetched at once
+            (1, None) => RobotsRecord {
+                copy: RobotsCopy::None,
+                fetched: None,
+                failures: 0,
+                failing_since: None,
+                due: Instant::ZERO,
+                next_fetch: 0,
+            },
+            (version, _) => {
+                return Err(format!("saved host state has version {version} (this build reads 1 and {SAVED_VERSION})"))
+            }
+        };
         if saved.host != key.as_str() {
             return Err(format!("saved host state is for {}, not {key}", saved.host));
+        }
+        // the text of the rules, if the stored row is the one of the copy the record names
+        let robots_txt = robots_row
+            .and_then(|row| row.split_once('\n'))
+            .filter(|(fetched, _)| record.fetched.is_some_and(|f| fetched.parse() == Ok(f.as_nanos())))
+            .map(|(_, text)| text);
+        if robots_txt.is_none() && record.copy == RobotsCopy::Rules {
+            record = RobotsRecord { copy: RobotsCopy::None, fetched: None, due: Instant::ZERO, ..record };
         }
         let snapshot = Snapshot::decode(&saved.snapshot).map_err(|e| e.to_string())?;
         let mut registry = Registry::restore(snapshot).map_err(|e| e.to_string())?;
@@ -128,22 +235,22 @@ impl HostDesk {
         Ok(HostDesk {
             registry,
             key,
-            robots_due: Instant::from_nanos(saved.robots_due_ns),
-            robots_fetched: saved.robots_fetched_ns.map(Instant::from_nanos),
-            robots_busy_until: Instant::ZERO,
+            robots: RobotsFile::restore(RobotsTiming::default(), record, robots_txt),
+            robots_text: robots_txt.filter(|_| record.copy == RobotsCopy::Rules).map(str::to_owned),
             tenants: Tenants::decode(&saved.tenants).ok_or("saved host state has unreadable tenants")?,
         })
     }
 
-    /// All persistent state as text (the core's compact snapshot, exact to the nanosecond, plus robots.txt
-    /// bookkeeping).
+    /// All persistent state as text (the core's compact snapshot, exact to the nanosecond, what is known of
+    /// robots.txt but its rules' text, and the tenants' departures).
     pub fn save(&self, now: Instant) -> String {
         let saved = Saved {
             version: SAVED_VERSION,
             host: self.key.to_string(),
             snapshot: self.registry.encode_snapshot(now),
-            robots_due_ns: self.robots_due.as_nanos(),
-            robots_fetched_ns: self.robots_fetched.map(Instant::as_nanos),
+            robots_due_ns: None,
+            robots_fetched_ns: None,
+            robots: Some(SavedRobots::of(&self.robots.record())),
             tenants: self.tenants.encode(),
         };
         // strings and integers always serialize
@@ -161,16 +268,26 @@ impl HostDesk {
     }
 
     /// May one request leave at `now`? With `max_wait`, a departure further away than that is not reserved
-    /// ([`Ask::Later`], nothing charged). With `robots`, a host whose robots.txt is due gets that fetch first.
-    pub fn ask(&mut self, max_wait: Option<Duration>, robots: Option<RobotsRule>, now: Instant) -> Result<Ask, Error> {
+    /// ([`Ask::Later`], nothing charged). With `robots`, a host whose robots.txt is due gets that fetch first
+    /// ([`Ask::Robots`]); while it is under way and nothing is known (or, when obeyed, the file is unreachable),
+    /// callers are held for its report; and, when obeyed, a URL the file disallows is refused
+    /// ([`Ask::Disallowed`]), as is every URL while it is unreachable ([`Ask::Unavailable`]).
+    pub fn ask(
+        &mut self,
+        max_wait: Option<Duration>,
+        robots: Option<RobotsRule<'_>>,
+        now: Instant,
+    ) -> Result<Ask, Error> {
         let now = now.max(self.registry.last_seen());
-        let robots = robots.filter(|r| !r.ttl.is_zero() && now >= self.robots_due);
-        if robots.is_some() && self.robots_busy_until > now {
-            let wait = self.robots_busy_until.saturating_duration_since(now);
-            if max_wait.is_some_and(|m| wait > m) {
-                return Ok(Ask::Later { wait, layer: "robots" });
+        let mut fetch_first = false;
+        if let Some(rule) = &robots {
+            self.robots.set_timing(rule.timing);
+            fetch_first = self.robots.fetch_due(now);
+            if !fetch_first {
+                if let Some(refused) = self.robots_refusal(rule, max_wait, now) {
+                    return Ok(refused);
+                }
             }
-            return Ok(Ask::Hold { until: self.robots_busy_until });
         }
         if let Some(m) = max_wait {
             let peek = self.registry.peek(&self.key, now);
@@ -179,12 +296,39 @@ impl HostDesk {
             }
         }
         let decision = self.registry.acquire(&self.key, now)?;
-        match robots {
-            Some(rule) if decision.reserved => {
-                self.robots_busy_until = decision.departs.saturating_add(rule.lease);
-                Ok(Ask::Robots(decision))
+        match if fetch_first && decision.reserved { self.robots.start(now) } else { None } {
+            Some(fetch) => {
+                // its timeout counts from its departure
+                self.robots.departs(fetch, decision.departs);
+                Ok(Ask::Robots(decision, fetch))
             }
-            _ => Ok(Ask::Go(decision)),
+            None => Ok(Ask::Go(decision)),
+        }
+    }
+
+    /// What robots.txt says of `rule`'s URL when no fetch of it is due: `None` to go on, else the answer.
+    fn robots_refusal(&self, rule: &RobotsRule<'_>, max_wait: Option<Duration>, now: Instant) -> Option<Ask> {
+        let verdict = self.robots.verdict(rule.user_agent, rule.url, now);
+        let waiting =
+            matches!(verdict, Verdict::Pending) || (rule.obey && matches!(verdict, Verdict::Unreachable { .. }));
+        match (verdict, self.robots.busy_until().filter(|_| self.robots.fetching(now))) {
+            // a fetch is under way: wait for its report
+            (_, Some(until)) if waiting => {
+                let wait = until.saturating_duration_since(now);
+                Some(match max_wait {
+                    Some(m) if wait > m => Ask::Later { wait, layer: "robots" },
+                    _ => Ask::Hold { until },
+                })
+            }
+            (Verdict::Disallowed(r), _) if rule.obey => Some(Ask::Disallowed(bounded(r.to_string()))),
+            (Verdict::Unreachable { retry_at }, _) if rule.obey => {
+                Some(Ask::Unavailable { retry_after: retry_at.saturating_duration_since(now) })
+            }
+            // nothing known, nothing under way, and no fetch due (a restored state): wait for the due fetch
+            (Verdict::Pending, _) => {
+                Some(Ask::Unavailable { retry_after: self.robots.due().saturating_duration_since(now) })
+            }
+            _ => None,
         }
     }
 
@@ -321,43 +465,60 @@ impl HostDesk {
         self.registry.release(&self.key, permit)
     }
 
-    /// Learn from a robots.txt fetch (`None`: it failed without an answer): the core applies its Crawl-delay
-    /// (2xx), its absence (4xx) or backs off (429/5xx). Ends the fetch's lease; the next one is due after the
-    /// TTL, or after [`ROBOTS_RETRY_AFTER_FAILURE`] (at most the TTL) when it failed.
+    /// Learn from robots.txt fetch number `fetch` (`None`: it failed without an answer; `body`: a 2xx's text),
+    /// and give back `permit`. The core reads the file once, for its rules ([`RobotsFile`]) and its Crawl-delay
+    /// for `user_agent`; a 4xx allows everything and drops the delay; a 429/5xx or no answer makes the file
+    /// unreachable until a retry and backs off the host. A report of a fetch that is no longer the one under way
+    /// changes nothing (`Ok(None)`).
     pub fn robots(
         &mut self,
+        fetch: u32,
         response: Option<&Response<'_>>,
         body: &str,
         user_agent: &str,
-        rule: RobotsRule,
         permit: Option<u64>,
         now: Instant,
     ) -> Result<Option<RobotsOutcome>, Error> {
         let now = now.max(self.registry.last_seen());
-        let outcome = match response {
-            Some(r) => Some(self.registry.observe_robots(&self.key, r, body, user_agent, now)?),
-            None => {
-                self.registry.observe(&self.key, &Outcome::Timeout, now)?;
-                None
-            }
-        };
         if let Some(p) = permit {
             self.registry.release(&self.key, p);
         }
-        let ok = response.is_some_and(|r| r.status < 500 && r.status != 429);
-        if ok {
-            self.robots_fetched = Some(now);
-            self.robots_due = now.saturating_add(rule.ttl);
-        } else {
-            self.robots_due = now.saturating_add(rule.ttl.min(ROBOTS_RETRY_AFTER_FAILURE));
+        if !self.robots.is_current(fetch) {
+            return Ok(None);
         }
-        self.robots_busy_until = Instant::ZERO;
-        Ok(outcome)
+        match response {
+            Some(r) if (200..300).contains(&r.status) => {
+                // parsed once, for both its Crawl-delay and its rules
+                let robots = Robots::parse(body);
+                let outcome = self.registry.set_crawl_delay(&self.key, robots.crawl_delay(user_agent), now)?;
+                self.robots.parsed(robots, now);
+                self.robots_text = Some(body.to_owned());
+                Ok(Some(outcome))
+            }
+            Some(r) => {
+                let outcome = self.registry.observe_robots(&self.key, r, "", user_agent, now)?;
+                self.robots.fetched(r.status, "", now);
+                Ok(Some(outcome))
+            }
+            None => {
+                self.registry.observe(&self.key, &Outcome::Timeout, now)?;
+                self.robots.failed(now);
+                Ok(None)
+            }
+        }
     }
 
     /// When robots.txt is next due.
     pub fn robots_due(&self) -> Instant {
-        self.robots_due
+        self.robots.due()
+    }
+
+    /// The robots.txt rules in force, if the last good answer was a 2xx, as stored beside [`HostDesk::save`]'s
+    /// state and given back to [`HostDesk::restore`]: when the copy was fetched (epoch nanoseconds, so a row of
+    /// another copy is never taken for this one's), a newline, and the text.
+    pub fn robots_row(&self) -> Option<String> {
+        let fetched = self.robots.fetched_at()?;
+        self.robots_text.as_ref().map(|text| format!("{}\n{text}", fetched.as_nanos()))
     }
 
     /// Policy, state and counters at `now`; `None` if the host never made a decision or observation.
@@ -367,8 +528,14 @@ impl HostDesk {
             host: self.key.to_string(),
             policy: self.registry.policy().clone(),
             stats,
-            robots_fetched_ms: self.robots_fetched.map(ms),
-            robots_due_ms: ms(self.robots_due),
+            robots_fetched_ms: self.robots.fetched_at().map(ms),
+            robots_due_ms: ms(self.robots.due()),
+            robots: RobotsReport {
+                status: self.robots.status(now).to_owned(),
+                age_sec: self.robots.fetched_at().map(|at| now.saturating_duration_since(at).as_secs_f64()),
+                rules: self.robots.robots().map_or(0, |r| r.rule_count()),
+                failures: self.robots.failures(),
+            },
             last_seen_ms: ms(self.registry.last_seen()),
         })
     }
@@ -389,7 +556,32 @@ mod tests {
         Instant::from_millis(1_764_000_000_000 + ms)
     }
 
-    const RULE: RobotsRule = RobotsRule { ttl: Duration::from_secs(3600), lease: Duration::from_secs(30) };
+    const TIMING: RobotsTiming = RobotsTiming {
+        max_age: Duration::from_secs(3600),
+        first_retry: Duration::from_secs(60),
+        max_retry: Duration::from_secs(3600),
+        give_up_after: RobotsTiming::GIVE_UP_AFTER,
+        fetch_timeout: Duration::from_secs(30),
+    };
+    const UA: &str = "hostpace-gateway/0.1";
+    const RULE: RobotsRule<'static> =
+        RobotsRule { timing: TIMING, obey: true, user_agent: UA, url: "https://example.com/page" };
+
+    fn for_url(url: &str) -> RobotsRule<'_> {
+        RobotsRule { url, ..RULE }
+    }
+
+    /// Ask with `rule` at `now`, expecting a robots.txt fetch first: its number.
+    fn robots_first(desk: &mut HostDesk, rule: RobotsRule<'_>, now: Instant) -> u32 {
+        match desk.ask(None, Some(rule), now).unwrap() {
+            Ask::Robots(_, fetch) => fetch,
+            other => panic!("expected robots.txt first, got {other:?}"),
+        }
+    }
+
+    fn answer(status: u16) -> Response<'static> {
+        Response { status, headers: &[], latency: None, wall_now_ms: None }
+    }
 
     fn policy(rate: f64, capacity: f64) -> Policy {
         Policy { rate_per_sec: rate, burst_capacity: capacity, ..Policy::default() }
@@ -405,14 +597,15 @@ mod tests {
     #[test]
     fn robots_go_first_others_hold_until_the_report_and_the_crawl_delay_applies() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
-        let Ask::Robots(first) = desk.ask(None, Some(RULE), t(0)).unwrap() else { panic!("robots first") };
+        let Ask::Robots(first, fetch) = desk.ask(None, Some(RULE), t(0)).unwrap() else { panic!("robots first") };
         assert_eq!(first.wait, Duration::ZERO);
-        assert_eq!(desk.ask(None, Some(RULE), t(10)).unwrap(), Ask::Hold { until: t(30_000) });
+        // held until the fetch's deadline (its timeout from its departure) and a second's grace
+        assert_eq!(desk.ask(None, Some(RULE), t(10)).unwrap(), Ask::Hold { until: t(31_000) });
         let nowait = desk.ask(Some(Duration::ZERO), Some(RULE), t(10)).unwrap();
         assert!(matches!(nowait, Ask::Later { layer: "robots", .. }), "{nowait:?}");
-        let ok = Response { status: 200, headers: &[], latency: None, wall_now_ms: None };
+        let ok = answer(200);
         let robots = "User-agent: *\nCrawl-delay: 2\n";
-        let out = desk.robots(Some(&ok), robots, "hostpace-gateway/0.1", RULE, None, t(50)).unwrap().unwrap();
+        let out = desk.robots(fetch, Some(&ok), robots, UA, None, t(50)).unwrap().unwrap();
         assert_eq!(out.interval_ms, 2000.0);
         // the next departure is a Crawl-delay after the robots.txt fetch, and robots.txt is not due for an hour
         let d = go(desk.ask(None, Some(RULE), t(60)).unwrap());
@@ -425,23 +618,120 @@ mod tests {
     #[test]
     fn a_robots_fetch_that_never_reports_is_taken_over_after_its_lease() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
-        assert!(matches!(desk.ask(None, Some(RULE), t(0)).unwrap(), Ask::Robots(_)));
-        assert!(matches!(desk.ask(None, Some(RULE), t(29_999)).unwrap(), Ask::Hold { .. }));
-        assert!(matches!(desk.ask(None, Some(RULE), t(30_000)).unwrap(), Ask::Robots(_)));
+        let first = robots_first(&mut desk, RULE, t(0));
+        assert!(matches!(desk.ask(None, Some(RULE), t(30_999)).unwrap(), Ask::Hold { .. }));
+        let second = robots_first(&mut desk, RULE, t(31_000));
+        // the first one's late answer changes nothing: the second's is awaited
+        let rules = "User-agent: *\nDisallow: /\n";
+        assert_eq!(desk.robots(first, Some(&answer(200)), rules, UA, None, t(31_001)).unwrap(), None);
+        assert!(matches!(desk.ask(None, Some(RULE), t(31_002)).unwrap(), Ask::Hold { .. }));
+        desk.robots(second, Some(&answer(404)), "", UA, None, t(31_003)).unwrap();
+        assert!(matches!(desk.ask(None, Some(RULE), t(31_004)).unwrap(), Ask::Go(_)));
     }
 
     #[test]
     fn a_failed_robots_fetch_is_retried_sooner_and_a_throttled_one_backs_off() {
+        // robots.txt fetched for its Crawl-delay only: a failure does not stop requests
+        let ignore = RobotsRule { obey: false, ..RULE };
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
-        desk.ask(None, Some(RULE), t(0)).unwrap();
-        desk.robots(None, "", "ua", RULE, None, t(100)).unwrap();
+        let fetch = robots_first(&mut desk, ignore, t(0));
+        desk.robots(fetch, None, "", "ua", None, t(100)).unwrap();
         assert_eq!(desk.robots_due(), t(60_100));
-        let Ask::Robots(_) = desk.ask(None, Some(RULE), t(60_100)).unwrap() else { panic!("due again") };
+        let fetch = robots_first(&mut desk, ignore, t(60_100));
         let throttled = Response { status: 503, headers: &[("retry-after", "10")], latency: None, wall_now_ms: None };
-        let out = desk.robots(Some(&throttled), "", "ua", RULE, None, t(60_200)).unwrap().unwrap();
+        let out = desk.robots(fetch, Some(&throttled), "", "ua", None, t(60_200)).unwrap().unwrap();
         assert_eq!(out.cooldown_until, Some(t(70_200)));
-        let d = go(desk.ask(None, Some(RULE), t(60_300)).unwrap());
+        let d = go(desk.ask(None, Some(ignore), t(60_300)).unwrap());
         assert_eq!((d.departs, d.layer), (t(70_200), Layer::Cooldown));
+        assert_eq!(desk.robots_due(), t(60_200 + 120_000), "the second failure in a row waits twice as long");
+    }
+
+    #[test]
+    fn an_unreachable_robots_txt_refuses_every_url_until_a_retry_succeeds() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        desk.robots(fetch, Some(&answer(500)), "", UA, None, t(100)).unwrap();
+        let decisions = desk.report(t(100)).unwrap().stats.decisions;
+        let refused = desk.ask(None, Some(RULE), t(200)).unwrap();
+        assert_eq!(refused, Ask::Unavailable { retry_after: Duration::from_millis(59_900) });
+        assert_eq!(desk.report(t(200)).unwrap().robots.status, "unreachable");
+        // the retry: the caller that finds it due fetches it; others are held for its answer
+        let fetch = robots_first(&mut desk, RULE, t(60_100));
+        assert!(matches!(desk.ask(None, Some(RULE), t(60_150)).unwrap(), Ask::Hold { .. }));
+        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nAllow: /\n", UA, None, t(60_200)).unwrap();
+        assert!(matches!(desk.ask(None, Some(RULE), t(60_300)).unwrap(), Ask::Go(d) if d.reserved));
+        let stats = desk.report(t(60_300)).unwrap().stats;
+        assert_eq!(stats.decisions, decisions + 2, "the refusal reserved nothing: the retry and the request did");
+    }
+
+    #[test]
+    fn a_disallowed_url_is_refused_with_its_rule_and_reserves_nothing() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        let rules = "User-agent: *\nDisallow: /private\nAllow: /private/open\n\nUser-agent: hostpace-gateway\nDisallow: /gw-only\n";
+        desk.robots(fetch, Some(&answer(200)), rules, UA, None, t(10)).unwrap();
+        let decisions = desk.report(t(10)).unwrap().stats.decisions;
+        let ask = desk.ask(None, Some(for_url("https://example.com/gw-only/x")), t(20)).unwrap();
+        assert_eq!(ask, Ask::Disallowed("Disallow: /gw-only (line 6)".into()), "the gateway's own group applies");
+        let ask = desk.ask(None, Some(for_url("https://example.com/private/x")), t(20)).unwrap();
+        assert!(matches!(ask, Ask::Go(_)), "the * group does not apply to a crawler named by a group: {ask:?}");
+        assert_eq!(desk.report(t(20)).unwrap().stats.decisions, decisions + 1);
+        // not obeyed: robots.txt paces (Crawl-delay) but refuses nothing
+        let ignore = RobotsRule { obey: false, url: "https://example.com/gw-only/x", ..RULE };
+        assert!(matches!(desk.ask(None, Some(ignore), t(30)).unwrap(), Ask::Go(_)));
+        let report = desk.report(t(30)).unwrap().robots;
+        assert_eq!((report.status.as_str(), report.rules, report.failures), ("rules", 3, 0));
+        assert_eq!(report.age_sec, Some(0.02));
+    }
+
+    #[test]
+    fn a_4xx_robots_txt_allows_everything_and_a_gone_copy_is_fetched_again_after_its_age() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        desk.robots(fetch, Some(&answer(404)), "", UA, None, t(10)).unwrap();
+        assert!(matches!(desk.ask(None, Some(for_url("https://example.com/private")), t(20)).unwrap(), Ask::Go(_)));
+        assert_eq!(desk.report(t(20)).unwrap().robots.status, "allowed");
+        let fetch = robots_first(&mut desk, RULE, t(3_600_010));
+        // while it is fetched again, the copy in force (everything allowed) applies
+        assert!(matches!(desk.ask(None, Some(RULE), t(3_600_020)).unwrap(), Ask::Go(_)));
+        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nDisallow: /\n", UA, None, t(3_600_030)).unwrap();
+        assert!(matches!(desk.ask(None, Some(RULE), t(3_600_040)).unwrap(), Ask::Disallowed(_)));
+    }
+
+    #[test]
+    fn a_restored_host_keeps_its_robots_rules_and_does_not_fetch_them_before_their_time() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        let rules = "User-agent: *\nDisallow: /private\nCrawl-delay: 1\n";
+        desk.robots(fetch, Some(&answer(200)), rules, UA, None, t(10)).unwrap();
+        let row = desk.robots_row().expect("rules are stored");
+        assert!(row.ends_with(rules));
+        let saved = desk.save(t(20));
+        let mut back = HostDesk::restore(&saved, Some(&row), policy(5.0, 1.0), key()).unwrap();
+        assert!(matches!(
+            back.ask(None, Some(for_url("https://example.com/private/a")), t(30)).unwrap(),
+            Ask::Disallowed(_)
+        ));
+        let d = go(back.ask(None, Some(RULE), t(30)).unwrap());
+        assert_eq!((d.departs, d.layer), (t(1_000), Layer::Interval), "no robots.txt first; its Crawl-delay kept");
+        assert_eq!(back.robots_due(), t(3_600_010));
+        // without the rules' text (storage lost it), or with another copy's, the copy is unknown: fetched again
+        let mut lost = HostDesk::restore(&saved, None, policy(5.0, 1.0), key()).unwrap();
+        robots_first(&mut lost, RULE, t(30));
+        let other = row.replacen(|c: char| c.is_ascii_digit(), "9", 1);
+        let mut stale = HostDesk::restore(&saved, Some(&other), policy(5.0, 1.0), key()).unwrap();
+        robots_first(&mut stale, RULE, t(30));
+    }
+
+    #[test]
+    fn a_long_rule_is_quoted_cut_short() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        let rules = format!("User-agent: *\nDisallow: /p{}\n", "é".repeat(2000));
+        desk.robots(fetch, Some(&answer(200)), &rules, UA, None, t(10)).unwrap();
+        let url = format!("https://example.com/p{}", "é".repeat(2000));
+        let Ask::Disallowed(rule) = desk.ask(None, Some(for_url(&url)), t(20)).unwrap() else { panic!("disallowed") };
+        assert!(rule.len() <= MAX_QUOTED_RULE + '…'.len_utf8() && rule.ends_with('…'), "{} bytes", rule.len());
     }
 
     #[test]
@@ -460,16 +750,15 @@ mod tests {
     #[test]
     fn a_restored_host_owes_what_it_owed_no_burst_and_its_robots_state() {
         let mut desk = HostDesk::new(policy(2.0, 4.0), key()).unwrap();
-        let ok = Response { status: 404, headers: &[], latency: None, wall_now_ms: None };
-        desk.ask(None, Some(RULE), t(0)).unwrap();
-        desk.robots(Some(&ok), "", "ua", RULE, None, t(1)).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        desk.robots(fetch, Some(&answer(404)), "", "ua", None, t(1)).unwrap();
         for _ in 0..6 {
             go(desk.ask(None, Some(RULE), t(1)).unwrap());
         }
         let throttled = Response { status: 429, headers: &[("retry-after", "5")], latency: None, wall_now_ms: None };
         desk.observe(&Outcome::Response(throttled), None, t(2)).unwrap();
         let saved = desk.save(t(3));
-        let mut back = HostDesk::restore(&saved, policy(2.0, 4.0), key()).unwrap();
+        let mut back = HostDesk::restore(&saved, None, policy(2.0, 4.0), key()).unwrap();
         assert_eq!(back.robots_due(), desk.robots_due());
         let d = go(back.ask(None, Some(RULE), t(4)).unwrap());
         assert_eq!((d.departs, d.layer), (t(5002), Layer::Cooldown));
@@ -485,9 +774,12 @@ mod tests {
         let desk = HostDesk::new(Policy::default(), key()).unwrap();
         let saved = desk.save(t(0));
         let other = HostKey::parse("other.example").unwrap();
-        assert!(HostDesk::restore(&saved, Policy::default(), other).unwrap_err().contains("example.com"));
-        assert!(HostDesk::restore("{", Policy::default(), key()).is_err());
-        assert!(HostDesk::restore(&saved.replace("\"version\":1", "\"version\":9"), Policy::default(), key()).is_err());
+        assert!(HostDesk::restore(&saved, None, Policy::default(), other).unwrap_err().contains("example.com"));
+        assert!(HostDesk::restore("{", None, Policy::default(), key()).is_err());
+        let future = saved.replace("\"version\":2", "\"version\":9");
+        assert!(HostDesk::restore(&future, None, Policy::default(), key()).unwrap_err().contains("version 9"));
+        let odd = saved.replace("\"copy\":\"none\"", "\"copy\":\"some\"");
+        assert!(HostDesk::restore(&odd, None, Policy::default(), key()).unwrap_err().contains("robots.txt"));
     }
 
     #[test]
@@ -497,7 +789,8 @@ mod tests {
         let d = go(desk.ask(None, None, t(0)).unwrap());
         assert_eq!(d.departs, t(1000));
         let mut back =
-            HostDesk::restore(&desk.save(t(0)), Policy { min_interval_sec: 3.0, ..policy(1.0, 1.0) }, key()).unwrap();
+            HostDesk::restore(&desk.save(t(0)), None, Policy { min_interval_sec: 3.0, ..policy(1.0, 1.0) }, key())
+                .unwrap();
         let d = go(back.ask(None, None, t(0)).unwrap());
         assert_eq!(d.departs, t(4000), "the new floor counts from the last reserved slot");
     }
@@ -512,7 +805,7 @@ mod tests {
         desk.ask_as(alice, "id-2".into(), None, None, t(0)).unwrap();
         let full = desk.ask_as(alice, "id-3".into(), None, None, t(0)).unwrap_err();
         assert_eq!((full.status, full.code), (429, "reservation_limit"));
-        let mut back = HostDesk::restore(&desk.save(t(1)), policy(5.0, 1.0), key()).unwrap();
+        let mut back = HostDesk::restore(&desk.save(t(1)), None, policy(5.0, 1.0), key()).unwrap();
         assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, "not_your_departure");
         assert_eq!(back.claim("token-a", "id-1", Use::Depart, t(1)).unwrap().0, t(0));
         let ok = Response { status: 429, headers: &[], latency: None, wall_now_ms: None };

@@ -63,10 +63,6 @@ impl HostObject {
         crate::gateway::bindings::config(&self.env)
     }
 
-    fn robots_rule(config: &GatewayConfig) -> RobotsRule {
-        RobotsRule { ttl: config.robots_ttl, lease: config.fetch_timeout + Duration::from_secs(5) }
-    }
-
     /// Run `f` on the host's desk (loaded from storage, or fresh, on first use) at `now`; when `save`, persist the
     /// desk before returning. Synchronous: the borrow ends before any await.
     fn with_desk<R>(
@@ -119,13 +115,16 @@ impl HostObject {
         if tables.is_empty() {
             return HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string()));
         }
-        let rows: Vec<Row> = self
-            .sql("SELECT v FROM hostpace WHERE k = 'host'", vec![])?
-            .to_array()
-            .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?;
-        match rows.first() {
+        let row = |k: &str| -> Result<Option<String>, ApiError> {
+            let rows: Vec<Row> = self
+                .sql("SELECT v FROM hostpace WHERE k = ?", vec![k.into()])?
+                .to_array()
+                .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?;
+            Ok(rows.into_iter().next().map(|r| r.v))
+        };
+        match row("host")? {
             // a state that cannot be read is an error, never a fresh start (that would grant a burst)
-            Some(row) => HostDesk::restore(&row.v, config.policy.clone(), key)
+            Some(saved) => HostDesk::restore(&saved, row("robots")?.as_deref(), config.policy.clone(), key)
                 .map_err(|e| ApiError::new(500, "state_unreadable", e)),
             None => HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string())),
         }
@@ -135,7 +134,12 @@ impl HostObject {
         let req: AskRequest = parse(body)?;
         let config = self.config()?;
         let max_wait = req.max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok());
-        let robots = req.robots.then(|| Self::robots_rule(&config));
+        let robots = req.robots.then(|| RobotsRule {
+            timing: config.robots_timing(),
+            obey: config.obey_robots,
+            user_agent: &config.user_agent,
+            url: &req.url,
+        });
         let deadline = max_wait.map(|m| now().saturating_add(m));
         loop {
             // the caller's bound counts the time spent holding here
@@ -174,7 +178,13 @@ impl HostObject {
                 (Ask::Go(d), _) => {
                     return Ok(AskReply::Go(Departure { confirmed, departure_id: issued, ..Departure::from(&d) }))
                 }
-                (Ask::Robots(d), _) => return Ok(AskReply::Robots(Departure::from(&d))),
+                (Ask::Robots(d, fetch), _) => {
+                    return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }))
+                }
+                (Ask::Disallowed(rule), _) => return Ok(AskReply::Disallowed { rule }),
+                (Ask::Unavailable { retry_after }, _) => {
+                    return Ok(AskReply::Unavailable { retry_after_ms: retry_after.as_secs_f64() * 1000.0 })
+                }
                 (Ask::Later { wait, layer }, _) => {
                     return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: layer.to_owned() })
                 }
@@ -289,8 +299,6 @@ impl HostObject {
 
     fn handle_robots(&self, body: &str) -> Result<RobotsReply, ApiError> {
         let req: RobotsRequest = parse(body)?;
-        let config = self.config()?;
-        let rule = Self::robots_rule(&config);
         let headers: Vec<(&str, &str)> = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
         let reply = self.with_desk(&req.host, true, |desk, now| {
             let response = req.status.map(|status| CoreResponse {
@@ -300,12 +308,23 @@ impl HostObject {
                 wall_now_ms: Some(js::now_ms() as u64),
             });
             let outcome = desk
-                .robots(response.as_ref(), &req.body, &req.user_agent, rule, req.permit_id, now)
+                .robots(req.fetch, response.as_ref(), &req.body, &req.user_agent, req.permit_id, now)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
-            Ok(RobotsReply { outcome, next_due_ms: desk.robots_due().as_millis_f64() })
+            let copied = outcome.is_some() && req.status.is_some_and(|s| (200..300).contains(&s));
+            Ok((
+                RobotsReply { outcome, next_due_ms: desk.robots_due().as_millis_f64() },
+                copied.then(|| desk.robots_row()),
+            ))
         });
         self.wake_all();
-        reply
+        let (reply, row) = reply?;
+        if let Some(Some(row)) = row {
+            // the rules, stored beside the state (written only when a new copy arrives), so a restarted object
+            // does not fetch robots.txt again before its time; the row names its copy, so a row that failed to
+            // be written is never taken for the state's copy
+            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('robots', ?)", vec![row.into()])?;
+        }
+        Ok(reply)
     }
 
     fn handle_stats(&self, host: &str) -> Result<Option<crate::protocol::HostReport>, ApiError> {

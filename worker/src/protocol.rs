@@ -33,6 +33,10 @@ pub struct Departure {
     /// `/v1/cancel` take it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub departure_id: Option<String>,
+    /// The number of the robots.txt fetch this departure is for (host object → Worker only): its report carries
+    /// it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robots_fetch: Option<u32>,
 }
 
 impl From<&Decision> for Departure {
@@ -45,6 +49,7 @@ impl From<&Decision> for Departure {
             permit_id: d.permit.map(|p| p.id),
             confirmed: false,
             departure_id: None,
+            robots_fetch: None,
         }
     }
 }
@@ -58,9 +63,12 @@ pub struct AskRequest {
     /// When set, a departure further away than this is not reserved: the answer is `later`.
     #[serde(default)]
     pub max_wait_ms: Option<f64>,
-    /// Whether robots.txt should be fetched first when due (the Worker will fetch it).
+    /// Whether robots.txt should be fetched first when due (the Worker will fetch it), and its rules checked.
     #[serde(default)]
     pub robots: bool,
+    /// The URL the departure is for, checked against the host's robots.txt (required: a request without one
+    /// is refused, never taken as `/`).
+    pub url: String,
     /// Whether a departure that may go now should be confirmed at once (the caller sends right away).
     #[serde(default)]
     pub confirm: bool,
@@ -98,8 +106,20 @@ pub struct Claim {
 pub enum AskReply {
     /// A departure reserved for the caller's request (or, when `reserved` is false, when to ask again).
     Go(Departure),
-    /// A departure reserved for fetching the host's robots.txt first; report it, then ask again.
+    /// A departure reserved for fetching the host's robots.txt first (its `robotsFetch` set); report it, then
+    /// ask again.
     Robots(Departure),
+    /// The host's robots.txt disallows the URL: nothing reserved.
+    Disallowed {
+        /// The rule that decided, as `Disallow: /private (line 3)`.
+        rule: String,
+    },
+    /// The host's robots.txt is unreachable: nothing may be fetched there before a retry of it succeeds.
+    #[serde(rename_all = "camelCase")]
+    Unavailable {
+        /// When robots.txt is fetched again, in milliseconds.
+        retry_after_ms: f64,
+    },
     /// Not reserved: the caller's bound on waiting is shorter than the wait.
     #[serde(rename_all = "camelCase")]
     Later {
@@ -255,6 +275,8 @@ pub struct RobotsRequest {
     /// The permit taken for the fetch.
     #[serde(default)]
     pub permit_id: Option<u64>,
+    /// The fetch's number, from its departure's `robotsFetch`.
+    pub fetch: u32,
 }
 
 /// Host object → Worker: what the robots.txt changed.
@@ -282,8 +304,26 @@ pub struct HostReport {
     pub robots_fetched_ms: Option<f64>,
     /// When robots.txt is due again (epoch ms; 0 before first contact).
     pub robots_due_ms: f64,
+    /// What is known of the host's robots.txt.
+    pub robots: RobotsReport,
     /// The latest instant the host's object has seen (epoch ms).
     pub last_seen_ms: f64,
+}
+
+/// What `GET /v1/hosts/{host}` says of the host's robots.txt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RobotsReport {
+    /// `pending` (not fetched yet), `rules` (a copy of rules in force), `allowed` (unavailable, a 4xx: everything
+    /// allowed) or `unreachable` (5xx, 429 or no answer: nothing is fetched until a retry succeeds).
+    pub status: String,
+    /// How old the copy in force is, in seconds (none before a good answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age_sec: Option<f64>,
+    /// How many allow and disallow rules the copy holds.
+    pub rules: usize,
+    /// Failed fetches in a row.
+    pub failures: u32,
 }
 
 /// Response headers as a caller may send them to `/v1/observe`: an object or a list of pairs.
@@ -371,6 +411,7 @@ mod tests {
             permit_id: None,
             confirmed: false,
             departure_id: None,
+            robots_fetch: None,
         });
         let json = serde_json::to_string(&go).unwrap();
         assert!(json.starts_with(r#"{"kind":"go","waitMs":0.0"#), "{json}");

@@ -75,15 +75,17 @@ impl HostClient {
         Ok(HostClient { stub, host: key.to_string() })
     }
 
-    /// May one request leave (see [`AskRequest`])? With `asker`, a token reserves for itself.
+    /// May one request for `url` leave (see [`AskRequest`])? With `asker`, a token reserves for itself.
     pub async fn ask(
         &self,
         max_wait_ms: Option<f64>,
         robots: bool,
         confirm: bool,
         asker: Option<AskerWire>,
+        url: &str,
     ) -> Result<AskReply, ApiError> {
-        call(&self.stub, "ask", &AskRequest { host: self.host.clone(), max_wait_ms, robots, confirm, asker }).await
+        let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), confirm, asker };
+        call(&self.stub, "ask", &req).await
     }
 
     /// Confirm a departure now (`departure`: one issued to a token, which `ends` going when the gateway sends

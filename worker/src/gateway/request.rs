@@ -99,6 +99,6 @@ impl<'a> Caller<'a> {
     pub async fn visit(&self, target: Target, route: &'static str) -> Result<HostVisit<'a>, ApiError> {
         admit(self.env, self.token, &target.key, self.cfg.max_hosts_per_token).await?;
         let host = HostClient::new(self.env, &target.key)?;
-        Ok(HostVisit { cfg: self.cfg, ctx: self.ctx, target, host, route })
+        Ok(HostVisit { env: self.env, cfg: self.cfg, ctx: self.ctx, target, host, route })
     }
 }

@@ -52,6 +52,35 @@ pub(crate) fn not_yet(host: &str, wait_ms: f64, layer: &str, attempts: u32) -> R
     )
 }
 
+/// 403 `disallowed_by_robots`: `host`'s robots.txt disallows `url` for the gateway's crawler, by `rule`.
+pub(crate) fn disallowed_by_robots(host: &str, url: &str, user_agent: &str, rule: &str) -> Result<Response, ApiError> {
+    let crawler = hostpace::robots::product_token(user_agent);
+    let e = ApiError::new(
+        403,
+        "disallowed_by_robots",
+        format!("robots.txt of {host} disallows {url} for {crawler} ({rule}); nothing was sent"),
+    );
+    // the rule also as a header, for clients (`GatewayLimiter`), when a header can carry it as written
+    let printable = rule.bytes().all(|b| (0x20..0x7f).contains(&b));
+    let headers: &[(&str, String)] = if printable { &[("hostpace-robots-rule", rule.to_owned())] } else { &[] };
+    error_with_headers(&e, headers)
+}
+
+/// 503 `robots_unavailable`: `host`'s robots.txt is unreachable, so nothing is fetched there until a retry of it,
+/// due in `retry_after_ms`, succeeds.
+pub(crate) fn robots_unavailable(host: &str, retry_after_ms: f64) -> Result<Response, ApiError> {
+    let e = ApiError::new(
+        503,
+        "robots_unavailable",
+        format!(
+            "robots.txt of {host} is unreachable (a 5xx, a 429 or no answer), so nothing is fetched from {host} \
+             until it is fetched again successfully (next try in {} s)",
+            retry_after_secs(retry_after_ms)
+        ),
+    );
+    error_with_headers(&e, &[("retry-after", retry_after_secs(retry_after_ms).to_string())])
+}
+
 /// 405 `e`, with the methods the path allows in `Allow`.
 pub(crate) fn method_not_allowed(e: &ApiError, allow: &str) -> Result<Response, ApiError> {
     error_with_headers(e, &[("allow", allow.to_owned())])

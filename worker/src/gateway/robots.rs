@@ -1,42 +1,153 @@
 //! robots.txt, fetched by the gateway at a departure the host's object reserved for it, and reported back to
-//! the object (which reads it with the core).
+//! the object with the fetch's number (the object reads it with the core's `RobotsFile`: what the status means,
+//! the rules, the Crawl-delay, when to fetch again).
+//!
+//! Redirects are followed, at most [`MAX_ROBOTS_HOPS`] (RFC 9309 §2.3.1.2), within one overall deadline
+//! (`CRAWL_FETCH_TIMEOUT_SEC`). Each hop is a new target: checked as a caller's target is (a hop to a private
+//! address is not followed), and sent at its host's turn, a departure of that host's own taken within the
+//! deadline (the permit of the hop before is given back first, so a hop to the same host never waits for its
+//! own). The hop's host's own robots.txt is not asked, and the hop does not count against a token's hosts. A
+//! redirect not followed is reported as its 3xx, which the core reads as "unavailable": everything allowed. Any
+//! failure on the way (no answer, a hop that may not go in time) is reported as no answer: the host's object
+//! always hears back.
 
 use crate::api::ApiError;
-use crate::gateway::turn::HostVisit;
+use crate::gateway::host_client::HostClient;
+use crate::gateway::logs;
+use crate::gateway::turn::{wait_departure, HostVisit};
 use crate::js;
-use crate::protocol::{Departure, RobotsRequest};
+use crate::protocol::{AskReply, Departure, RobotsRequest};
+use crate::target::{check_target, Target};
 use hostpace::robots::MAX_ROBOTS_BYTES;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use worker::web_sys;
 
+/// Redirects of robots.txt followed, at most.
+pub(crate) const MAX_ROBOTS_HOPS: u32 = 5;
+
+/// What a fetch of robots.txt came back with.
+struct Fetched {
+    status: u16,
+    headers: Vec<(String, String)>,
+    /// The body of a 2xx (at most [`MAX_ROBOTS_BYTES`]), else empty.
+    body: String,
+}
+
 /// Fetch the host's robots.txt at the departure `dep`, and report it (or its failure) to the host's object.
 pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Result<(), ApiError> {
     let cfg = visit.cfg;
-    let headers =
-        vec![("user-agent".to_owned(), cfg.user_agent.clone()), ("accept".to_owned(), "text/plain".to_owned())];
-    let timeout = cfg.fetch_timeout.as_secs_f64() * 1000.0;
-    let fetched =
-        JsFuture::from(js::upstream_fetch(&visit.target.robots_url(), &js::to_array(&headers), timeout)).await;
-    let mut report = RobotsRequest {
-        host: visit.host.host.clone(),
-        status: None,
-        headers: vec![],
-        body: String::new(),
-        user_agent: cfg.user_agent.clone(),
-        permit_id: dep.permit_id,
+    let Some(fetch) = dep.robots_fetch else {
+        visit.host.release(dep.permit_id).await?;
+        return Err(ApiError::internal("the host object reserved a robots.txt fetch without its number"));
     };
-    if let Ok(response) = fetched {
+    let deadline = js::now_ms() + cfg.fetch_timeout.as_secs_f64() * 1000.0;
+    // the fetch's permit goes back as soon as its answer has come (before a hop asks for one)
+    let fetched = follow(visit, dep.permit_id, deadline).await;
+    let status = fetched.as_ref().map(|f| f.status);
+    let (headers, body) = fetched.map(|f| (f.headers, f.body)).unwrap_or_default();
+    let report = RobotsRequest {
+        host: visit.host.host.clone(),
+        status,
+        headers,
+        body,
+        user_agent: cfg.user_agent.clone(),
+        permit_id: None,
+        fetch,
+    };
+    visit.host.robots(&report).await?;
+    visit.log("robots", 0, dep.wait_ms, &dep.layer, status);
+    Ok(())
+}
+
+/// GET the host's `/robots.txt`, following redirects; `None` when no answer came by `deadline_ms` (epoch ms).
+/// `permit` (the fetch's) and each hop's are given back once their answer has come.
+async fn follow(visit: &HostVisit<'_>, permit: Option<u64>, deadline_ms: f64) -> Option<Fetched> {
+    let cfg = visit.cfg;
+    let outgoing = js::to_array(&[
+        ("user-agent".to_owned(), cfg.user_agent.clone()),
+        ("accept".to_owned(), "text/plain".to_owned()),
+    ]);
+    let mut url = visit.target.robots_url();
+    let mut held = Some((visit.host.clone(), permit));
+    let mut hops = 0;
+    let answer = loop {
+        let left = deadline_ms - js::now_ms();
+        let fetched =
+            if left > 0.0 { JsFuture::from(js::upstream_fetch(&url, &outgoing, left)).await.ok() } else { None };
+        if let Some((host, permit)) = held.take() {
+            if let Err(e) = host.release(permit).await {
+                logs::error(&e);
+            }
+        }
+        let Some(response) = fetched else { break None };
         let response: web_sys::Response = response.unchecked_into();
-        report.status = Some(response.status());
-        report.headers = js::pairs(&response.headers());
-        if (200..300).contains(&response.status()) {
-            report.body = js::read_text(response.body(), MAX_ROBOTS_BYTES).await.map(|(t, _)| t).unwrap_or_default();
-        } else {
-            js::cancel_body(&response);
+        let status = response.status();
+        let location = (300..400).contains(&status).then(|| response.headers().get("location").ok().flatten());
+        let next = location
+            .flatten()
+            .and_then(|l| js::resolve_url(&l, &url))
+            .and_then(|n| check_target(&n, cfg.allow_private).ok());
+        match next {
+            Some(target) if hops < MAX_ROBOTS_HOPS => {
+                js::cancel_body(&response);
+                hops += 1;
+                match hop_turn(visit, &target, deadline_ms).await {
+                    Ok(Some(hop)) => held = Some(hop),
+                    Ok(None) => break None,
+                    Err(e) => {
+                        logs::error(&e);
+                        break None;
+                    }
+                }
+                url = target.url.href;
+            }
+            _ => break Some(read(response, deadline_ms).await),
+        }
+    };
+    answer.flatten()
+}
+
+/// The answer of the last hop: its status, headers and (for a 2xx) body; `None` when a 2xx body did not arrive
+/// whole by `deadline_ms`.
+async fn read(response: web_sys::Response, deadline_ms: f64) -> Option<Fetched> {
+    let status = response.status();
+    let headers = js::pairs(&response.headers());
+    if !(200..300).contains(&status) {
+        js::cancel_body(&response);
+        return Some(Fetched { status, headers, body: String::new() });
+    }
+    let left = (deadline_ms - js::now_ms()).max(0.0);
+    let body = match response.body() {
+        // a longer file is cut at the limit (RFC 9309 §2.5), which the core's parser reads as such
+        Some(stream) => js::read_body(&stream, MAX_ROBOTS_BYTES as u64, left).await.ok()?.0.to_vec(),
+        None => Vec::new(),
+    };
+    Some(Fetched { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
+}
+
+/// A departure for a redirect's target at its host (the visit's own host, or another's object) that may go by
+/// `deadline_ms`, slept until it may: the host's client and the permit it took; `None` when none may go in time.
+async fn hop_turn(
+    visit: &HostVisit<'_>,
+    target: &Target,
+    deadline_ms: f64,
+) -> Result<Option<(HostClient, Option<u64>)>, ApiError> {
+    let host =
+        if target.key == visit.target.key { visit.host.clone() } else { HostClient::new(visit.env, &target.key)? };
+    loop {
+        let left = deadline_ms - js::now_ms();
+        if left <= 0.0 {
+            return Ok(None);
+        }
+        match host.ask(Some(left), false, false, None, &target.url.href).await? {
+            AskReply::Go(dep) if dep.reserved => {
+                wait_departure(&host, &dep, None).await?;
+                return Ok(Some((host, dep.permit_id)));
+            }
+            // every concurrency permit is held: ask again after the wait
+            AskReply::Go(dep) => crate::departure::sleep_ms(dep.wait_ms.min(left)).await,
+            _ => return Ok(None),
         }
     }
-    visit.host.robots(&report).await?;
-    visit.log("robots", 0, dep.wait_ms, &dep.layer, report.status);
-    Ok(())
 }

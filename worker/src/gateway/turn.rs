@@ -7,11 +7,12 @@ use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, sleep_ms, Confirmed, Timer};
 use crate::gateway::host_client::HostClient;
 use crate::gateway::logs::{self, Decision};
+use crate::gateway::responses::{disallowed_by_robots, robots_unavailable};
 use crate::gateway::robots::fetch_robots;
 use crate::protocol::{AskReply, AskerWire, Claim, Departure};
 use crate::target::Target;
 use std::time::Duration;
-use worker::Context;
+use worker::{Context, Env, Response};
 
 /// Rounds of confirmation the Worker asks for before giving up on a departure (the host's object itself
 /// confirms up to 100 times per round).
@@ -19,6 +20,8 @@ const CONFIRM_ROUNDS: u32 = 1000;
 
 /// A request's business with one host: the target, the host's object, and where its decisions are logged.
 pub(crate) struct HostVisit<'a> {
+    /// The Worker's environment (the objects of other hosts a robots.txt redirect leads to).
+    pub env: &'a Env,
     /// The gateway's configuration.
     pub cfg: &'a GatewayConfig,
     /// The request's context.
@@ -47,6 +50,16 @@ pub(crate) enum Turn {
         /// What sets that wait.
         layer: String,
     },
+    /// Nothing reserved: the host's robots.txt disallows the URL (the rule that decided).
+    Disallowed {
+        /// The rule, as `Disallow: /private (line 3)`.
+        rule: String,
+    },
+    /// Nothing reserved: the host's robots.txt is unreachable; it is fetched again in `retry_after_ms`.
+    RobotsUnavailable {
+        /// When robots.txt is fetched again, in milliseconds.
+        retry_after_ms: f64,
+    },
 }
 
 impl HostVisit<'_> {
@@ -56,8 +69,25 @@ impl HostVisit<'_> {
         logs::decision(self.ctx, &d);
     }
 
+    /// The answer to a turn robots.txt refused (logged as this `attempt`), or `None` for any other turn.
+    pub fn robots_refusal(&self, turn: &Turn, attempt: u32) -> Option<Result<Response, ApiError>> {
+        let host = &self.host.host;
+        match turn {
+            Turn::Disallowed { rule } => {
+                self.log("request", attempt, 0.0, "robots", Some(403));
+                Some(disallowed_by_robots(host, &self.target.url.href, &self.cfg.user_agent, rule))
+            }
+            Turn::RobotsUnavailable { retry_after_ms } => {
+                self.log("request", attempt, *retry_after_ms, "robots", Some(503));
+                Some(robots_unavailable(host, *retry_after_ms))
+            }
+            _ => None,
+        }
+    }
+
     /// Take a departure for the target: robots.txt first when the host's object says it is due (fetched through
-    /// the same limiter), a re-ask while every concurrency permit is held, and — when `sleep` — the wait itself.
+    /// the same limiter), a refusal when it disallows the target or is unreachable (and the gateway obeys it), a
+    /// re-ask while every concurrency permit is held, and — when `sleep` — the wait itself.
     /// `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
     /// The departure is issued to `asker`'s token, under its bound of reservations.
     pub async fn take_turn(
@@ -70,11 +100,17 @@ impl HostVisit<'_> {
         let robots = !self.cfg.robots_ttl.is_zero();
         loop {
             let remaining = max_wait.map(|m| (m.as_secs_f64() * 1000.0 - waited).max(0.0));
-            match self.host.ask(remaining, robots, sleep, asker.clone()).await? {
+            let url = &self.target.url.href;
+            match self.host.ask(remaining, robots, sleep, asker.clone(), url).await? {
                 AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
+                AskReply::Disallowed { rule } => return Ok(Turn::Disallowed { rule }),
+                AskReply::Unavailable { retry_after_ms } => return Ok(Turn::RobotsUnavailable { retry_after_ms }),
                 AskReply::Robots(dep) => {
-                    waited += self.wait_turn(&dep, None).await?;
+                    // the fetch's time counts against the caller's bound like any wait
+                    let started = crate::js::now_ms();
+                    self.wait_turn(&dep, None).await?;
                     fetch_robots(self, &dep).await?;
+                    waited += crate::js::now_ms() - started;
                 }
                 AskReply::Go(dep) if !dep.reserved && sleep => {
                     sleep_ms(dep.wait_ms).await;
@@ -92,17 +128,27 @@ impl HostVisit<'_> {
     /// Sleep until a reserved departure, then confirm it with the host's object until it says go (one issued to
     /// `asker`'s token ends going: the gateway sends it itself). Returns the milliseconds waited.
     async fn wait_turn(&self, dep: &Departure, asker: Option<&AskerWire>) -> Result<f64, ApiError> {
-        if dep.confirmed {
-            return Ok(0.0);
-        }
-        sleep_ms(dep.wait_ms).await;
-        let claim = || {
-            let (a, id) = asker.zip(dep.departure_id.as_ref())?;
-            Some(Claim { token: a.token.clone(), id: id.clone() })
-        };
-        match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || self.host.depart(claim(), true)).await? {
-            Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
-            Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
-        }
+        wait_departure(&self.host, dep, asker).await
+    }
+}
+
+/// Sleep until `dep`, a departure reserved at `host`, then confirm it with the host's object until it says go
+/// (one issued to `asker`'s token ends going: the gateway sends it itself). Returns the milliseconds waited.
+pub(crate) async fn wait_departure(
+    host: &HostClient,
+    dep: &Departure,
+    asker: Option<&AskerWire>,
+) -> Result<f64, ApiError> {
+    if dep.confirmed {
+        return Ok(0.0);
+    }
+    sleep_ms(dep.wait_ms).await;
+    let claim = || {
+        let (a, id) = asker.zip(dep.departure_id.as_ref())?;
+        Some(Claim { token: a.token.clone(), id: id.clone() })
+    };
+    match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || host.depart(claim(), true)).await? {
+        Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
+        Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
     }
 }
