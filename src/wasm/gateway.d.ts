@@ -22,10 +22,17 @@ export interface GatewayObservation extends Observation {
   released: boolean;
 }
 
-/** An error answer of the gateway. */
+/**
+ * An error answer of the gateway. A refusal by robots.txt is named as `Limiter`'s: `RobotsDisallowed` (403
+ * `disallowed_by_robots`, with the `url` and the `rule`) or `RobotsUnavailable` (503 `robots_unavailable`, with the
+ * `url` and `retryAfterMs`); nothing was sent to the target.
+ */
 export class GatewayError extends Error {
   readonly status: number;
   readonly code: string;
+  readonly url?: string;
+  readonly rule?: string;
+  readonly retryAfterMs?: number;
 }
 
 /**

@@ -95,7 +95,15 @@ export class GatewayLimiter {
     }
     if (!res.ok && res.status !== 429) {
       const e = json && json.error ? json.error : { code: 'unknown', message: text.slice(0, 200) };
-      throw new GatewayError(res.status, e.code, e.message);
+      const error = new GatewayError(res.status, e.code, e.message);
+      // refusals by robots.txt carry the names Limiter's have
+      if (e.code === 'disallowed_by_robots') {
+        Object.assign(error, { name: 'RobotsDisallowed', url: body && body.url, rule: res.headers.get('hostpace-robots-rule') ?? undefined });
+      } else if (e.code === 'robots_unavailable') {
+        const retryAfterMs = Number(res.headers.get('retry-after')) * 1000;
+        Object.assign(error, { name: 'RobotsUnavailable', url: body && body.url, retryAfterMs });
+      }
+      throw error;
     }
     if (res.status === 429) {
       // "not yet" (Hostpace-Mode: nowait): a wait, not an error

@@ -42,6 +42,26 @@ describe('GatewayLimiter against the running gateway', () => {
     await origin?.close();
   });
 
+  test("a URL the host's robots.txt disallows rejects as with Limiter, and is never sent", async () => {
+    const site = await Origin.start({ '/robots.txt': { status: 200, body: 'User-agent: *\nDisallow: /private\n' } });
+    try {
+      const limiter = new GatewayLimiter(gateway.base, gateway.token);
+      assert.equal((await limiter.fetch(site.url('/open'))).status, 200);
+      const refused = await limiter.fetch(site.url('/private/a')).then(
+        () => assert.fail('a disallowed URL was fetched'),
+        (e) => e,
+      );
+      assert.ok(refused instanceof GatewayError);
+      assert.equal(refused.name, 'RobotsDisallowed');
+      assert.equal(refused.code, 'disallowed_by_robots');
+      assert.equal(refused.url, site.url('/private/a'));
+      assert.equal(refused.rule, 'Disallow: /private (line 2)');
+      assert.deepEqual(site.log.map((e) => e.path), ['/robots.txt', '/open']);
+    } finally {
+      await site.close();
+    }
+  });
+
   test('two crawler processes, one host: the origin log passes audit as if one process had crawled', async () => {
     const site = await Origin.start({});
     try {
