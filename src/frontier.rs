@@ -49,6 +49,8 @@ struct Queued {
 struct HostQueue {
     /// The host (set by the first push).
     key: Option<HostKey>,
+    /// The host's id as the caller gave it ([`Frontier::push_id`]), which a hold names.
+    id: u32,
     urls: BinaryHeap<Queued>,
     /// Where the host last lived in the registry (see [`Registry::peek_at`]).
     slot: Slot,
@@ -141,7 +143,7 @@ impl Frontier {
         let h = match self.queue_of[id as usize] {
             u32::MAX => {
                 let h = self.hosts.len() as u32;
-                self.hosts.push(HostQueue::default());
+                self.hosts.push(HostQueue { id, ..HostQueue::default() });
                 self.queue_of[id as usize] = h;
                 h
             }
@@ -182,25 +184,26 @@ impl Frontier {
         self.ready.push(Reverse((at, order, h)));
     }
 
-    /// When host `h` may go next under `registry`'s pacing (asked through its remembered registry slot).
-    fn departs(&mut self, registry: &Registry, h: u32, now: Instant) -> Option<Instant> {
+    /// When host `h` may go next under `registry`'s pacing (asked through its remembered registry slot), and not
+    /// before the instant `held` gives for its id.
+    fn departs(&mut self, registry: &Registry, h: u32, now: Instant, held: &impl Held) -> Option<Instant> {
         let queue = self.hosts.get_mut(h as usize)?;
         let (decision, slot) = registry.peek_at(queue.key.as_ref()?, queue.slot, now);
         queue.slot = slot;
-        Some(decision.departs)
+        Some(held(queue.id).map_or(decision.departs, |until| decision.departs.max(until)))
     }
 
     /// The heap's head with its entry brought up to date: entries are lower bounds on their host's ready time,
     /// so a head whose host got busier is moved back until the head is exact. `None` when nothing is queued.
-    fn head(&mut self, registry: &Registry, now: Instant) -> Option<(Instant, u32)> {
+    fn head(&mut self, registry: &Registry, now: Instant, held: &impl Held) -> Option<(Instant, u32)> {
         if let Some(h) = self.popped.take() {
             // behind every other host ready at the same instant: round-robin
-            let at = self.departs(registry, h, now)?;
+            let at = self.departs(registry, h, now, held)?;
             self.schedule(h, at);
         }
         loop {
             let &Reverse((known, _, h)) = self.ready.peek()?;
-            let actual = self.departs(registry, h, now)?;
+            let actual = self.departs(registry, h, now, held)?;
             if actual <= known {
                 return Some((actual, h));
             }
@@ -224,7 +227,17 @@ impl Frontier {
     /// [`Frontier::pop`] without copying the host key: the URL and its host's id in [`Frontier::host`], or the
     /// wait (`None`: nothing is queued).
     pub fn pop_id(&mut self, registry: &Registry, now: Instant) -> Result<(Box<str>, u32), Option<Duration>> {
-        let h = self.ready_host(registry, now)?;
+        self.pop_id_held(registry, now, &not_held)
+    }
+
+    /// [`Frontier::pop_id`], with hosts held back by `held` (see [`Held`]).
+    pub(crate) fn pop_id_held(
+        &mut self,
+        registry: &Registry,
+        now: Instant,
+        held: &impl Held,
+    ) -> Result<(Box<str>, u32), Option<Duration>> {
+        let h = self.ready_host(registry, now, held)?;
         Ok((self.pop_from(h), h))
     }
 
@@ -234,7 +247,17 @@ impl Frontier {
     /// cannot happen inside this call). `Ok(None)` when no host may depart now ([`Frontier::next_wait`] says how
     /// long). A registry error (the host bound reached) leaves the URL queued.
     pub fn take(&mut self, registry: &mut Registry, now: Instant) -> Result<Option<(Box<str>, u32, Decision)>, Error> {
-        let Ok(h) = self.ready_host(registry, now) else { return Ok(None) };
+        self.take_held(registry, now, &not_held)
+    }
+
+    /// [`Frontier::take`], with hosts held back by `held` (see [`Held`]).
+    pub(crate) fn take_held(
+        &mut self,
+        registry: &mut Registry,
+        now: Instant,
+        held: &impl Held,
+    ) -> Result<Option<(Box<str>, u32, Decision)>, Error> {
+        let Ok(h) = self.ready_host(registry, now, held) else { return Ok(None) };
         let Some(HostQueue { key: Some(key), slot, .. }) = self.hosts.get_mut(h as usize) else { return Ok(None) };
         match registry.acquire_at(key, *slot, now) {
             Ok((decision, at)) => {
@@ -251,9 +274,9 @@ impl Frontier {
 
     /// The host whose URL goes next at `now`, taken off the ready heap, with at least one URL queued; or the wait
     /// (`None`: nothing is queued).
-    fn ready_host(&mut self, registry: &Registry, now: Instant) -> Result<u32, Option<Duration>> {
+    fn ready_host(&mut self, registry: &Registry, now: Instant, held: &impl Held) -> Result<u32, Option<Duration>> {
         loop {
-            let Some((at, h)) = self.head(registry, now) else { return Err(None) };
+            let Some((at, h)) = self.head(registry, now, held) else { return Err(None) };
             if at > now {
                 return Err(Some(at.saturating_duration_since(now)));
             }
@@ -291,8 +314,25 @@ impl Frontier {
 
     /// How long until [`Frontier::pop`] could return a URL (zero if now; `None` if empty), without popping.
     pub fn next_wait(&mut self, registry: &Registry, now: Instant) -> Option<Duration> {
-        self.head(registry, now).map(|(at, _)| at.saturating_duration_since(now))
+        self.next_wait_held(registry, now, &not_held)
     }
+
+    /// [`Frontier::next_wait`], with hosts held back by `held` (see [`Held`]).
+    pub(crate) fn next_wait_held(&mut self, registry: &Registry, now: Instant, held: &impl Held) -> Option<Duration> {
+        self.head(registry, now, held).map(|(at, _)| at.saturating_duration_since(now))
+    }
+}
+
+/// Hosts held back beyond their pacing, by the caller's id ([`Frontier::push_id`]): the instant before which the
+/// host's URLs are not popped, or `None`. The JS binding holds a host while its robots.txt is being fetched. A
+/// held host is looked at again at that instant, so a hold should be short (the binding polls).
+pub(crate) trait Held: Fn(u32) -> Option<Instant> {}
+
+impl<F: Fn(u32) -> Option<Instant>> Held for F {}
+
+/// No host held.
+fn not_held(_: u32) -> Option<Instant> {
+    None
 }
 
 #[cfg(test)]
@@ -318,6 +358,25 @@ mod tests {
                 Pop::Empty => return out,
             }
         }
+    }
+
+    #[test]
+    fn a_held_host_is_not_popped_before_its_hold_ends_and_keeps_its_order() {
+        let mut f = Frontier::new();
+        let r = registry();
+        let a = f.push("http://a.example/1", 0).unwrap();
+        f.push("http://a.example/2", 0).unwrap();
+        f.push("http://b.example/1", 0).unwrap();
+        let a_id = f.ids.get(&a).unwrap();
+        let until = Instant::from_millis(50);
+        let held = |id: u32| (id == a_id).then_some(until);
+        let (url, _) = f.pop_id_held(&r, Instant::ZERO, &held).unwrap();
+        assert_eq!(&*url, "http://b.example/1", "a.example is held");
+        assert_eq!(f.pop_id_held(&r, Instant::ZERO, &held), Err(Some(Duration::from_millis(50))));
+        assert_eq!(f.next_wait_held(&r, Instant::ZERO, &held), Some(Duration::from_millis(50)));
+        let (url, _) = f.pop_id_held(&r, until, &held).unwrap();
+        assert_eq!(&*url, "http://a.example/1", "its first URL, once the hold ends");
+        assert_eq!(f.pop_id(&r, until).unwrap().0.as_ref(), "http://a.example/2");
     }
 
     #[test]

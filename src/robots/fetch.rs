@@ -157,6 +157,12 @@ impl RobotsFile {
         self.deadline().is_some_and(|deadline| now < deadline.saturating_add(GRACE))
     }
 
+    /// Whether a caller should wait for the fetch under way at `now` before anything is sent: nothing is known
+    /// yet ([`Verdict::Pending`]) and a fetch is under way.
+    pub fn awaited(&self, now: Instant) -> bool {
+        self.copy.is_none() && self.failing_since.is_none() && self.fetching(now)
+    }
+
     /// When the fetch under way stops blocking another (its deadline and a second's grace), if one is.
     pub fn busy_until(&self) -> Option<Instant> {
         self.deadline().map(|deadline| deadline.saturating_add(GRACE))
@@ -519,11 +525,11 @@ mod tests {
         assert!(file.fetch_due(at(0)));
         assert_eq!(file.busy_until(), None);
         let fetch = file.start(at(0)).expect("due");
-        assert!(!file.fetch_due(at(1)) && file.fetching(at(1)));
+        assert!(!file.fetch_due(at(1)) && file.fetching(at(1)) && file.awaited(at(1)));
         assert_eq!(file.busy_until(), Some(at(61)));
         assert!(file.fetch_due(at(61)) && !file.fetching(at(61)));
         file.fetched(404, "", at(2));
-        assert!(!file.is_current(fetch));
+        assert!(!file.is_current(fetch) && !file.awaited(at(2)), "answered: nothing to wait for");
         file.set_timing(RobotsTiming { max_age: Duration::from_secs(10), ..RobotsTiming::default() });
         assert_eq!(file.due(), at(12), "a copy is kept no longer than the new max age");
         file.fetched(404, "", at(3));

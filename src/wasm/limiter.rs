@@ -150,6 +150,9 @@ impl ResponseParts {
     }
 }
 
+/// How long a frontier holds back a host whose robots.txt is being fetched before it looks again.
+const ROBOTS_HOLD_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
 pub(crate) struct Shared {
     registry: RefCell<Registry>,
@@ -301,6 +304,18 @@ impl Shared {
         let Some(Some(file)) = robots.get(id as usize).filter(|_| self.crawler.obey_robots) else { return false };
         let now = Instant::from_millis_f64(clock_ms());
         matches!(file.verdict(&self.crawler.user_agent, url, now), Verdict::Disallowed(_))
+    }
+
+    /// Which interned hosts a frontier holds back at `now`: with `robots: "obey"`, a host whose robots.txt is
+    /// being fetched while nothing is known of it yet, [`ROBOTS_HOLD_POLL`] at a time (looked at again then, so
+    /// an answer that arrives sooner is not missed by much).
+    fn robots_holds(&self, now: Instant) -> impl Fn(u32) -> Option<Instant> + '_ {
+        let robots = self.robots.borrow();
+        let obey = self.crawler.obey_robots;
+        move |id| {
+            let file = robots.get(id as usize)?.as_ref()?;
+            (obey && file.awaited(now)).then(|| now.saturating_add(ROBOTS_HOLD_POLL))
+        }
     }
 
     /// The key of `url`'s host.
@@ -803,22 +818,27 @@ impl JsFrontier {
         self.refused.get()
     }
 
-    /// The next URL whose host may depart now, or `undefined` (see `waitMs`).
+    /// The next URL whose host may depart now, or `undefined` (see `waitMs`). With `robots: "obey"`, a host
+    /// whose robots.txt is being fetched while nothing is known of it yet is not popped before it arrives (it is
+    /// looked at again every 50 ms, so `waitMs` stays short meanwhile).
     pub fn pop(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
         let now = instant(now_ms)?;
         let registry = self.shared.registry.borrow();
-        Ok(self.queue.borrow_mut().0.pop_id(&registry, now).ok().map(|(url, _)| url.into()))
+        let held = self.shared.robots_holds(now);
+        Ok(self.queue.borrow_mut().0.pop_id_held(&registry, now, &held).ok().map(|(url, _)| url.into()))
     }
 
     /// Pop the next URL whose host may depart now with its departure reserved in the limiter: `pop` and then
     /// `limiter.acquire(url)` in one call. Fetch it right away on your own (not with `limiter.fetch`, which
-    /// reserves again). `undefined` when no host may go now (see `waitMs`). When the config limits concurrency,
+    /// reserves again). `undefined` when no host may go now (see `waitMs`; a host whose robots.txt is being fetched
+    /// is held as by `pop`, but a URL its rules disallow is not refused here). When the config limits concurrency,
     /// the permit taken is `takenPermitId`: release it with `limiter.release(url, id)` once the response is
     /// finished. At the limiter's host bound it throws and the URL stays queued.
     pub fn take(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
         let now = instant(now_ms)?;
         let mut queue = self.queue.borrow_mut();
-        let taken = queue.0.take(&mut self.shared.registry.borrow_mut(), now).map_err(js_error)?;
+        let held = self.shared.robots_holds(now);
+        let taken = queue.0.take_held(&mut self.shared.registry.borrow_mut(), now, &held).map_err(js_error)?;
         Ok(taken.map(|(url, _, decision)| {
             queue.1 = decision.permit.map(|p| p.id as f64);
             url.into()
@@ -837,7 +857,8 @@ impl JsFrontier {
     pub fn wait_ms(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
         let now = instant(now_ms)?;
         let registry = self.shared.registry.borrow();
-        Ok(self.queue.borrow_mut().0.next_wait(&registry, now).map_or(f64::INFINITY, ms))
+        let held = self.shared.robots_holds(now);
+        Ok(self.queue.borrow_mut().0.next_wait_held(&registry, now, &held).map_or(f64::INFINITY, ms))
     }
 
     /// URLs queued.

@@ -374,6 +374,23 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.equal(all.refused, 0);
   });
 
+  test('a Frontier holds a host whose robots.txt is being fetched until it arrives', () => {
+    const limiter = new Limiter({ userAgent: UA });
+    const frontier = new Frontier(limiter);
+    for (const url of ['https://example.com/1', 'https://example.com/2', 'https://other.example/1']) frontier.push(url);
+    assert.equal(frontier.pop(T), 'https://example.com/1', 'nothing asked of its robots.txt yet: popped');
+    const check = limiter.robotsCheck('https://example.com/1', T); // what fetch does first
+    assert.equal(check.verdict, 'fetch');
+    assert.equal(frontier.pop(T), 'https://other.example/1', 'example.com is held while its robots.txt is fetched');
+    assert.equal(frontier.pop(T), undefined);
+    assert.equal(frontier.waitMs(T), 50, 'looked at again in 50 ms');
+    assert.equal(frontier.take(T + 50), undefined, 'still held, and take reserves nothing');
+    assert.equal(limiter.stats('example.com', T + 50), undefined, 'no departure reserved');
+    limiter.robotsFetched('example.com', 200, 'User-agent: *\nAllow: /\n', undefined, T + 60, check.fetch);
+    assert.equal(frontier.waitMs(T + 60), 0);
+    assert.equal(frontier.pop(T + 60), 'https://example.com/2', 'robots.txt arrived: the host goes on');
+  });
+
   test('bad arguments are errors naming them', () => {
     const limiter = new Limiter();
     assert.throws(() => limiter.robotsStatus('example.com', 'x'), (e) => e instanceof TypeError && /status/.test(e.message));
