@@ -131,11 +131,6 @@ impl RobotsFile {
         }
     }
 
-    /// The times in force.
-    pub fn timing(&self) -> RobotsTiming {
-        self.timing
-    }
-
     /// Use `timing` from now on (a shell whose configuration changed): later fetches follow the new times, and a
     /// copy is never kept past the new `max_age` (a fetch already due for a retry stays due when it was).
     pub fn set_timing(&mut self, timing: RobotsTiming) {
@@ -148,24 +143,19 @@ impl RobotsFile {
     /// Whether [`RobotsFile::start`] would hand out a fetch at `now`: one is due and none is under way. Changes
     /// nothing.
     pub fn fetch_due(&self, now: Instant) -> bool {
-        now >= self.due && !self.fetching(now)
+        now >= self.due && self.busy_until(now).is_none()
     }
 
-    /// Whether a fetch handed out is still under way at `now` (not answered, and not past its deadline and the
-    /// grace after it).
-    pub fn fetching(&self, now: Instant) -> bool {
-        self.deadline().is_some_and(|deadline| now < deadline.saturating_add(GRACE))
+    /// While a fetch handed out is under way at `now` (not answered, and not past its deadline and the grace
+    /// after it): when it stops blocking another.
+    pub fn busy_until(&self, now: Instant) -> Option<Instant> {
+        self.deadline().map(|deadline| deadline.saturating_add(GRACE)).filter(|until| now < *until)
     }
 
     /// Whether a caller should wait for the fetch under way at `now` before anything is sent: nothing is known
     /// yet ([`Verdict::Pending`]) and a fetch is under way.
     pub fn awaited(&self, now: Instant) -> bool {
-        self.copy.is_none() && self.failing_since.is_none() && self.fetching(now)
-    }
-
-    /// When the fetch under way stops blocking another (its deadline and a second's grace), if one is.
-    pub fn busy_until(&self) -> Option<Instant> {
-        self.deadline().map(|deadline| deadline.saturating_add(GRACE))
+        matches!(self.in_force(now), InForce::Pending) && self.busy_until(now).is_some()
     }
 
     /// Whether a fetch should start at `now` (one is due and none is under way): the fetch's number, once for
@@ -242,18 +232,28 @@ impl RobotsFile {
         self.due = now.saturating_add(self.timing.max_age);
     }
 
-    /// Whether `user_agent` may fetch `url` at `now` (see [`Verdict`]).
-    pub fn verdict(&self, user_agent: &str, url: &str, now: Instant) -> Verdict<'_> {
+    /// What applies at `now`, before any rule is matched.
+    fn in_force(&self, now: Instant) -> InForce<'_> {
         if let Some(since) = self.failing_since {
             if now.saturating_duration_since(since) < self.timing.give_up_after {
-                return Verdict::Unreachable { retry_at: self.due };
+                return InForce::Unreachable { retry_at: self.due };
             }
         }
         match &self.copy {
-            None if self.failing_since.is_some() => Verdict::Allowed,
-            None => Verdict::Pending,
-            Some(None) => Verdict::Allowed,
-            Some(Some(robots)) => match robots.matching_rule(user_agent, url) {
+            None if self.failing_since.is_some() => InForce::Everything,
+            None => InForce::Pending,
+            Some(None) => InForce::Everything,
+            Some(Some(robots)) => InForce::Rules(robots),
+        }
+    }
+
+    /// Whether `user_agent` may fetch `url` at `now` (see [`Verdict`]).
+    pub fn verdict(&self, user_agent: &str, url: &str, now: Instant) -> Verdict<'_> {
+        match self.in_force(now) {
+            InForce::Unreachable { retry_at } => Verdict::Unreachable { retry_at },
+            InForce::Pending => Verdict::Pending,
+            InForce::Everything => Verdict::Allowed,
+            InForce::Rules(robots) => match robots.matching_rule(user_agent, url) {
                 Some(rule) if !rule.allow() => Verdict::Disallowed(rule),
                 _ => Verdict::Allowed,
             },
@@ -318,13 +318,25 @@ impl RobotsFile {
     /// rules in force), `allowed` (unavailable: everything allowed), or `unreachable` (everything disallowed until
     /// a retry succeeds).
     pub fn status(&self, now: Instant) -> &'static str {
-        match self.verdict("", "/robots.txt", now) {
-            Verdict::Unreachable { .. } => "unreachable",
-            Verdict::Pending => "pending",
-            _ if self.robots().is_some() => "rules",
-            _ => "allowed",
+        match self.in_force(now) {
+            InForce::Unreachable { .. } => "unreachable",
+            InForce::Pending => "pending",
+            InForce::Rules(_) => "rules",
+            InForce::Everything => "allowed",
         }
     }
+}
+
+/// What a [`RobotsFile`] applies at an instant, before any rule is matched.
+enum InForce<'a> {
+    /// Everything disallowed until `retry_at`.
+    Unreachable { retry_at: Instant },
+    /// No answer yet.
+    Pending,
+    /// Everything allowed.
+    Everything,
+    /// These rules.
+    Rules(&'a Robots),
 }
 
 /// Which copy a [`RobotsRecord`] holds.
@@ -523,11 +535,11 @@ mod tests {
     fn fetch_due_says_what_start_would_do_without_starting() {
         let mut file = RobotsFile::new(RobotsTiming::default());
         assert!(file.fetch_due(at(0)));
-        assert_eq!(file.busy_until(), None);
+        assert_eq!(file.busy_until(at(0)), None);
         let fetch = file.start(at(0)).expect("due");
-        assert!(!file.fetch_due(at(1)) && file.fetching(at(1)) && file.awaited(at(1)));
-        assert_eq!(file.busy_until(), Some(at(61)));
-        assert!(file.fetch_due(at(61)) && !file.fetching(at(61)));
+        assert!(!file.fetch_due(at(1)) && file.awaited(at(1)));
+        assert_eq!(file.busy_until(at(1)), Some(at(61)));
+        assert!(file.fetch_due(at(61)) && file.busy_until(at(61)).is_none());
         file.fetched(404, "", at(2));
         assert!(!file.is_current(fetch) && !file.awaited(at(2)), "answered: nothing to wait for");
         file.set_timing(RobotsTiming { max_age: Duration::from_secs(10), ..RobotsTiming::default() });

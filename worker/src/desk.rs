@@ -311,7 +311,7 @@ impl HostDesk {
         let verdict = self.robots.verdict(rule.user_agent, rule.url, now);
         let waiting =
             matches!(verdict, Verdict::Pending) || (rule.obey && matches!(verdict, Verdict::Unreachable { .. }));
-        match (verdict, self.robots.busy_until().filter(|_| self.robots.fetching(now))) {
+        match (verdict, self.robots.busy_until(now)) {
             // a fetch is under way: wait for its report
             (_, Some(until)) if waiting => {
                 let wait = until.saturating_duration_since(now);
