@@ -465,8 +465,8 @@ impl HostDesk {
         self.registry.release(&self.key, permit)
     }
 
-    /// Learn from robots.txt fetch number `fetch` (`None`: it failed without an answer; `body`: a 2xx's text),
-    /// and give back `permit`. The core reads the file once, for its rules ([`RobotsFile`]) and its Crawl-delay
+    /// Learn from robots.txt fetch number `fetch` (`None`: it failed without an answer; `body`: a 2xx's text).
+    /// (The fetch's permit went back when its answer came.) The core reads the file once, for its rules ([`RobotsFile`]) and its Crawl-delay
     /// for `user_agent`; a 4xx allows everything and drops the delay; a 429/5xx or no answer makes the file
     /// unreachable until a retry and backs off the host. A report of a fetch that is no longer the one under way
     /// changes nothing (`Ok(None)`).
@@ -476,13 +476,9 @@ impl HostDesk {
         response: Option<&Response<'_>>,
         body: &str,
         user_agent: &str,
-        permit: Option<u64>,
         now: Instant,
     ) -> Result<Option<RobotsOutcome>, Error> {
         let now = now.max(self.registry.last_seen());
-        if let Some(p) = permit {
-            self.registry.release(&self.key, p);
-        }
         if !self.robots.is_current(fetch) {
             return Ok(None);
         }
@@ -517,6 +513,8 @@ impl HostDesk {
     /// state and given back to [`HostDesk::restore`]: when the copy was fetched (epoch nanoseconds, so a row of
     /// another copy is never taken for this one's), a newline, and the text.
     pub fn robots_row(&self) -> Option<String> {
+        // the text of the last 2xx, while its rules are the copy in force (a 4xx since replaced them)
+        self.robots.robots()?;
         let fetched = self.robots.fetched_at()?;
         self.robots_text.as_ref().map(|text| format!("{}\n{text}", fetched.as_nanos()))
     }
@@ -605,7 +603,7 @@ mod tests {
         assert!(matches!(nowait, Ask::Later { layer: "robots", .. }), "{nowait:?}");
         let ok = answer(200);
         let robots = "User-agent: *\nCrawl-delay: 2\n";
-        let out = desk.robots(fetch, Some(&ok), robots, UA, None, t(50)).unwrap().unwrap();
+        let out = desk.robots(fetch, Some(&ok), robots, UA, t(50)).unwrap().unwrap();
         assert_eq!(out.interval_ms, 2000.0);
         // the next departure is a Crawl-delay after the robots.txt fetch, and robots.txt is not due for an hour
         let d = go(desk.ask(None, Some(RULE), t(60)).unwrap());
@@ -623,9 +621,9 @@ mod tests {
         let second = robots_first(&mut desk, RULE, t(31_000));
         // the first one's late answer changes nothing: the second's is awaited
         let rules = "User-agent: *\nDisallow: /\n";
-        assert_eq!(desk.robots(first, Some(&answer(200)), rules, UA, None, t(31_001)).unwrap(), None);
+        assert_eq!(desk.robots(first, Some(&answer(200)), rules, UA, t(31_001)).unwrap(), None);
         assert!(matches!(desk.ask(None, Some(RULE), t(31_002)).unwrap(), Ask::Hold { .. }));
-        desk.robots(second, Some(&answer(404)), "", UA, None, t(31_003)).unwrap();
+        desk.robots(second, Some(&answer(404)), "", UA, t(31_003)).unwrap();
         assert!(matches!(desk.ask(None, Some(RULE), t(31_004)).unwrap(), Ask::Go(_)));
     }
 
@@ -635,11 +633,11 @@ mod tests {
         let ignore = RobotsRule { obey: false, ..RULE };
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, ignore, t(0));
-        desk.robots(fetch, None, "", "ua", None, t(100)).unwrap();
+        desk.robots(fetch, None, "", "ua", t(100)).unwrap();
         assert_eq!(desk.robots_due(), t(60_100));
         let fetch = robots_first(&mut desk, ignore, t(60_100));
         let throttled = Response { status: 503, headers: &[("retry-after", "10")], latency: None, wall_now_ms: None };
-        let out = desk.robots(fetch, Some(&throttled), "", "ua", None, t(60_200)).unwrap().unwrap();
+        let out = desk.robots(fetch, Some(&throttled), "", "ua", t(60_200)).unwrap().unwrap();
         assert_eq!(out.cooldown_until, Some(t(70_200)));
         let d = go(desk.ask(None, Some(ignore), t(60_300)).unwrap());
         assert_eq!((d.departs, d.layer), (t(70_200), Layer::Cooldown));
@@ -650,7 +648,7 @@ mod tests {
     fn an_unreachable_robots_txt_refuses_every_url_until_a_retry_succeeds() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
-        desk.robots(fetch, Some(&answer(500)), "", UA, None, t(100)).unwrap();
+        desk.robots(fetch, Some(&answer(500)), "", UA, t(100)).unwrap();
         let decisions = desk.report(t(100)).unwrap().stats.decisions;
         let refused = desk.ask(None, Some(RULE), t(200)).unwrap();
         assert_eq!(refused, Ask::Unavailable { retry_after: Duration::from_millis(59_900) });
@@ -658,7 +656,7 @@ mod tests {
         // the retry: the caller that finds it due fetches it; others are held for its answer
         let fetch = robots_first(&mut desk, RULE, t(60_100));
         assert!(matches!(desk.ask(None, Some(RULE), t(60_150)).unwrap(), Ask::Hold { .. }));
-        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nAllow: /\n", UA, None, t(60_200)).unwrap();
+        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nAllow: /\n", UA, t(60_200)).unwrap();
         assert!(matches!(desk.ask(None, Some(RULE), t(60_300)).unwrap(), Ask::Go(d) if d.reserved));
         let stats = desk.report(t(60_300)).unwrap().stats;
         assert_eq!(stats.decisions, decisions + 2, "the refusal reserved nothing: the retry and the request did");
@@ -669,7 +667,7 @@ mod tests {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
         let rules = "User-agent: *\nDisallow: /private\nAllow: /private/open\n\nUser-agent: hostpace-gateway\nDisallow: /gw-only\n";
-        desk.robots(fetch, Some(&answer(200)), rules, UA, None, t(10)).unwrap();
+        desk.robots(fetch, Some(&answer(200)), rules, UA, t(10)).unwrap();
         let decisions = desk.report(t(10)).unwrap().stats.decisions;
         let ask = desk.ask(None, Some(for_url("https://example.com/gw-only/x")), t(20)).unwrap();
         assert_eq!(ask, Ask::Disallowed("Disallow: /gw-only (line 6)".into()), "the gateway's own group applies");
@@ -688,13 +686,13 @@ mod tests {
     fn a_4xx_robots_txt_allows_everything_and_a_gone_copy_is_fetched_again_after_its_age() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
-        desk.robots(fetch, Some(&answer(404)), "", UA, None, t(10)).unwrap();
+        desk.robots(fetch, Some(&answer(404)), "", UA, t(10)).unwrap();
         assert!(matches!(desk.ask(None, Some(for_url("https://example.com/private")), t(20)).unwrap(), Ask::Go(_)));
         assert_eq!(desk.report(t(20)).unwrap().robots.status, "allowed");
         let fetch = robots_first(&mut desk, RULE, t(3_600_010));
         // while it is fetched again, the copy in force (everything allowed) applies
         assert!(matches!(desk.ask(None, Some(RULE), t(3_600_020)).unwrap(), Ask::Go(_)));
-        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nDisallow: /\n", UA, None, t(3_600_030)).unwrap();
+        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nDisallow: /\n", UA, t(3_600_030)).unwrap();
         assert!(matches!(desk.ask(None, Some(RULE), t(3_600_040)).unwrap(), Ask::Disallowed(_)));
     }
 
@@ -703,7 +701,7 @@ mod tests {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
         let rules = "User-agent: *\nDisallow: /private\nCrawl-delay: 1\n";
-        desk.robots(fetch, Some(&answer(200)), rules, UA, None, t(10)).unwrap();
+        desk.robots(fetch, Some(&answer(200)), rules, UA, t(10)).unwrap();
         let row = desk.robots_row().expect("rules are stored");
         assert!(row.ends_with(rules));
         let saved = desk.save(t(20));
@@ -721,6 +719,10 @@ mod tests {
         let other = row.replacen(|c: char| c.is_ascii_digit(), "9", 1);
         let mut stale = HostDesk::restore(&saved, Some(&other), policy(5.0, 1.0), key()).unwrap();
         robots_first(&mut stale, RULE, t(30));
+        // a 4xx replaces the rules: their text is no longer the copy in force
+        let fetch = robots_first(&mut back, RULE, t(3_600_010));
+        back.robots(fetch, Some(&answer(404)), "", UA, t(3_600_020)).unwrap();
+        assert_eq!(back.robots_row(), None);
     }
 
     #[test]
@@ -728,7 +730,7 @@ mod tests {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
         let rules = format!("User-agent: *\nDisallow: /p{}\n", "é".repeat(2000));
-        desk.robots(fetch, Some(&answer(200)), &rules, UA, None, t(10)).unwrap();
+        desk.robots(fetch, Some(&answer(200)), &rules, UA, t(10)).unwrap();
         let url = format!("https://example.com/p{}", "é".repeat(2000));
         let Ask::Disallowed(rule) = desk.ask(None, Some(for_url(&url)), t(20)).unwrap() else { panic!("disallowed") };
         assert!(rule.len() <= MAX_QUOTED_RULE + '…'.len_utf8() && rule.ends_with('…'), "{} bytes", rule.len());
@@ -751,7 +753,7 @@ mod tests {
     fn a_restored_host_owes_what_it_owed_no_burst_and_its_robots_state() {
         let mut desk = HostDesk::new(policy(2.0, 4.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
-        desk.robots(fetch, Some(&answer(404)), "", "ua", None, t(1)).unwrap();
+        desk.robots(fetch, Some(&answer(404)), "", "ua", t(1)).unwrap();
         for _ in 0..6 {
             go(desk.ask(None, Some(RULE), t(1)).unwrap());
         }

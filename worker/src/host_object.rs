@@ -308,17 +308,17 @@ impl HostObject {
                 wall_now_ms: Some(js::now_ms() as u64),
             });
             let outcome = desk
-                .robots(req.fetch, response.as_ref(), &req.body, &req.user_agent, req.permit_id, now)
+                .robots(req.fetch, response.as_ref(), &req.body, &req.user_agent, now)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             let copied = outcome.is_some() && req.status.is_some_and(|s| (200..300).contains(&s));
             Ok((
                 RobotsReply { outcome, next_due_ms: desk.robots_due().as_millis_f64() },
-                copied.then(|| desk.robots_row()),
+                copied.then(|| desk.robots_row()).flatten(),
             ))
         });
         self.wake_all();
         let (reply, row) = reply?;
-        if let Some(Some(row)) = row {
+        if let Some(row) = row {
             // the rules, stored beside the state (written only when a new copy arrives), so a restarted object
             // does not fetch robots.txt again before its time; the row names its copy, so a row that failed to
             // be written is never taken for the state's copy

@@ -272,9 +272,6 @@ pub struct RobotsRequest {
     pub body: String,
     /// The user agent whose group applies.
     pub user_agent: String,
-    /// The permit taken for the fetch.
-    #[serde(default)]
-    pub permit_id: Option<u64>,
     /// The fetch's number, from its departure's `robotsFetch`.
     pub fetch: u32,
 }

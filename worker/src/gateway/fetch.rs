@@ -92,12 +92,11 @@ impl FetchRun<'_> {
             let (dep, waited) = match self.visit.take_turn(self.max_wait, true, self.asker.clone()).await? {
                 Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
                 Turn::Go { dep, waited_ms } => (dep, waited_ms),
-                refused => {
+                Turn::Refused(refusal) => {
                     // robots.txt refuses the target (a copy fetched again between two attempts may): nothing
                     // more is sent
                     self.discard_previous();
-                    let answer = self.visit.robots_refusal(&refused, self.attempt);
-                    return answer.unwrap_or_else(|| Err(ApiError::internal("a turn neither given nor refused")));
+                    return self.visit.refused(&refusal, self.attempt);
                 }
             };
             self.discard_previous();

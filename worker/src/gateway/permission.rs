@@ -38,9 +38,7 @@ pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiEr
             visit.log("request", 1, dep.wait_ms, &dep.layer, Some(200));
             json_response(&AcquireReply { host: visit.host.host.clone(), departure: dep })
         }
-        refused => visit
-            .robots_refusal(&refused, 1)
-            .unwrap_or_else(|| Err(ApiError::internal("a turn neither given nor refused"))),
+        Turn::Refused(refusal) => visit.refused(&refusal, 1),
     }
 }
 

@@ -52,7 +52,6 @@ pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Resu
         headers,
         body,
         user_agent: cfg.user_agent.clone(),
-        permit_id: None,
         fetch,
     };
     visit.host.robots(&report).await?;

@@ -50,13 +50,19 @@ pub(crate) enum Turn {
         /// What sets that wait.
         layer: String,
     },
-    /// Nothing reserved: the host's robots.txt disallows the URL (the rule that decided).
+    /// Nothing reserved: the host's robots.txt refuses the request.
+    Refused(Refusal),
+}
+
+/// Why the host's robots.txt refuses a request.
+pub(crate) enum Refusal {
+    /// It disallows the URL (the rule that decided).
     Disallowed {
         /// The rule, as `Disallow: /private (line 3)`.
         rule: String,
     },
-    /// Nothing reserved: the host's robots.txt is unreachable; it is fetched again in `retry_after_ms`.
-    RobotsUnavailable {
+    /// It is unreachable; it is fetched again in `retry_after_ms`.
+    Unavailable {
         /// When robots.txt is fetched again, in milliseconds.
         retry_after_ms: f64,
     },
@@ -69,19 +75,18 @@ impl HostVisit<'_> {
         logs::decision(self.ctx, &d);
     }
 
-    /// The answer to a turn robots.txt refused (logged as this `attempt`), or `None` for any other turn.
-    pub fn robots_refusal(&self, turn: &Turn, attempt: u32) -> Option<Result<Response, ApiError>> {
+    /// The answer to a turn robots.txt refused, logged as this `attempt`.
+    pub fn refused(&self, refusal: &Refusal, attempt: u32) -> Result<Response, ApiError> {
         let host = &self.host.host;
-        match turn {
-            Turn::Disallowed { rule } => {
+        match refusal {
+            Refusal::Disallowed { rule } => {
                 self.log("request", attempt, 0.0, "robots", Some(403));
-                Some(disallowed_by_robots(host, &self.target.url.href, &self.cfg.user_agent, rule))
+                disallowed_by_robots(host, &self.target.url.href, &self.cfg.user_agent, rule)
             }
-            Turn::RobotsUnavailable { retry_after_ms } => {
+            Refusal::Unavailable { retry_after_ms } => {
                 self.log("request", attempt, *retry_after_ms, "robots", Some(503));
-                Some(robots_unavailable(host, *retry_after_ms))
+                robots_unavailable(host, *retry_after_ms)
             }
-            _ => None,
         }
     }
 
@@ -103,12 +108,14 @@ impl HostVisit<'_> {
             let url = &self.target.url.href;
             match self.host.ask(remaining, robots, sleep, asker.clone(), url).await? {
                 AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
-                AskReply::Disallowed { rule } => return Ok(Turn::Disallowed { rule }),
-                AskReply::Unavailable { retry_after_ms } => return Ok(Turn::RobotsUnavailable { retry_after_ms }),
+                AskReply::Disallowed { rule } => return Ok(Turn::Refused(Refusal::Disallowed { rule })),
+                AskReply::Unavailable { retry_after_ms } => {
+                    return Ok(Turn::Refused(Refusal::Unavailable { retry_after_ms }))
+                }
                 AskReply::Robots(dep) => {
                     // the fetch's time counts against the caller's bound like any wait
                     let started = crate::js::now_ms();
-                    self.wait_turn(&dep, None).await?;
+                    wait_departure(&self.host, &dep, None).await?;
                     fetch_robots(self, &dep).await?;
                     waited += crate::js::now_ms() - started;
                 }
@@ -117,18 +124,12 @@ impl HostVisit<'_> {
                     waited += dep.wait_ms;
                 }
                 AskReply::Go(dep) if sleep => {
-                    waited += self.wait_turn(&dep, asker.as_ref()).await?;
+                    waited += wait_departure(&self.host, &dep, asker.as_ref()).await?;
                     return Ok(Turn::Go { dep, waited_ms: waited });
                 }
                 AskReply::Go(dep) => return Ok(Turn::Go { dep, waited_ms: waited }),
             }
         }
-    }
-
-    /// Sleep until a reserved departure, then confirm it with the host's object until it says go (one issued to
-    /// `asker`'s token ends going: the gateway sends it itself). Returns the milliseconds waited.
-    async fn wait_turn(&self, dep: &Departure, asker: Option<&AskerWire>) -> Result<f64, ApiError> {
-        wait_departure(&self.host, dep, asker).await
     }
 }
 
