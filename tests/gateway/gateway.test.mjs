@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { audit } from '../../pkg/node.js';
-import { Origin, assertSpacing, clockMs, gaps, httpDate, sleep, until, within } from '../js/helpers.mjs';
+import { Origin, assertSpacing, clockMs, gaps, httpDate, originPool, sleep, until, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
 
 const RATE = 5; // requests per second per host in the main gateway (burst capacity 1: 200 ms apart)
@@ -33,18 +33,14 @@ async function expectError(res, status, code, what) {
 
 describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origins)', () => {
   let gateway;
-  const origins = [];
-  const origin = async (routes, options) => {
-    const o = await Origin.start(routes, options);
-    origins.push(o);
-    return o;
-  };
+  const origins = originPool();
+  const origin = origins.start;
   before(async () => {
     gateway = await Gateway.start({ vars: MAIN_VARS });
   });
   after(async () => {
     await gateway?.stop();
-    await Promise.all(origins.map((o) => o.close()));
+    await origins.closeAll();
   });
 
   test("smoke test: 429 + Retry-After: 3 once, then 200 → 200 after 3–5 s, exactly one retry", async () => {

@@ -7,7 +7,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Origin, sleep } from '../js/helpers.mjs';
+import { Origin, originPool, sleep } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway, tempDir } from './gateway.mjs';
 
 const VARS = {
@@ -48,18 +48,14 @@ async function fetchAll(gateway, origin, paths) {
 
 describe('gateway: robots.txt rules (wrangler dev, real origins)', () => {
   let gateway;
-  const origins = [];
-  const origin = async (routes) => {
-    const o = await Origin.start(routes);
-    origins.push(o);
-    return o;
-  };
+  const origins = originPool();
+  const origin = origins.start;
   before(async () => {
     gateway = await Gateway.start({ vars: VARS });
   });
   after(async () => {
     await gateway?.stop();
-    await Promise.all(origins.map((o) => o.close()));
+    await origins.closeAll();
   });
 
   test('a disallowed URL is refused with 403 quoting the rule, and never reaches the origin', async () => {

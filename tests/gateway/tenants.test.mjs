@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Origin, assertSpacing, gaps, sleep, until, within } from '../js/helpers.mjs';
+import { Origin, assertSpacing, gaps, originPool, sleep, until, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
 
 const VICTIM = 'victim-token-4b1e0f';
@@ -49,12 +49,8 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
   let gateway;
   let victim;
   let attacker;
-  const origins = [];
-  const origin = async (routes) => {
-    const o = await Origin.start(routes);
-    origins.push(o);
-    return o;
-  };
+  const origins = originPool();
+  const origin = origins.start;
 
   before(async () => {
     gateway = await Gateway.start({ vars: VARS, token: `${VICTIM},${ATTACKER}` });
@@ -64,7 +60,7 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
 
   after(async () => {
     await gateway?.stop();
-    await Promise.all(origins.map((o) => o.close()));
+    await origins.closeAll();
   });
 
   test('a published policy of one request a year slows the host to one per maxBackoffSec, not a year', async () => {

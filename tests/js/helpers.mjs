@@ -109,6 +109,22 @@ export class Origin {
   }
 }
 
+/**
+ * The origins a suite starts as it goes, closed together at its end: `start(routes, options)` starts one (as
+ * `Origin.start`) and keeps it, `closeAll()` closes every one started.
+ */
+export function originPool() {
+  const started = [];
+  return {
+    start: async (routes, options) => {
+      const o = await Origin.start(routes, options);
+      started.push(o);
+      return o;
+    },
+    closeAll: () => Promise.all(started.map((o) => o.close())),
+  };
+}
+
 /** Start `n` origins (n independent hosts) sharing one route table. */
 export async function startOrigins(n, routes = {}, options = {}) {
   return Promise.all(Array.from({ length: n }, () => Origin.start(routes, options)));
