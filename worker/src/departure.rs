@@ -1,6 +1,5 @@
-//! Sleeping until a departure, and the "confirm until go" loop: ask the host's desk to confirm a departure, sleep
-//! the wait it names, ask again. Both the Worker (calling the host's object) and the host's object (on its own
-//! desk) confirm through [`confirm_until_go`].
+//! Sleeping a wait the core computed, and the "confirm until go" loop the host's object confirms departures with:
+//! ask the desk to confirm a departure, sleep the wait it names, ask again ([`confirm_until_go`]).
 
 use crate::api::ApiError;
 use std::future::Future;
@@ -9,7 +8,7 @@ use std::time::Duration;
 /// How long the timer for a wait is set, in whole milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Timer {
-    /// The wait rounded up: a timer is never asked to fire before the instant the wait leads to (the Worker).
+    /// The wait rounded up: a timer is never asked to fire before the instant the wait leads to.
     AtTheWait,
     /// The wait rounded down, plus one millisecond: the next confirmation comes a little past the instant, so
     /// departures confirmed one after the other keep a margin over the host's spacing (the host's object).

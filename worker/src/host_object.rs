@@ -10,8 +10,8 @@ use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, RobotsReply,
-    RobotsRequest,
+    AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, RobotsReply,
+    RobotsRequest, SendReply, SendRequest,
 };
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
@@ -19,6 +19,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::cell::RefCell;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 /// How long a caller held for another caller's robots.txt fetch or for a concurrency permit sleeps before looking
@@ -144,7 +145,7 @@ impl HostObject {
         loop {
             // the caller's bound counts the time spent holding here
             let max_wait = deadline.map(|d| d.saturating_duration_since(now()));
-            let (ask, confirmed, issued) = self.with_desk(&req.host, true, |desk, now| {
+            let (ask, issued) = self.with_desk(&req.host, true, |desk, now| {
                 let (ask, issued) = match &req.asker {
                     Some(a) => {
                         let asker = Asker { token: &a.token, max_reservations: a.max_reservations, waits: a.waits };
@@ -152,22 +153,7 @@ impl HostObject {
                     }
                     None => (desk.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?, None),
                 };
-                // a departure that may go now is confirmed in the same call when the caller will send at once
-                let confirmed = match &ask {
-                    Ask::Go(d) if req.confirm && d.reserved && d.wait.is_zero() => {
-                        desk.depart(d.departs, now).is_zero()
-                    }
-                    _ => false,
-                };
-                // the gateway's own fetch: its departure ends going, nothing reports on it by id
-                let issued = match (issued, &req.asker) {
-                    (Some(id), Some(a)) if confirmed => {
-                        desk.departed(&a.token, &id, true);
-                        None
-                    }
-                    (issued, _) => issued,
-                };
-                Ok(((ask, now), confirmed, issued))
+                Ok(((ask, now), issued))
             })?;
             match ask {
                 (Ask::Go(d), _) if !d.reserved => {
@@ -175,9 +161,7 @@ impl HostObject {
                     // then ask again
                     self.hold(d.wait.min(HOLD_POLL)).await;
                 }
-                (Ask::Go(d), _) => {
-                    return Ok(AskReply::Go(Departure { confirmed, departure_id: issued, ..Departure::from(&d) }))
-                }
+                (Ask::Go(d), _) => return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) })),
                 (Ask::Robots(d, fetch), _) => {
                     return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }))
                 }
@@ -218,42 +202,90 @@ impl HostObject {
         }
     }
 
-    /// Confirm a departure; while the core says "not yet" (a departure before this one left late), wait here and
-    /// confirm again, so the caller needs one round trip and the time between confirmation and sending stays
-    /// short (a round trip per re-confirmation would add up over a long crawl).
-    async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
-        let req: DepartRequest = parse(body)?;
-        // a token's own departure is taken once, and confirmed for the instant it was reserved for
-        let departs = match &req.departure {
-            Some(c) => match self.with_desk(&req.host, true, |desk, now| desk.claim(&c.token, &c.id, Use::Depart, now))
-            {
-                Ok((departs, _)) => Some(departs),
-                // the gateway's own departure whose record went (the oldest are forgotten first): it still goes,
-                // confirmed for now
-                Err(_) if req.ends => None,
+    /// Confirm a departure: `claim`'s (a token's own, taken once and confirmed for the instant it was reserved
+    /// for), else the one reserved for `departs`. While the core says "not yet" (the instant is still ahead, or a
+    /// departure before this one left late), wait here and confirm again, so the caller needs one round trip.
+    /// `sends`: the object sends the request itself right after ([`HostObject::handle_send`]): the departure
+    /// ends going (one whose record went, the oldest being forgotten first, still goes at `departs`), each
+    /// confirmation comes only once every write before it is stored, and what it changes is not written (the
+    /// caller writes it once the request is on its way). Zero means go; otherwise the milliseconds waited without
+    /// a confirmation.
+    async fn confirm(&self, host: &str, claim: Option<&Claim>, departs: Instant, sends: bool) -> Result<f64, ApiError> {
+        let save = !sends;
+        let departs = match claim {
+            Some(c) => match self.with_desk(host, save, |desk, now| desk.claim(&c.token, &c.id, Use::Depart, now)) {
+                Ok((departs, _)) => departs,
+                Err(_) if sends => departs,
                 Err(e) => return Err(e),
             },
-            None => None,
+            None => departs,
         };
-        let confirm = || {
-            let wait = self.with_desk(&req.host, true, |desk, now| Ok(desk.depart(departs.unwrap_or(now), now)));
-            std::future::ready(wait.map(|w| w.as_secs_f64() * 1000.0))
+        let confirm = || async move {
+            if sends {
+                self.stored().await?;
+            }
+            let wait = self.with_desk(host, save, |desk, now| Ok(desk.depart(departs, now)))?;
+            Ok(wait.as_secs_f64() * 1000.0)
         };
-        let wait_ms = match confirm_until_go(100, Timer::PastTheWait, confirm).await? {
+        match confirm_until_go(100, Timer::PastTheWait, confirm).await? {
             Confirmed::Go { .. } => {
-                if let Some(c) = &req.departure {
-                    self.with_desk(&req.host, true, |desk, _| {
-                        desk.departed(&c.token, &c.id, req.ends);
+                if let Some(c) = claim {
+                    self.with_desk(host, save, |desk, _| {
+                        desk.departed(&c.token, &c.id, sends);
                         Ok(())
                     })?;
                     // a reservation fewer: a caller held at its token's bound may go
                     self.wake_all();
                 }
-                0.0
+                Ok(0.0)
             }
-            Confirmed::NotYet { waited_ms } => waited_ms,
-        };
+            Confirmed::NotYet { waited_ms } => Ok(waited_ms),
+        }
+    }
+
+    /// Once every write made so far is stored. The runtime holds a Durable Object's outgoing requests until its
+    /// pending writes are stored (its output gate); a request sent after this, with nothing written in between,
+    /// leaves at once.
+    async fn stored(&self) -> Result<(), ApiError> {
+        self.state.storage().sync().await.map_err(|e| ApiError::internal(format!("host object storage: {e}")))
+    }
+
+    /// `/v1/depart`: a token confirms its own departure right before sending it.
+    async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
+        let req: DepartRequest = parse(body)?;
+        let wait_ms = self.confirm(&req.host, Some(&req.departure), now(), false).await?;
         Ok(DepartReply { wait_ms })
+    }
+
+    /// Send a request of the gateway's at its departure: confirm, and send in the same step. Nothing runs between
+    /// the two, and nothing written is waiting to be stored (the runtime would hold the request until it is, for
+    /// as long as storing takes, and two departures held by one write would leave together): the confirmation
+    /// comes once earlier writes are stored, and what it changes is written once the answer has come. (The
+    /// reservation itself was written when it was made; a restart in between forgets only how late this
+    /// departure left.) The answer is the target's response with the [`SendReply`] in a header, or a reply alone.
+    async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
+        let req: SendRequest = parse(body)?;
+        let departs = Instant::from_millis_f64(req.departs_ms);
+        let wait_ms = self.confirm(&req.host, req.departure.as_ref(), departs, true).await?;
+        if wait_ms > 0.0 {
+            self.with_desk(&req.host, true, |_, _| Ok(()))?;
+            return json(&SendReply::NotYet { wait_ms }).map_err(|e| ApiError::internal(e.to_string()));
+        }
+        let sent = js::now_ms();
+        let fetched = JsFuture::from(js::upstream_fetch(&req.url, &js::to_array(&req.headers), req.timeout_ms)).await;
+        self.with_desk(&req.host, true, |_, _| Ok(()))?;
+        let reply = match fetched {
+            Ok(response) => {
+                let reply = SendReply::Sent { latency_ms: js::now_ms() - sent };
+                let text = serde_json::to_string(&reply).map_err(|e| ApiError::internal(e.to_string()))?;
+                return Ok(Response::from(js::sent_reply(&response.unchecked_into(), &text)));
+            }
+            Err(e) => SendReply::NoAnswer {
+                timed_out: js::get(&e, "name").as_string().as_deref() == Some("TimeoutError"),
+                message: js::get(&e, "message").as_string().unwrap_or_else(|| "fetch failed".into()),
+            },
+        };
+        json(&reply).map_err(|e| ApiError::internal(e.to_string()))
     }
 
     fn handle_observe(&self, body: &str) -> Result<ObserveReply, ApiError> {
@@ -349,6 +381,7 @@ impl DurableObject for HostObject {
         let answer = match path.as_str() {
             "/ask" => self.handle_ask(&body).await.map(|r| json(&r)),
             "/depart" => self.handle_depart(&body).await.map(|r| json(&r)),
+            "/send" => self.handle_send(&body).await.map(Ok),
             "/observe" => self.handle_observe(&body).map(|r| json(&r)),
             "/robots" => self.handle_robots(&body).map(|r| json(&r)),
             "/stats" => match self.handle_stats(&body) {

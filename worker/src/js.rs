@@ -16,6 +16,34 @@ export async function object_call(stub, op, body) {
   return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text()];
 }
 
+// A call to a host object's `send`: `[status, reply, response]`, where `response` is the target's response when
+// the object sent the request (marked by `hostpace-sent`, its reply in `hostpace-reply`; both removed), else null.
+export async function object_send(stub, body) {
+  const encoded = header_form(body);
+  // the target's redirect is the answer, not followed on the way back from the object
+  const init = encoded !== null
+    ? { method: 'POST', headers: { 'hostpace-call': encoded }, redirect: 'manual' }
+    : { method: 'POST', body, redirect: 'manual' };
+  const res = await stub.fetch('https://object/send', init);
+  const reply = res.headers.get('hostpace-reply');
+  if (res.headers.get('hostpace-sent') === null) {
+    return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text(), null];
+  }
+  const response = new Response(res.body, res);
+  response.headers.delete('hostpace-reply');
+  response.headers.delete('hostpace-sent');
+  return [200, decodeURIComponent(reply), response];
+}
+
+// The target's response as a host object's answer to `send`, with the object's reply (set over any header of
+// the same name the target sent).
+export function sent_reply(upstream, reply) {
+  const response = new Response(upstream.body, upstream);
+  response.headers.set('hostpace-reply', encodeURIComponent(reply));
+  response.headers.set('hostpace-sent', '1');
+  return response;
+}
+
 // A message percent-encoded for a header when it is short enough (8 KiB encoded), else null (send a body).
 export function header_form(text) {
   const encoded = encodeURIComponent(text);
@@ -181,6 +209,10 @@ extern "C" {
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
     /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text]`.
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
+    /// POST `body` to a host object's `send`; resolves to `[status, text, response or null]`.
+    pub fn object_send(stub: &JsValue, body: String) -> js_sys::Promise;
+    /// `upstream` as a host object's answer to `send`, carrying `reply`.
+    pub fn sent_reply(upstream: &web_sys::Response, reply: &str) -> web_sys::Response;
     /// `text` percent-encoded for a `hostpace-call`/`hostpace-reply` header, or `None` when too long for one.
     fn header_form(text: &str) -> Option<String>;
     /// `{ readable, done }`: a body of exactly `length` bytes passed through as it is read, within `deadline_ms`

@@ -26,9 +26,6 @@ pub struct Departure {
     /// The concurrency permit taken (when the policy limits concurrency): give it back with `/v1/observe`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permit_id: Option<u64>,
-    /// Already confirmed as departing now (the gateway's own fetch path: no separate `depart` needed).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub confirmed: bool,
     /// The departure's id, issued to the caller's token (`/v1/acquire`): `/v1/depart`, `/v1/observe` and
     /// `/v1/cancel` take it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,7 +44,6 @@ impl From<&Decision> for Departure {
             departs_ms: ms(d.departs),
             reserved: d.reserved,
             permit_id: d.permit.map(|p| p.id),
-            confirmed: false,
             departure_id: None,
             robots_fetch: None,
         }
@@ -69,9 +65,6 @@ pub struct AskRequest {
     /// The URL the departure is for, checked against the host's robots.txt (required: a request without one
     /// is refused, never taken as `/`).
     pub url: String,
-    /// Whether a departure that may go now should be confirmed at once (the caller sends right away).
-    #[serde(default)]
-    pub confirm: bool,
     /// The token the departure is reserved for: issued to it, under its bound.
     #[serde(default)]
     pub asker: Option<AskerWire>,
@@ -130,19 +123,15 @@ pub enum AskReply {
     },
 }
 
-/// Worker → host object: confirm a departure now.
+/// Worker → host object: confirm, right before the caller sends it, a departure issued to its token
+/// (`/v1/depart`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepartRequest {
     /// The host key.
     pub host: String,
-    /// The departure confirmed: a token's own (`/v1/depart`), or one issued for the gateway's own fetch; none
-    /// for a robots.txt fetch.
-    #[serde(default)]
-    pub departure: Option<Claim>,
-    /// The departure ends when it goes (the gateway's own fetch, reported without its id).
-    #[serde(default)]
-    pub ends: bool,
+    /// The departure.
+    pub departure: Claim,
 }
 
 /// Host object → Worker: zero means go; otherwise wait this long and confirm again.
@@ -151,6 +140,53 @@ pub struct DepartRequest {
 pub struct DepartReply {
     /// Milliseconds still to wait.
     pub wait_ms: f64,
+}
+
+/// Worker → host object: at its departure, send a GET for the gateway (a caller's request, robots.txt or one of
+/// its redirects). The object confirms the departure and sends in one step, so nothing runs between the two.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendRequest {
+    /// The host key.
+    pub host: String,
+    /// The departure, when it was issued to a token (it ends when it goes); none for robots.txt and its redirects.
+    #[serde(default)]
+    pub departure: Option<Claim>,
+    /// The departure's reserved instant, epoch milliseconds: the object waits until it before confirming.
+    pub departs_ms: f64,
+    /// The URL to GET (a checked target).
+    pub url: String,
+    /// The request headers.
+    pub headers: Vec<(String, String)>,
+    /// How long the target may take to answer once the request is sent, in milliseconds.
+    pub timeout_ms: f64,
+}
+
+/// Host object → Worker: the answer to a [`SendRequest`]. With `sent`, the object's answer is the target's own
+/// response (its status, headers and body).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SendReply {
+    /// Sent; the response is the target's.
+    #[serde(rename_all = "camelCase")]
+    Sent {
+        /// Time from sending to the response headers, in milliseconds.
+        latency_ms: f64,
+    },
+    /// Sent, and no answer came (a timeout or a failed connection).
+    #[serde(rename_all = "camelCase")]
+    NoAnswer {
+        /// The timeout ran out.
+        timed_out: bool,
+        /// What failed.
+        message: String,
+    },
+    /// Not sent: a departure before this one left late; ask again after this long.
+    #[serde(rename_all = "camelCase")]
+    NotYet {
+        /// Milliseconds still to wait.
+        wait_ms: f64,
+    },
 }
 
 /// Worker → host object: what came back for a request (or that nothing did), and the permit to give back.
@@ -406,13 +442,23 @@ mod tests {
             departs_ms: 1.0,
             reserved: true,
             permit_id: None,
-            confirmed: false,
             departure_id: None,
             robots_fetch: None,
         });
         let json = serde_json::to_string(&go).unwrap();
         assert!(json.starts_with(r#"{"kind":"go","waitMs":0.0"#), "{json}");
         assert_eq!(serde_json::from_str::<AskReply>(&json).unwrap(), go);
+    }
+
+    #[test]
+    fn send_replies_are_tagged() {
+        let sent = SendReply::Sent { latency_ms: 12.5 };
+        assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"kind":"sent","latencyMs":12.5}"#);
+        let none: SendReply = serde_json::from_str(r#"{"kind":"noAnswer","timedOut":true,"message":"x"}"#).unwrap();
+        assert_eq!(none, SendReply::NoAnswer { timed_out: true, message: "x".into() });
+        let later: SendReply = serde_json::from_str(r#"{"kind":"notYet","waitMs":3}"#).unwrap();
+        assert_eq!(later, SendReply::NotYet { wait_ms: 3.0 });
+        assert!(serde_json::from_str::<SendReply>(r#"{"error":{"code":"internal","message":"x"}}"#).is_err());
     }
 
     #[test]

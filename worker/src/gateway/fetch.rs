@@ -4,18 +4,17 @@
 //! the answer relayed. When a retry may not wait its turn, the last answer is relayed instead.
 
 use crate::api::ApiError;
+use crate::gateway::host_client::Sent;
 use crate::gateway::logs;
 use crate::gateway::relay::{gateway_headers, relay, Upstream};
 use crate::gateway::request::Caller;
 use crate::gateway::responses::not_yet;
-use crate::gateway::turn::{HostVisit, Turn};
+use crate::gateway::turn::{send_at, HostVisit, Outgoing, Turn};
 use crate::headers::{forward_request_headers, MAX_HEADERS};
 use crate::js;
 use crate::protocol::{AskerWire, Departure, ObserveRequest};
 use hostpace::{Response as CoreResponse, RetryBudget, RetryVerdict};
 use std::time::Duration;
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use worker::Response;
 
 /// `GET /v1/fetch?url=…`.
@@ -38,10 +37,10 @@ pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiErro
 
 /// The headers sent to the target: the caller's that may go (see [`forward_request_headers`]) and the gateway's
 /// user agent.
-fn outgoing_headers(caller: &Caller<'_>) -> js_sys::Array {
+fn outgoing_headers(caller: &Caller<'_>) -> Vec<(String, String)> {
     let mut outgoing = forward_request_headers(&js::pairs(&caller.req.inner().headers()));
     outgoing.push(("user-agent".to_owned(), caller.cfg.user_agent.clone()));
-    js::to_array(&outgoing)
+    outgoing
 }
 
 /// One `/v1/fetch` request, attempt by attempt.
@@ -51,7 +50,7 @@ struct FetchRun<'a> {
     /// The caller's token, which each departure is reserved for (it waits at its bound).
     asker: Option<AskerWire>,
     /// The headers sent to the target (the caller's, filtered, and the gateway's user agent).
-    outgoing: js_sys::Array,
+    outgoing: Vec<(String, String)>,
     /// How long the target may take to answer.
     timeout_ms: f64,
     /// How long the caller waits for a departure, per turn.
@@ -89,7 +88,7 @@ impl FetchRun<'_> {
     async fn until_answered(mut self) -> Result<Response, ApiError> {
         loop {
             self.attempt += 1;
-            let (dep, waited) = match self.visit.take_turn(self.max_wait, true, self.asker.clone()).await? {
+            let (dep, before) = match self.visit.take_turn(self.max_wait, true, self.asker.clone()).await? {
                 Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
                 Turn::Go { dep, waited_ms } => (dep, waited_ms),
                 Turn::Refused(refusal) => {
@@ -100,8 +99,8 @@ impl FetchRun<'_> {
                 }
             };
             self.discard_previous();
+            let (arrival, waited) = self.send(&dep, before).await?;
             self.waited_ms += waited;
-            let arrival = self.send(&dep, waited).await?;
             self.report(&arrival, &dep).await?;
             self.visit.log("request", self.attempt, waited, &dep.layer, Some(arrival.upstream.status()));
             if !arrival.retry {
@@ -133,26 +132,29 @@ impl FetchRun<'_> {
         }
     }
 
-    /// Send the request at its departure. No answer (a timeout, a failed connection) is reported to the host's
-    /// object as a timeout and becomes 504 `upstream_timeout` or 502 `upstream_failed`.
-    async fn send(&self, dep: &Departure, waited: f64) -> Result<Arrival, ApiError> {
-        let started = js::now_ms();
-        let fetched =
-            JsFuture::from(js::upstream_fetch(&self.visit.target.url.href, &self.outgoing, self.timeout_ms)).await;
-        let response = match fetched {
-            Ok(v) => v.unchecked_into(),
-            Err(e) => {
+    /// Have the host's object send the request at its departure (`before`: the milliseconds waited before it was
+    /// reserved). No answer (a timeout, a failed connection) is reported to the host's object as a timeout and
+    /// becomes 504 `upstream_timeout` or 502 `upstream_failed`. What came back, and the milliseconds waited in
+    /// all for this attempt.
+    async fn send(&self, dep: &Departure, before: f64) -> Result<(Arrival, f64), ApiError> {
+        let request =
+            Outgoing { url: &self.visit.target.url.href, headers: &self.outgoing, timeout_ms: self.timeout_ms };
+        let (sent, late_ms) = send_at(&self.visit.host, dep, self.asker.as_ref(), &request).await?;
+        let waited = before + dep.wait_ms + late_ms;
+        let (response, latency_ms) = match sent {
+            Sent::Answer { response, latency_ms } => (response, latency_ms),
+            Sent::NoAnswer { timed_out, message } => {
                 self.visit.host.observe(ObserveRequest::no_answer(&self.visit.host.host, dep.permit_id)).await?;
                 self.visit.log("request", self.attempt, waited, &dep.layer, None);
-                return Err(upstream_error(&self.visit.host.host, &e));
+                return Err(upstream_error(&self.visit.host.host, timed_out, &message));
             }
+            Sent::NotYet(_) => return Err(ApiError::internal("the host object did not send at the departure")),
         };
-        let latency_ms = js::now_ms() - started;
         let upstream = Upstream::new(response);
         let retry = RetryBudget::verdict(self.visit.cfg.policy.max_retries, self.attempt, upstream.status())
             == RetryVerdict::Retry;
         let streams = !retry && upstream.has_body();
-        Ok(Arrival { upstream, latency_ms, retry, streams })
+        Ok((Arrival { upstream, latency_ms, retry, streams }, waited))
     }
 
     /// Report what came back to the host's object. A 429/503 is reported before anything else is decided (the
@@ -201,9 +203,7 @@ impl FetchRun<'_> {
 }
 
 /// The error for a fetch of `host` that got no answer: 504 when it timed out, else 502.
-fn upstream_error(host: &str, e: &JsValue) -> ApiError {
-    let timed_out = js::get(e, "name").as_string().as_deref() == Some("TimeoutError");
-    let message = js::get(e, "message").as_string().unwrap_or_else(|| "fetch failed".into());
+fn upstream_error(host: &str, timed_out: bool, message: &str) -> ApiError {
     if timed_out {
         ApiError::new(504, "upstream_timeout", format!("{host} did not answer in time: {message}"))
     } else {

@@ -5,13 +5,13 @@ use crate::api::ApiError;
 use crate::js;
 use crate::protocol::{
     AskReply, AskRequest, AskerWire, Claim, DepartReply, DepartRequest, HostReport, ObserveReply, ObserveRequest,
-    RobotsReply, RobotsRequest,
+    RobotsReply, RobotsRequest, SendReply, SendRequest,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::Env;
+use worker::{web_sys, Env};
 
 /// Codes the objects may answer with, as static strings.
 fn known_code(code: &str) -> &'static str {
@@ -45,11 +45,20 @@ pub(crate) async fn call<T: Serialize, R: DeserializeOwned>(stub: &JsValue, op: 
 
 /// Call operation `op` of the object behind `stub` with the text `body`; its answer, parsed.
 async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -> Result<R, ApiError> {
-    let answer = JsFuture::from(js::object_call(stub, op, body)).await.map_err(|e| {
+    parse_answer(&called(js::object_call(stub, op, body)).await?)
+}
+
+/// The `[status, text, …]` a call to an object resolved to.
+async fn called(call: js_sys::Promise) -> Result<JsValue, ApiError> {
+    JsFuture::from(call).await.map_err(|e| {
         ApiError::internal(format!("durable object call: {}", js::get(&e, "message").as_string().unwrap_or_default()))
-    })?;
-    let status = js::get(&answer, "0").as_f64().unwrap_or(500.0) as u16;
-    let text = js::get(&answer, "1").as_string().unwrap_or_default();
+    })
+}
+
+/// An object's `[status, text, …]` answer parsed: the error it gave back as the [`ApiError`] it was.
+fn parse_answer<R: DeserializeOwned>(answer: &JsValue) -> Result<R, ApiError> {
+    let status = js::get(answer, "0").as_f64().unwrap_or(500.0) as u16;
+    let text = js::get(answer, "1").as_string().unwrap_or_default();
     if status != 200 {
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let code = v["error"]["code"].as_str().unwrap_or("internal");
@@ -57,6 +66,26 @@ async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -
         return Err(ApiError::new(status, known_code(code), message));
     }
     serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))
+}
+
+/// What a host object's `send` came to.
+pub(crate) enum Sent {
+    /// The target answered: its response, and the time from sending to its headers.
+    Answer {
+        /// The target's response.
+        response: web_sys::Response,
+        /// Milliseconds from sending to the response headers.
+        latency_ms: f64,
+    },
+    /// Sent, and no answer came (see [`SendReply::NoAnswer`]).
+    NoAnswer {
+        /// The timeout ran out.
+        timed_out: bool,
+        /// What failed.
+        message: String,
+    },
+    /// Not sent: ask again after this many milliseconds.
+    NotYet(f64),
 }
 
 /// The Durable Object of one host (a clone calls the same object).
@@ -80,20 +109,33 @@ impl HostClient {
         &self,
         max_wait_ms: Option<f64>,
         robots: bool,
-        confirm: bool,
         asker: Option<AskerWire>,
         url: &str,
     ) -> Result<AskReply, ApiError> {
-        let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), confirm, asker };
+        let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), asker };
         call(&self.stub, "ask", &req).await
     }
 
-    /// Confirm a departure now (`departure`: one issued to a token, which `ends` going when the gateway sends
-    /// it itself): the milliseconds still to wait (zero: go).
-    pub async fn depart(&self, departure: Option<Claim>, ends: bool) -> Result<f64, ApiError> {
-        let r: DepartReply =
-            call(&self.stub, "depart", &DepartRequest { host: self.host.clone(), departure, ends }).await?;
+    /// Confirm a token's own departure now (`/v1/depart`): the milliseconds still to wait (zero: go).
+    pub async fn depart(&self, departure: Claim) -> Result<f64, ApiError> {
+        let r: DepartReply = call(&self.stub, "depart", &DepartRequest { host: self.host.clone(), departure }).await?;
         Ok(r.wait_ms)
+    }
+
+    /// Have the object send `req` at its departure (see [`SendRequest`]).
+    pub async fn send(&self, req: &SendRequest) -> Result<Sent, ApiError> {
+        let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
+        let answer = called(js::object_send(&self.stub, body)).await?;
+        Ok(match parse_answer(&answer)? {
+            SendReply::Sent { latency_ms } => {
+                let response = js::get(&answer, "2")
+                    .dyn_into()
+                    .map_err(|_| ApiError::internal("the host object sent a request and gave no response"))?;
+                Sent::Answer { response, latency_ms }
+            }
+            SendReply::NoAnswer { timed_out, message } => Sent::NoAnswer { timed_out, message },
+            SendReply::NotYet { wait_ms } => Sent::NotYet(wait_ms),
+        })
     }
 
     /// A token gives back its departure (an observation without a status).

@@ -55,7 +55,7 @@ fn claim(caller: &Caller<'_>, id: Option<String>) -> Result<Claim, ApiError> {
 /// request left late, is told to wait so no two departures come closer than the host's spacing.
 pub(crate) async fn handle_depart(caller: Caller<'_>) -> Result<Response, ApiError> {
     let (visit, departure) = departure_of(&caller, "depart").await?;
-    let wait_ms = visit.host.depart(Some(departure), false).await?;
+    let wait_ms = visit.host.depart(departure).await?;
     json_response(&serde_json::json!({ "host": visit.host.host, "waitMs": wait_ms }))
 }
 

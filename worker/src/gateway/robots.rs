@@ -12,15 +12,13 @@
 //! always hears back.
 
 use crate::api::ApiError;
-use crate::gateway::host_client::HostClient;
+use crate::gateway::host_client::{HostClient, Sent};
 use crate::gateway::logs;
-use crate::gateway::turn::{wait_departure, HostVisit};
+use crate::gateway::turn::{send_at, HostVisit, Outgoing};
 use crate::js;
 use crate::protocol::{AskReply, Departure, RobotsRequest};
 use crate::target::{check_target, Target};
 use hostpace::robots::MAX_ROBOTS_BYTES;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use worker::web_sys;
 
 /// Redirects of robots.txt followed, at most.
@@ -42,8 +40,7 @@ pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Resu
         return Err(ApiError::internal("the host object reserved a robots.txt fetch without its number"));
     };
     let deadline = js::now_ms() + cfg.fetch_timeout.as_secs_f64() * 1000.0;
-    // the fetch's permit goes back as soon as its answer has come (before a hop asks for one)
-    let fetched = follow(visit, dep.permit_id, deadline).await;
+    let fetched = follow(visit, dep, deadline).await;
     let status = fetched.as_ref().map(|f| f.status);
     let (headers, body) = fetched.map(|f| (f.headers, f.body)).unwrap_or_default();
     let report = RobotsRequest {
@@ -59,28 +56,33 @@ pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Resu
     Ok(())
 }
 
-/// GET the host's `/robots.txt`, following redirects; `None` when no answer came by `deadline_ms` (epoch ms).
-/// `permit` (the fetch's) and each hop's are given back once their answer has come.
-async fn follow(visit: &HostVisit<'_>, permit: Option<u64>, deadline_ms: f64) -> Option<Fetched> {
+/// GET the host's `/robots.txt` at `dep`, following redirects; `None` when no answer came by `deadline_ms` (epoch
+/// ms). Each departure's permit goes back as soon as its answer has come (before a hop asks for one).
+async fn follow(visit: &HostVisit<'_>, dep: &Departure, deadline_ms: f64) -> Option<Fetched> {
     let cfg = visit.cfg;
-    let outgoing = js::to_array(&[
-        ("user-agent".to_owned(), cfg.user_agent.clone()),
-        ("accept".to_owned(), "text/plain".to_owned()),
-    ]);
+    let headers = [("user-agent".to_owned(), cfg.user_agent.clone()), ("accept".to_owned(), "text/plain".to_owned())];
     let mut url = visit.target.robots_url();
-    let mut held = Some((visit.host.clone(), permit));
+    let mut at = (visit.host.clone(), dep.clone());
     let mut hops = 0;
-    let answer = loop {
-        let left = deadline_ms - js::now_ms();
-        let fetched =
-            if left > 0.0 { JsFuture::from(js::upstream_fetch(&url, &outgoing, left)).await.ok() } else { None };
-        if let Some((host, permit)) = held.take() {
-            if let Err(e) = host.release(permit).await {
-                logs::error(&e);
-            }
+    loop {
+        let (host, dep) = &at;
+        // the object waits for the departure first: what is left of the deadline after it
+        let left = deadline_ms - dep.departs_ms.max(js::now_ms());
+        let sent = match left > 0.0 {
+            true => send_at(host, dep, None, &Outgoing { url: &url, headers: &headers, timeout_ms: left }).await,
+            false => Ok((Sent::NotYet(0.0), 0.0)),
+        };
+        if let Err(e) = host.release(dep.permit_id).await {
+            logs::error(&e);
         }
-        let Some(response) = fetched else { break None };
-        let response: web_sys::Response = response.unchecked_into();
+        let response = match sent {
+            Ok((Sent::Answer { response, .. }, _)) => response,
+            Ok(_) => return None,
+            Err(e) => {
+                logs::error(&e);
+                return None;
+            }
+        };
         let status = response.status();
         let location = (300..400).contains(&status).then(|| response.headers().get("location").ok().flatten());
         let next = location
@@ -92,19 +94,18 @@ async fn follow(visit: &HostVisit<'_>, permit: Option<u64>, deadline_ms: f64) ->
                 js::cancel_body(&response);
                 hops += 1;
                 match hop_turn(visit, &target, deadline_ms).await {
-                    Ok(Some(hop)) => held = Some(hop),
-                    Ok(None) => break None,
+                    Ok(Some(hop)) => at = hop,
+                    Ok(None) => return None,
                     Err(e) => {
                         logs::error(&e);
-                        break None;
+                        return None;
                     }
                 }
                 url = target.url.href;
             }
-            _ => break Some(read(response, deadline_ms).await),
+            _ => return read(response, deadline_ms).await,
         }
-    };
-    answer.flatten()
+    }
 }
 
 /// The answer of the last hop: its status, headers and (for a 2xx) body; `None` when a 2xx body did not arrive
@@ -126,12 +127,12 @@ async fn read(response: web_sys::Response, deadline_ms: f64) -> Option<Fetched> 
 }
 
 /// A departure for a redirect's target at its host (the visit's own host, or another's object) that may go by
-/// `deadline_ms`, slept until it may: the host's client and the permit it took; `None` when none may go in time.
+/// `deadline_ms`, with the host's client; `None` when none may go in time.
 async fn hop_turn(
     visit: &HostVisit<'_>,
     target: &Target,
     deadline_ms: f64,
-) -> Result<Option<(HostClient, Option<u64>)>, ApiError> {
+) -> Result<Option<(HostClient, Departure)>, ApiError> {
     let host =
         if target.key == visit.target.key { visit.host.clone() } else { HostClient::new(visit.env, &target.key)? };
     loop {
@@ -139,11 +140,8 @@ async fn hop_turn(
         if left <= 0.0 {
             return Ok(None);
         }
-        match host.ask(Some(left), false, false, None, &target.url.href).await? {
-            AskReply::Go(dep) if dep.reserved => {
-                wait_departure(&host, &dep, None).await?;
-                return Ok(Some((host, dep.permit_id)));
-            }
+        match host.ask(Some(left), false, None, &target.url.href).await? {
+            AskReply::Go(dep) if dep.reserved => return Ok(Some((host, dep))),
             // every concurrency permit is held: ask again after the wait
             AskReply::Go(dep) => crate::departure::sleep_ms(dep.wait_ms.min(left)).await,
             _ => return Ok(None),

@@ -1,22 +1,23 @@
 //! A request's turn at a host: ask the host's object for a departure, fetch robots.txt first when it says so,
-//! ask again while every concurrency permit is held, and sleep the wait, confirming the departure until the
-//! object says go. Every wait is one the object computed with the core; none is re-derived here.
+//! ask again while every concurrency permit is held; then have the object send the request at the departure
+//! ([`send_at`]: it waits for the instant, confirms and sends in one step). Every wait is one the object computed
+//! with the core; none is re-derived here.
 
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
-use crate::departure::{confirm_until_go, sleep_ms, Confirmed, Timer};
-use crate::gateway::host_client::HostClient;
+use crate::departure::sleep_ms;
+use crate::gateway::host_client::{HostClient, Sent};
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::responses::{disallowed_by_robots, robots_unavailable};
 use crate::gateway::robots::fetch_robots;
-use crate::protocol::{AskReply, AskerWire, Claim, Departure};
+use crate::protocol::{AskReply, AskerWire, Claim, Departure, SendRequest};
 use crate::target::Target;
 use std::time::Duration;
 use worker::{Context, Env, Response};
 
-/// Rounds of confirmation the Worker asks for before giving up on a departure (the host's object itself
-/// confirms up to 100 times per round).
-const CONFIRM_ROUNDS: u32 = 1000;
+/// Times the Worker asks the host's object to send at a departure before giving up on it (the object itself
+/// confirms up to 100 times per request, waiting between confirmations).
+const SEND_ROUNDS: u32 = 10;
 
 /// A request's business with one host: the target, the host's object, and where its decisions are logged.
 pub(crate) struct HostVisit<'a> {
@@ -36,11 +37,12 @@ pub(crate) struct HostVisit<'a> {
 
 /// The outcome of asking for a turn.
 pub(crate) enum Turn {
-    /// A departure for the request, reserved; `waited_ms` were slept for it (and any robots.txt fetch first).
+    /// A departure for the request, reserved (its wait not yet waited); `waited_ms` went by before it was
+    /// reserved (a robots.txt fetch first, every concurrency permit held).
     Go {
         /// The departure.
         dep: Departure,
-        /// What was slept, in milliseconds.
+        /// The time waited so far, in milliseconds.
         waited_ms: f64,
     },
     /// Nothing reserved: the request would have to wait `wait_ms` more than its bound allows.
@@ -91,14 +93,14 @@ impl HostVisit<'_> {
     }
 
     /// Take a departure for the target: robots.txt first when the host's object says it is due (fetched through
-    /// the same limiter), a refusal when it disallows the target or is unreachable (and the gateway obeys it), a
-    /// re-ask while every concurrency permit is held, and — when `sleep` — the wait itself.
-    /// `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
+    /// the same limiter), a refusal when it disallows the target or is unreachable (and the gateway obeys it), and
+    /// — when `hold` — a re-ask while every concurrency permit is held (without, that answer is returned: a
+    /// departure not reserved). `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
     /// The departure is issued to `asker`'s token, under its bound of reservations.
     pub async fn take_turn(
         &self,
         max_wait: Option<Duration>,
-        sleep: bool,
+        hold: bool,
         asker: Option<AskerWire>,
     ) -> Result<Turn, ApiError> {
         let mut waited = 0.0;
@@ -106,7 +108,7 @@ impl HostVisit<'_> {
         loop {
             let remaining = max_wait.map(|m| (m.as_secs_f64() * 1000.0 - waited).max(0.0));
             let url = &self.target.url.href;
-            match self.host.ask(remaining, robots, sleep, asker.clone(), url).await? {
+            match self.host.ask(remaining, robots, asker.clone(), url).await? {
                 AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
                 AskReply::Disallowed { rule } => return Ok(Turn::Refused(Refusal::Disallowed { rule })),
                 AskReply::Unavailable { retry_after_ms } => {
@@ -115,17 +117,12 @@ impl HostVisit<'_> {
                 AskReply::Robots(dep) => {
                     // the fetch's time counts against the caller's bound like any wait
                     let started = crate::js::now_ms();
-                    wait_departure(&self.host, &dep, None).await?;
                     fetch_robots(self, &dep).await?;
                     waited += crate::js::now_ms() - started;
                 }
-                AskReply::Go(dep) if !dep.reserved && sleep => {
+                AskReply::Go(dep) if !dep.reserved && hold => {
                     sleep_ms(dep.wait_ms).await;
                     waited += dep.wait_ms;
-                }
-                AskReply::Go(dep) if sleep => {
-                    waited += wait_departure(&self.host, &dep, asker.as_ref()).await?;
-                    return Ok(Turn::Go { dep, waited_ms: waited });
                 }
                 AskReply::Go(dep) => return Ok(Turn::Go { dep, waited_ms: waited }),
             }
@@ -133,23 +130,42 @@ impl HostVisit<'_> {
     }
 }
 
-/// Sleep until `dep`, a departure reserved at `host`, then confirm it with the host's object until it says go
-/// (one issued to `asker`'s token ends going: the gateway sends it itself). Returns the milliseconds waited.
-pub(crate) async fn wait_departure(
+/// A GET the gateway sends itself.
+pub(crate) struct Outgoing<'a> {
+    /// The URL.
+    pub url: &'a str,
+    /// The request headers.
+    pub headers: &'a [(String, String)],
+    /// How long the target may take to answer once it is sent, in milliseconds.
+    pub timeout_ms: f64,
+}
+
+/// Have `host`'s object send `request` at `dep`, a departure reserved there (issued to `asker`'s token when
+/// given): the object waits for the instant, confirms the departure and sends in one step. What came back, and
+/// the milliseconds waited beyond the departure's own wait (a departure before it left late): never
+/// [`Sent::NotYet`].
+pub(crate) async fn send_at(
     host: &HostClient,
     dep: &Departure,
     asker: Option<&AskerWire>,
-) -> Result<f64, ApiError> {
-    if dep.confirmed {
-        return Ok(0.0);
-    }
-    sleep_ms(dep.wait_ms).await;
-    let claim = || {
-        let (a, id) = asker.zip(dep.departure_id.as_ref())?;
-        Some(Claim { token: a.token.clone(), id: id.clone() })
+    request: &Outgoing<'_>,
+) -> Result<(Sent, f64), ApiError> {
+    let departure =
+        asker.zip(dep.departure_id.as_ref()).map(|(a, id)| Claim { token: a.token.clone(), id: id.clone() });
+    let req = SendRequest {
+        host: host.host.clone(),
+        departure,
+        departs_ms: dep.departs_ms,
+        url: request.url.to_owned(),
+        headers: request.headers.to_vec(),
+        timeout_ms: request.timeout_ms,
     };
-    match confirm_until_go(CONFIRM_ROUNDS, Timer::AtTheWait, || host.depart(claim(), true)).await? {
-        Confirmed::Go { waited_ms } => Ok(dep.wait_ms + waited_ms),
-        Confirmed::NotYet { .. } => Err(ApiError::internal("the host object never confirmed the departure")),
+    let mut late_ms = 0.0;
+    for _ in 0..SEND_ROUNDS {
+        match host.send(&req).await? {
+            Sent::NotYet(waited_ms) => late_ms += waited_ms,
+            sent => return Ok((sent, late_ms)),
+        }
     }
+    Err(ApiError::internal("the host object never confirmed the departure"))
 }
