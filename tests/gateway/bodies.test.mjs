@@ -1,5 +1,6 @@
 // Bodies through the gateway (real origins on 127.0.0.1, the real gateway in workerd via wrangler dev): a body cut
-// by the deadline is a failed download for curl and for fetch, never a clean end; a body over the limit (decoded,
+// by the deadline is a failed download for curl and for fetch, never a clean end; a body without a length cut by
+// its connection is a 502; a body over the limit (decoded,
 // or without a length) is a 502 before any byte; an oversized JSON request is refused by its Content-Length, and
 // the gateway keeps serving.
 
@@ -32,6 +33,12 @@ async function startOrigin() {
       // declares 100,000 bytes, sends 10, then nothing
       res.writeHead(200, { 'content-length': '100000', 'content-type': 'text/plain' });
       res.write('0123456789');
+      return;
+    }
+    if (path === '/cut') {
+      // no length: 256 KiB, then the connection is dropped mid-body
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(256 * 1024, 121), () => setTimeout(() => res.destroy(), 50));
       return;
     }
     if (path === '/gzip') {
@@ -117,6 +124,13 @@ describe('gateway: bodies', () => {
     assert.equal(small.status, 200);
     assert.equal(small.headers.get('content-length'), String(MiB / 2));
     assert.equal((await small.arrayBuffer()).byteLength, MiB / 2);
+  });
+
+  test('a body without a length whose connection drops midway is a 502, never a short 200', async () => {
+    const res = await fetch(via(origin.url('/cut')), { headers: auth() });
+    const body = await res.text();
+    assert.equal(res.status, 502, `answered ${res.status} with ${body.length} bytes`);
+    assert.equal(JSON.parse(body).error.code, 'upstream_failed');
   });
 
   test('a JSON request over 64 KiB is refused by its Content-Length, and the next request is served', async () => {

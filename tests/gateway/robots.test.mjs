@@ -169,3 +169,17 @@ test('the rules survive a restart: not fetched again before their time, then onc
     await o.close();
   }
 });
+
+test("a refresh reserved further ahead than CRAWL_FETCH_TIMEOUT_SEC has its whole timeout, from its departure", async () => {
+  // Crawl-delay 3 s: the refresh's turn comes 3 s after the request before it, and the fetch may take 1 s from then
+  const vars = { ...VARS, CRAWL_ROBOTS_TTL_SEC: '1', CRAWL_FETCH_TIMEOUT_SEC: '1' };
+  const o = await Origin.start({ '/robots.txt': { status: 200, body: 'User-agent: *\nCrawl-delay: 3\n' } });
+  const gateway = await Gateway.start({ vars });
+  try {
+    assert.deepEqual(await fetchAll(gateway, o, ['/a', '/b']), [[200, 'page /a'], [200, 'page /b']]);
+    assert.deepEqual(o.log.map((e) => e.path), ['/robots.txt', '/a', '/robots.txt', '/b']);
+  } finally {
+    await gateway.stop();
+    await o.close();
+  }
+});

@@ -403,8 +403,8 @@ impl HostDesk {
         }
     }
 
-    /// Record that departure `id` of `token` went (its `/v1/depart` said go); one that `ends` going (the
-    /// gateway's own fetch) is forgotten.
+    /// Record that departure `id` of `token` went (its confirmation said go); one that `ends` going (the
+    /// gateway's own fetch, sent by the host's object) is forgotten.
     pub fn departed(&mut self, token: &str, id: &str, ends: bool) {
         self.tenants.departed(id, token, ends);
     }

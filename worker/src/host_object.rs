@@ -1,8 +1,9 @@
 //! The Durable Object of one host: the single source of time and truth for it, shared by every crawler and every
-//! Worker instance. Each operation reads the clock once, decides and reserves synchronously on its [`HostDesk`],
+//! Worker instance. Each decision reads the clock once, decides and reserves synchronously on its [`HostDesk`],
 //! persists the result synchronously (SQLite-backed storage: the write is committed before the answer leaves,
-//! by the runtime's output gate) and only then answers. No `RefCell` borrow lives across an `.await`. No alarms
-//! are used (so none is exported).
+//! by the runtime's output gate) and only then answers. The one exception is the confirmation of a request the
+//! object sends itself (`send`), written once the request is on its way (see [`HostObject::handle_send`]). No
+//! `RefCell` borrow lives across an `.await`. No alarms are used (so none is exported).
 
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
@@ -20,7 +21,7 @@ use std::cell::RefCell;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{durable_object, DurableObject, Env, Request, Response, State};
+use worker::{durable_object, web_sys, DurableObject, Env, Request, Response, State};
 
 /// How long a caller held for another caller's robots.txt fetch or for a concurrency permit sleeps before looking
 /// again, at most (it is woken as soon as the report or a release arrives; this only bounds a lost wake-up).
@@ -44,6 +45,11 @@ fn now() -> Instant {
 
 fn json<T: Serialize>(value: &T) -> worker::Result<Response> {
     js::reply(&serde_json::to_string(value)?)
+}
+
+/// A [`SendReply`] alone (no target's response).
+fn reply(r: &SendReply) -> Result<Response, ApiError> {
+    json(r).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 fn error(e: &ApiError) -> worker::Result<Response> {
@@ -208,9 +214,14 @@ impl HostObject {
     /// `sends`: the object sends the request itself right after ([`HostObject::handle_send`]): the departure
     /// ends going (one whose record went, the oldest being forgotten first, still goes at `departs`), each
     /// confirmation comes only once every write before it is stored, and what it changes is not written (the
-    /// caller writes it once the request is on its way). Zero means go; otherwise the milliseconds waited without
-    /// a confirmation.
-    async fn confirm(&self, host: &str, claim: Option<&Claim>, departs: Instant, sends: bool) -> Result<f64, ApiError> {
+    /// caller writes it once the request is on its way).
+    async fn confirm(
+        &self,
+        host: &str,
+        claim: Option<&Claim>,
+        departs: Instant,
+        sends: bool,
+    ) -> Result<Confirmed, ApiError> {
         let save = !sends;
         let departs = match claim {
             Some(c) => match self.with_desk(host, save, |desk, now| desk.claim(&c.token, &c.id, Use::Depart, now)) {
@@ -227,20 +238,16 @@ impl HostObject {
             let wait = self.with_desk(host, save, |desk, now| Ok(desk.depart(departs, now)))?;
             Ok(wait.as_secs_f64() * 1000.0)
         };
-        match confirm_until_go(100, Timer::PastTheWait, confirm).await? {
-            Confirmed::Go { .. } => {
-                if let Some(c) = claim {
-                    self.with_desk(host, save, |desk, _| {
-                        desk.departed(&c.token, &c.id, sends);
-                        Ok(())
-                    })?;
-                    // a reservation fewer: a caller held at its token's bound may go
-                    self.wake_all();
-                }
-                Ok(0.0)
-            }
-            Confirmed::NotYet { waited_ms } => Ok(waited_ms),
+        let confirmed = confirm_until_go(100, Timer::PastTheWait, confirm).await?;
+        if let (Confirmed::Go { .. }, Some(c)) = (confirmed, claim) {
+            self.with_desk(host, save, |desk, _| {
+                desk.departed(&c.token, &c.id, sends);
+                Ok(())
+            })?;
+            // a reservation fewer: a caller held at its token's bound may go
+            self.wake_all();
         }
+        Ok(confirmed)
     }
 
     /// Once every write made so far is stored. The runtime holds a Durable Object's outgoing requests until its
@@ -253,7 +260,10 @@ impl HostObject {
     /// `/v1/depart`: a token confirms its own departure right before sending it.
     async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
         let req: DepartRequest = parse(body)?;
-        let wait_ms = self.confirm(&req.host, Some(&req.departure), now(), false).await?;
+        let wait_ms = match self.confirm(&req.host, Some(&req.departure), now(), false).await? {
+            Confirmed::Go { .. } => 0.0,
+            Confirmed::NotYet { waited_ms } => waited_ms,
+        };
         Ok(DepartReply { wait_ms })
     }
 
@@ -266,26 +276,42 @@ impl HostObject {
     async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
         let req: SendRequest = parse(body)?;
         let departs = Instant::from_millis_f64(req.departs_ms);
-        let wait_ms = self.confirm(&req.host, req.departure.as_ref(), departs, true).await?;
-        if wait_ms > 0.0 {
-            self.with_desk(&req.host, true, |_, _| Ok(()))?;
-            return json(&SendReply::NotYet { wait_ms }).map_err(|e| ApiError::internal(e.to_string()));
-        }
+        let waited_ms = match self.confirm(&req.host, req.departure.as_ref(), departs, true).await {
+            Ok(Confirmed::Go { waited_ms }) => waited_ms,
+            Ok(Confirmed::NotYet { waited_ms }) => {
+                self.with_desk(&req.host, true, |_, _| Ok(()))?;
+                return reply(&SendReply::NotYet { waited_ms });
+            }
+            Err(e) => {
+                // what was changed before the failure is kept
+                self.with_desk(&req.host, true, |_, _| Ok(()))?;
+                return Err(e);
+            }
+        };
         let sent = js::now_ms();
         let fetched = JsFuture::from(js::upstream_fetch(&req.url, &js::to_array(&req.headers), req.timeout_ms)).await;
-        self.with_desk(&req.host, true, |_, _| Ok(()))?;
-        let reply = match fetched {
-            Ok(response) => {
-                let reply = SendReply::Sent { latency_ms: js::now_ms() - sent };
-                let text = serde_json::to_string(&reply).map_err(|e| ApiError::internal(e.to_string()))?;
-                return Ok(Response::from(js::sent_reply(&response.unchecked_into(), &text)));
-            }
-            Err(e) => SendReply::NoAnswer {
-                timed_out: js::get(&e, "name").as_string().as_deref() == Some("TimeoutError"),
-                message: js::get(&e, "message").as_string().unwrap_or_else(|| "fetch failed".into()),
-            },
+        if let Err(e) = self.with_desk(&req.host, true, |_, _| Ok(())) {
+            // the request went: its answer is the caller's all the same
+            crate::gateway::logs::error(&e);
+        }
+        let no_answer = |e: &JsValue, what: &str| SendReply::NoAnswer {
+            waited_ms,
+            timed_out: js::get(e, "name").as_string().as_deref() == Some("TimeoutError"),
+            message: format!("{what}{}", js::get(e, "message").as_string().unwrap_or_else(|| "fetch failed".into())),
         };
-        json(&reply).map_err(|e| ApiError::internal(e.to_string()))
+        let upstream: web_sys::Response = match fetched {
+            Ok(response) => response.unchecked_into(),
+            Err(e) => return reply(&no_answer(&e, "")),
+        };
+        let sent = SendReply::Sent { waited_ms, latency_ms: js::now_ms() - sent };
+        let text = serde_json::to_string(&sent).map_err(|e| ApiError::internal(e.to_string()))?;
+        match js::sent_reply(&upstream, &text) {
+            Ok(response) => Ok(Response::from(response)),
+            Err(e) => {
+                js::cancel_body(&upstream);
+                reply(&no_answer(&e, "the answer cannot be passed on: "))
+            }
+        }
     }
 
     fn handle_observe(&self, body: &str) -> Result<ObserveReply, ApiError> {

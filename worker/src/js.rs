@@ -50,7 +50,8 @@ export function header_form(text) {
   return encoded.length <= 8192 ? encoded : null;
 }
 
-export function upstream_fetch(url, pairs, timeoutMs) {
+// async: a request the platform refuses to make (a header it will not send) rejects like one that failed
+export async function upstream_fetch(url, pairs, timeoutMs) {
   const headers = new Headers();
   for (const [name, value] of pairs) headers.append(name, value);
   return fetch(url, { method: 'GET', headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
@@ -211,8 +212,10 @@ extern "C" {
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
     /// POST `body` to a host object's `send`; resolves to `[status, text, response or null]`.
     pub fn object_send(stub: &JsValue, body: String) -> js_sys::Promise;
-    /// `upstream` as a host object's answer to `send`, carrying `reply`.
-    pub fn sent_reply(upstream: &web_sys::Response, reply: &str) -> web_sys::Response;
+    /// `upstream` as a host object's answer to `send`, carrying `reply` (an error when the platform will not
+    /// make a response of it, such as a status outside 200–599).
+    #[wasm_bindgen(catch)]
+    pub fn sent_reply(upstream: &web_sys::Response, reply: &str) -> Result<web_sys::Response, JsValue>;
     /// `text` percent-encoded for a `hostpace-call`/`hostpace-reply` header, or `None` when too long for one.
     fn header_form(text: &str) -> Option<String>;
     /// `{ readable, done }`: a body of exactly `length` bytes passed through as it is read, within `deadline_ms`

@@ -170,22 +170,26 @@ pub enum SendReply {
     /// Sent; the response is the target's.
     #[serde(rename_all = "camelCase")]
     Sent {
+        /// The waits the object slept before sending, in milliseconds.
+        waited_ms: f64,
         /// Time from sending to the response headers, in milliseconds.
         latency_ms: f64,
     },
-    /// Sent, and no answer came (a timeout or a failed connection).
+    /// Sent, and no answer came (a timeout, a failed connection, a response that cannot be passed on).
     #[serde(rename_all = "camelCase")]
     NoAnswer {
+        /// The waits the object slept before sending, in milliseconds.
+        waited_ms: f64,
         /// The timeout ran out.
         timed_out: bool,
         /// What failed.
         message: String,
     },
-    /// Not sent: a departure before this one left late; ask again after this long.
+    /// Not sent: every confirmation named a wait (departures before this one left late); send again.
     #[serde(rename_all = "camelCase")]
     NotYet {
-        /// Milliseconds still to wait.
-        wait_ms: f64,
+        /// The waits the object slept, in milliseconds.
+        waited_ms: f64,
     },
 }
 
@@ -452,12 +456,13 @@ mod tests {
 
     #[test]
     fn send_replies_are_tagged() {
-        let sent = SendReply::Sent { latency_ms: 12.5 };
-        assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"kind":"sent","latencyMs":12.5}"#);
-        let none: SendReply = serde_json::from_str(r#"{"kind":"noAnswer","timedOut":true,"message":"x"}"#).unwrap();
-        assert_eq!(none, SendReply::NoAnswer { timed_out: true, message: "x".into() });
-        let later: SendReply = serde_json::from_str(r#"{"kind":"notYet","waitMs":3}"#).unwrap();
-        assert_eq!(later, SendReply::NotYet { wait_ms: 3.0 });
+        let sent = SendReply::Sent { waited_ms: 200.0, latency_ms: 12.5 };
+        assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"kind":"sent","waitedMs":200.0,"latencyMs":12.5}"#);
+        let text = r#"{"kind":"noAnswer","waitedMs":0,"timedOut":true,"message":"x"}"#;
+        let none: SendReply = serde_json::from_str(text).unwrap();
+        assert_eq!(none, SendReply::NoAnswer { waited_ms: 0.0, timed_out: true, message: "x".into() });
+        let later: SendReply = serde_json::from_str(r#"{"kind":"notYet","waitedMs":3}"#).unwrap();
+        assert_eq!(later, SendReply::NotYet { waited_ms: 3.0 });
         assert!(serde_json::from_str::<SendReply>(r#"{"error":{"code":"internal","message":"x"}}"#).is_err());
     }
 

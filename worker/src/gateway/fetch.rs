@@ -139,8 +139,14 @@ impl FetchRun<'_> {
     async fn send(&self, dep: &Departure, before: f64) -> Result<(Arrival, f64), ApiError> {
         let request =
             Outgoing { url: &self.visit.target.url.href, headers: &self.outgoing, timeout_ms: self.timeout_ms };
-        let (sent, late_ms) = send_at(&self.visit.host, dep, self.asker.as_ref(), &request).await?;
-        let waited = before + dep.wait_ms + late_ms;
+        let (sent, waited) = match send_at(&self.visit.host, dep, self.asker.as_ref(), &request).await {
+            Ok((sent, waited_ms)) => (sent, before + waited_ms),
+            Err(e) => {
+                // whether or not it went, nothing will report on it: its permit goes back
+                self.visit.host.release(dep.permit_id).await?;
+                return Err(e);
+            }
+        };
         let (response, latency_ms) = match sent {
             Sent::Answer { response, latency_ms } => (response, latency_ms),
             Sent::NoAnswer { timed_out, message } => {
@@ -148,7 +154,7 @@ impl FetchRun<'_> {
                 self.visit.log("request", self.attempt, waited, &dep.layer, None);
                 return Err(upstream_error(&self.visit.host.host, timed_out, &message));
             }
-            Sent::NotYet(_) => return Err(ApiError::internal("the host object did not send at the departure")),
+            Sent::NotYet => return Err(ApiError::internal("the host object did not send at the departure")),
         };
         let upstream = Upstream::new(response);
         let retry = RetryBudget::verdict(self.visit.cfg.policy.max_retries, self.attempt, upstream.status())

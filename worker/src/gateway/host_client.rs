@@ -84,8 +84,8 @@ pub(crate) enum Sent {
         /// What failed.
         message: String,
     },
-    /// Not sent: ask again after this many milliseconds.
-    NotYet(f64),
+    /// Not sent: ask again.
+    NotYet,
 }
 
 /// The Durable Object of one host (a clone calls the same object).
@@ -122,19 +122,20 @@ impl HostClient {
         Ok(r.wait_ms)
     }
 
-    /// Have the object send `req` at its departure (see [`SendRequest`]).
-    pub async fn send(&self, req: &SendRequest) -> Result<Sent, ApiError> {
+    /// Have the object send `req` at its departure (see [`SendRequest`]): what came of it, and the milliseconds
+    /// the object waited first.
+    pub async fn send(&self, req: &SendRequest) -> Result<(Sent, f64), ApiError> {
         let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
         let answer = called(js::object_send(&self.stub, body)).await?;
         Ok(match parse_answer(&answer)? {
-            SendReply::Sent { latency_ms } => {
+            SendReply::Sent { waited_ms, latency_ms } => {
                 let response = js::get(&answer, "2")
                     .dyn_into()
                     .map_err(|_| ApiError::internal("the host object sent a request and gave no response"))?;
-                Sent::Answer { response, latency_ms }
+                (Sent::Answer { response, latency_ms }, waited_ms)
             }
-            SendReply::NoAnswer { timed_out, message } => Sent::NoAnswer { timed_out, message },
-            SendReply::NotYet { wait_ms } => Sent::NotYet(wait_ms),
+            SendReply::NoAnswer { waited_ms, timed_out, message } => (Sent::NoAnswer { timed_out, message }, waited_ms),
+            SendReply::NotYet { waited_ms } => (Sent::NotYet, waited_ms),
         })
     }
 

@@ -39,7 +39,8 @@ pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Resu
         visit.host.release(dep.permit_id).await?;
         return Err(ApiError::internal("the host object reserved a robots.txt fetch without its number"));
     };
-    let deadline = js::now_ms() + cfg.fetch_timeout.as_secs_f64() * 1000.0;
+    // the fetch's time runs from its departure, not from now
+    let deadline = dep.departs_ms.max(js::now_ms()) + cfg.fetch_timeout.as_secs_f64() * 1000.0;
     let fetched = follow(visit, dep, deadline).await;
     let status = fetched.as_ref().map(|f| f.status);
     let (headers, body) = fetched.map(|f| (f.headers, f.body)).unwrap_or_default();
@@ -66,11 +67,12 @@ async fn follow(visit: &HostVisit<'_>, dep: &Departure, deadline_ms: f64) -> Opt
     let mut hops = 0;
     loop {
         let (host, dep) = &at;
-        // the object waits for the departure first: what is left of the deadline after it
+        // the object waits for the departure first: what is left of the deadline after it (the object's clock
+        // reserved it, the Worker's measures the rest: the two are the runtime's one clock)
         let left = deadline_ms - dep.departs_ms.max(js::now_ms());
         let sent = match left > 0.0 {
             true => send_at(host, dep, None, &Outgoing { url: &url, headers: &headers, timeout_ms: left }).await,
-            false => Ok((Sent::NotYet(0.0), 0.0)),
+            false => Ok((Sent::NotYet, 0.0)),
         };
         if let Err(e) = host.release(dep.permit_id).await {
             logs::error(&e);

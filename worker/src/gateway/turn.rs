@@ -141,9 +141,8 @@ pub(crate) struct Outgoing<'a> {
 }
 
 /// Have `host`'s object send `request` at `dep`, a departure reserved there (issued to `asker`'s token when
-/// given): the object waits for the instant, confirms the departure and sends in one step. What came back, and
-/// the milliseconds waited beyond the departure's own wait (a departure before it left late): never
-/// [`Sent::NotYet`].
+/// given): the object waits for the instant, confirms the departure and sends in one step. What came back (never
+/// [`Sent::NotYet`]), and the milliseconds the object waited for it.
 pub(crate) async fn send_at(
     host: &HostClient,
     dep: &Departure,
@@ -160,11 +159,12 @@ pub(crate) async fn send_at(
         headers: request.headers.to_vec(),
         timeout_ms: request.timeout_ms,
     };
-    let mut late_ms = 0.0;
+    let mut waited = 0.0;
     for _ in 0..SEND_ROUNDS {
-        match host.send(&req).await? {
-            Sent::NotYet(waited_ms) => late_ms += waited_ms,
-            sent => return Ok((sent, late_ms)),
+        let (sent, waited_ms) = host.send(&req).await?;
+        waited += waited_ms;
+        if !matches!(sent, Sent::NotYet) {
+            return Ok((sent, waited));
         }
     }
     Err(ApiError::internal("the host object never confirmed the departure"))
