@@ -11,8 +11,8 @@ use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, RobotsReply,
-    RobotsRequest, SendReply, SendRequest,
+    AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, Outgoing,
+    RobotsReply, RobotsRequest, SendReply, SendRequest,
 };
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
@@ -137,8 +137,21 @@ impl HostObject {
         }
     }
 
-    async fn handle_ask(&self, body: &str) -> Result<AskReply, ApiError> {
+    /// `ask`: the answer, or — with `send`, once a departure is reserved — the request sent at it
+    /// ([`HostObject::send_at`]), so a request that waits its turn takes one call.
+    async fn handle_ask(&self, body: &str) -> Result<Response, ApiError> {
         let req: AskRequest = parse(body)?;
+        match (self.ask(&req).await?, &req.send) {
+            (AskReply::Go(dep), Some(request)) if dep.reserved => {
+                let claim = req.asker.as_ref().zip(dep.departure_id.clone());
+                let claim = claim.map(|(a, id)| Claim { token: a.token.clone(), id });
+                self.send_at(&req.host, claim.as_ref(), dep.departs_ms, request, Some(dep.clone())).await
+            }
+            (reply, _) => json(&reply).map_err(|e| ApiError::internal(e.to_string())),
+        }
+    }
+
+    async fn ask(&self, req: &AskRequest) -> Result<AskReply, ApiError> {
         let config = self.config()?;
         let max_wait = req.max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok());
         let robots = req.robots.then(|| RobotsRule {
@@ -275,26 +288,42 @@ impl HostObject {
     /// departure left.) The answer is the target's response with the [`SendReply`] in a header, or a reply alone.
     async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
         let req: SendRequest = parse(body)?;
-        let departs = Instant::from_millis_f64(req.departs_ms);
-        let waited_ms = match self.confirm(&req.host, req.departure.as_ref(), departs, true).await {
+        self.send_at(&req.host, req.departure.as_ref(), req.departs_ms, &req.request, None).await
+    }
+
+    /// Send `request` at the departure reserved for `departs_ms` (`claim`'s, when issued to a token): wait for it,
+    /// confirm it and send, as [`HostObject::handle_send`] says. `departure`, when the same call reserved it, goes
+    /// back in the reply.
+    async fn send_at(
+        &self,
+        host: &str,
+        claim: Option<&Claim>,
+        departs_ms: f64,
+        request: &Outgoing,
+        departure: Option<Departure>,
+    ) -> Result<Response, ApiError> {
+        let departs = Instant::from_millis_f64(departs_ms);
+        let waited_ms = match self.confirm(host, claim, departs, true).await {
             Ok(Confirmed::Go { waited_ms }) => waited_ms,
             Ok(Confirmed::NotYet { waited_ms }) => {
-                self.with_desk(&req.host, true, |_, _| Ok(()))?;
-                return reply(&SendReply::NotYet { waited_ms });
+                self.with_desk(host, true, |_, _| Ok(()))?;
+                return reply(&SendReply::NotYet { departure, waited_ms });
             }
             Err(e) => {
                 // what was changed before the failure is kept
-                self.with_desk(&req.host, true, |_, _| Ok(()))?;
+                self.with_desk(host, true, |_, _| Ok(()))?;
                 return Err(e);
             }
         };
         let sent = js::now_ms();
-        let fetched = JsFuture::from(js::upstream_fetch(&req.url, &js::to_array(&req.headers), req.timeout_ms)).await;
-        if let Err(e) = self.with_desk(&req.host, true, |_, _| Ok(())) {
+        let fetched =
+            JsFuture::from(js::upstream_fetch(&request.url, &js::to_array(&request.headers), request.timeout_ms)).await;
+        if let Err(e) = self.with_desk(host, true, |_, _| Ok(())) {
             // the request went: its answer is the caller's all the same
             crate::gateway::logs::error(&e);
         }
         let no_answer = |e: &JsValue, what: &str| SendReply::NoAnswer {
+            departure: departure.clone(),
             waited_ms,
             timed_out: js::get(e, "name").as_string().as_deref() == Some("TimeoutError"),
             message: format!("{what}{}", js::get(e, "message").as_string().unwrap_or_else(|| "fetch failed".into())),
@@ -303,7 +332,7 @@ impl HostObject {
             Ok(response) => response.unchecked_into(),
             Err(e) => return reply(&no_answer(&e, "")),
         };
-        let sent = SendReply::Sent { waited_ms, latency_ms: js::now_ms() - sent };
+        let sent = SendReply::Sent { departure: departure.clone(), waited_ms, latency_ms: js::now_ms() - sent };
         let text = serde_json::to_string(&sent).map_err(|e| ApiError::internal(e.to_string()))?;
         match js::sent_reply(&upstream, &text) {
             Ok(response) => Ok(Response::from(response)),
@@ -405,7 +434,7 @@ impl DurableObject for HostObject {
         let path = req.path();
         let body = js::call_text(&mut req).await?;
         let answer = match path.as_str() {
-            "/ask" => self.handle_ask(&body).await.map(|r| json(&r)),
+            "/ask" => self.handle_ask(&body).await.map(Ok),
             "/depart" => self.handle_depart(&body).await.map(|r| json(&r)),
             "/send" => self.handle_send(&body).await.map(Ok),
             "/observe" => self.handle_observe(&body).map(|r| json(&r)),

@@ -16,15 +16,16 @@ export async function object_call(stub, op, body) {
   return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text()];
 }
 
-// A call to a host object's `send`: `[status, reply, response]`, where `response` is the target's response when
-// the object sent the request (marked by `hostpace-sent`, its reply in `hostpace-reply`; both removed), else null.
-export async function object_send(stub, body) {
+// A call to a host object that may send a request (`ask` with a request, `send`): `[status, reply, response]`,
+// where `response` is the target's response when the object sent the request (marked by `hostpace-sent`, its reply
+// in `hostpace-reply`; both removed), else null.
+export async function object_send(stub, op, body) {
   const encoded = header_form(body);
   // the target's redirect is the answer, not followed on the way back from the object
   const init = encoded !== null
     ? { method: 'POST', headers: { 'hostpace-call': encoded }, redirect: 'manual' }
     : { method: 'POST', body, redirect: 'manual' };
-  const res = await stub.fetch('https://object/send', init);
+  const res = await stub.fetch('https://object/' + op, init);
   const reply = res.headers.get('hostpace-reply');
   if (res.headers.get('hostpace-sent') === null) {
     return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text(), null];
@@ -210,8 +211,9 @@ extern "C" {
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
     /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text]`.
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
-    /// POST `body` to a host object's `send`; resolves to `[status, text, response or null]`.
-    pub fn object_send(stub: &JsValue, body: String) -> js_sys::Promise;
+    /// POST `body` to `op` of a host object that may send a request; resolves to `[status, text, response or
+    /// null]`.
+    pub fn object_send(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
     /// `upstream` as a host object's answer to `send`, carrying `reply` (an error when the platform will not
     /// make a response of it, such as a status outside 200–599).
     #[wasm_bindgen(catch)]

@@ -68,6 +68,10 @@ pub struct AskRequest {
     /// The token the departure is reserved for: issued to it, under its bound.
     #[serde(default)]
     pub asker: Option<AskerWire>,
+    /// Send this request at the departure: the object waits for it, confirms it and sends in one step, and
+    /// answers with the target's response ([`SendReply`]) instead of `go`.
+    #[serde(default)]
+    pub send: Option<Outgoing>,
 }
 
 /// A token asking for itself (see [`crate::desk::Asker`]).
@@ -142,8 +146,21 @@ pub struct DepartReply {
     pub wait_ms: f64,
 }
 
-/// Worker → host object: at its departure, send a GET for the gateway (a caller's request, robots.txt or one of
-/// its redirects). The object confirms the departure and sends in one step, so nothing runs between the two.
+/// A GET the host's object sends for the gateway at a departure (a caller's request, robots.txt or one of its
+/// redirects).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outgoing {
+    /// The URL (a checked target).
+    pub url: String,
+    /// The request headers.
+    pub headers: Vec<(String, String)>,
+    /// How long the target may take to answer once the request is sent, in milliseconds.
+    pub timeout_ms: f64,
+}
+
+/// Worker → host object: at a departure already reserved, send a GET for the gateway. The object confirms the
+/// departure and sends in one step, so nothing runs between the two.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendRequest {
@@ -154,22 +171,21 @@ pub struct SendRequest {
     pub departure: Option<Claim>,
     /// The departure's reserved instant, epoch milliseconds: the object waits until it before confirming.
     pub departs_ms: f64,
-    /// The URL to GET (a checked target).
-    pub url: String,
-    /// The request headers.
-    pub headers: Vec<(String, String)>,
-    /// How long the target may take to answer once the request is sent, in milliseconds.
-    pub timeout_ms: f64,
+    /// The request.
+    pub request: Outgoing,
 }
 
-/// Host object → Worker: the answer to a [`SendRequest`]. With `sent`, the object's answer is the target's own
-/// response (its status, headers and body).
+/// Host object → Worker: the answer to a [`SendRequest`], or to an [`AskRequest`] with `send` once the object
+/// sent it. With `sent`, the object's answer is the target's own response (its status, headers and body).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum SendReply {
     /// Sent; the response is the target's.
     #[serde(rename_all = "camelCase")]
     Sent {
+        /// The departure it went at, when the object reserved it in the same call (an ask with `send`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        departure: Option<Departure>,
         /// The waits the object slept before sending, in milliseconds.
         waited_ms: f64,
         /// Time from sending to the response headers, in milliseconds.
@@ -178,6 +194,9 @@ pub enum SendReply {
     /// Sent, and no answer came (a timeout, a failed connection, a response that cannot be passed on).
     #[serde(rename_all = "camelCase")]
     NoAnswer {
+        /// The departure it went at, when the object reserved it in the same call (an ask with `send`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        departure: Option<Departure>,
         /// The waits the object slept before sending, in milliseconds.
         waited_ms: f64,
         /// The timeout ran out.
@@ -188,6 +207,9 @@ pub enum SendReply {
     /// Not sent: every confirmation named a wait (departures before this one left late); send again.
     #[serde(rename_all = "camelCase")]
     NotYet {
+        /// The departure, when the object reserved it in the same call (an ask with `send`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        departure: Option<Departure>,
         /// The waits the object slept, in milliseconds.
         waited_ms: f64,
     },
@@ -456,13 +478,14 @@ mod tests {
 
     #[test]
     fn send_replies_are_tagged() {
-        let sent = SendReply::Sent { waited_ms: 200.0, latency_ms: 12.5 };
+        let sent = SendReply::Sent { departure: None, waited_ms: 200.0, latency_ms: 12.5 };
         assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"kind":"sent","waitedMs":200.0,"latencyMs":12.5}"#);
         let text = r#"{"kind":"noAnswer","waitedMs":0,"timedOut":true,"message":"x"}"#;
         let none: SendReply = serde_json::from_str(text).unwrap();
-        assert_eq!(none, SendReply::NoAnswer { waited_ms: 0.0, timed_out: true, message: "x".into() });
+        let expected = SendReply::NoAnswer { departure: None, waited_ms: 0.0, timed_out: true, message: "x".into() };
+        assert_eq!(none, expected);
         let later: SendReply = serde_json::from_str(r#"{"kind":"notYet","waitedMs":3}"#).unwrap();
-        assert_eq!(later, SendReply::NotYet { waited_ms: 3.0 });
+        assert_eq!(later, SendReply::NotYet { departure: None, waited_ms: 3.0 });
         assert!(serde_json::from_str::<SendReply>(r#"{"error":{"code":"internal","message":"x"}}"#).is_err());
     }
 

@@ -1,5 +1,6 @@
 //! `GET /v1/fetch?url=…`: a polite proxied GET, in named steps. The target and its host; then, per attempt: a
-//! turn at the host ([`HostVisit::take_turn`]: robots.txt first when due, the wait slept), the request sent, what
+//! turn at the host ([`HostVisit::take_turn`]: robots.txt first when due, then the request sent by the host's object
+//! at its departure, in the same call), what
 //! came back reported to the host's object, and either a retry (a 429/503 the core's retry budget retries) or
 //! the answer relayed. When a retry may not wait its turn, the last answer is relayed instead.
 
@@ -9,10 +10,10 @@ use crate::gateway::logs;
 use crate::gateway::relay::{gateway_headers, relay, Upstream};
 use crate::gateway::request::Caller;
 use crate::gateway::responses::not_yet;
-use crate::gateway::turn::{send_at, HostVisit, Outgoing, Turn};
+use crate::gateway::turn::{send_at, HostVisit, Turn};
 use crate::headers::{forward_request_headers, MAX_HEADERS};
 use crate::js;
-use crate::protocol::{AskerWire, Departure, ObserveRequest};
+use crate::protocol::{AskerWire, Departure, ObserveRequest, Outgoing};
 use hostpace::{Response as CoreResponse, RetryBudget, RetryVerdict};
 use std::time::Duration;
 use worker::Response;
@@ -21,11 +22,15 @@ use worker::Response;
 pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiError> {
     let target = caller.query_target()?;
     let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
+    let target_href = target.url.href.clone();
     let visit = caller.visit(target, "fetch").await?;
     let run = FetchRun {
         asker: caller.asker(true),
-        outgoing: outgoing_headers(&caller),
-        timeout_ms: caller.cfg.fetch_timeout.as_secs_f64() * 1000.0,
+        request: Outgoing {
+            url: target_href,
+            headers: outgoing_headers(&caller),
+            timeout_ms: caller.cfg.fetch_timeout.as_secs_f64() * 1000.0,
+        },
         max_wait,
         visit,
         attempt: 0,
@@ -49,10 +54,9 @@ struct FetchRun<'a> {
     visit: HostVisit<'a>,
     /// The caller's token, which each departure is reserved for (it waits at its bound).
     asker: Option<AskerWire>,
-    /// The headers sent to the target (the caller's, filtered, and the gateway's user agent).
-    outgoing: Vec<(String, String)>,
-    /// How long the target may take to answer.
-    timeout_ms: f64,
+    /// The request sent to the target: its URL, the headers (the caller's, filtered, and the gateway's user
+    /// agent), and how long the target may take to answer.
+    request: Outgoing,
     /// How long the caller waits for a departure, per turn.
     max_wait: Option<Duration>,
     /// The current attempt (from 1).
@@ -88,18 +92,23 @@ impl FetchRun<'_> {
     async fn until_answered(mut self) -> Result<Response, ApiError> {
         loop {
             self.attempt += 1;
-            let (dep, before) = match self.visit.take_turn(self.max_wait, true, self.asker.clone()).await? {
+            let turn = self.visit.take_turn(self.max_wait, true, self.asker.clone(), Some(&self.request)).await?;
+            let (dep, sent, waited) = match turn {
                 Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
-                Turn::Go { dep, waited_ms } => (dep, waited_ms),
+                Turn::Go { dep, waited_ms, sent: Some(sent) } => (dep, sent, waited_ms),
                 Turn::Refused(refusal) => {
                     // robots.txt refuses the target (a copy fetched again between two attempts may): nothing
                     // more is sent
                     self.discard_previous();
                     return self.visit.refused(&refusal, self.attempt);
                 }
+                Turn::Go { dep, sent: None, .. } => {
+                    self.visit.host.release(dep.permit_id).await?;
+                    return Err(ApiError::internal("the host object reserved a departure it was asked to send"));
+                }
             };
             self.discard_previous();
-            let (arrival, waited) = self.send(&dep, before).await?;
+            let (arrival, waited) = self.arrival(sent, &dep, waited).await?;
             self.waited_ms += waited;
             self.report(&arrival, &dep).await?;
             self.visit.log("request", self.attempt, waited, &dep.layer, Some(arrival.upstream.status()));
@@ -132,20 +141,21 @@ impl FetchRun<'_> {
         }
     }
 
-    /// Have the host's object send the request at its departure (`before`: the milliseconds waited before it was
-    /// reserved). No answer (a timeout, a failed connection) is reported to the host's object as a timeout and
-    /// becomes 504 `upstream_timeout` or 502 `upstream_failed`. What came back, and the milliseconds waited in
-    /// all for this attempt.
-    async fn send(&self, dep: &Departure, before: f64) -> Result<(Arrival, f64), ApiError> {
-        let request =
-            Outgoing { url: &self.visit.target.url.href, headers: &self.outgoing, timeout_ms: self.timeout_ms };
-        let (sent, waited) = match send_at(&self.visit.host, dep, self.asker.as_ref(), &request).await {
-            Ok((sent, waited_ms)) => (sent, before + waited_ms),
-            Err(e) => {
-                // whether or not it went, nothing will report on it: its permit goes back
-                self.visit.host.release(dep.permit_id).await?;
-                return Err(e);
-            }
+    /// What came of the request sent at `dep` after `waited` ms (one every confirmation of which named a wait is
+    /// sent again). No answer (a timeout, a failed connection) is reported to the host's object as a timeout and
+    /// becomes 504 `upstream_timeout` or 502 `upstream_failed`. What came back, and the milliseconds waited in all
+    /// for this attempt.
+    async fn arrival(&self, sent: Sent, dep: &Departure, waited: f64) -> Result<(Arrival, f64), ApiError> {
+        let (sent, waited) = match sent {
+            Sent::NotYet => match send_at(&self.visit.host, dep, self.asker.as_ref(), &self.request).await {
+                Ok((sent, waited_ms)) => (sent, waited + waited_ms),
+                Err(e) => {
+                    // whether or not it went, nothing will report on it: its permit goes back
+                    self.visit.host.release(dep.permit_id).await?;
+                    return Err(e);
+                }
+            },
+            sent => (sent, waited),
         };
         let (response, latency_ms) = match sent {
             Sent::Answer { response, latency_ms } => (response, latency_ms),

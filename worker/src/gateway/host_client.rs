@@ -4,8 +4,8 @@
 use crate::api::ApiError;
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, AskerWire, Claim, DepartReply, DepartRequest, HostReport, ObserveReply, ObserveRequest,
-    RobotsReply, RobotsRequest, SendReply, SendRequest,
+    AskReply, AskRequest, AskerWire, Claim, DepartReply, DepartRequest, Departure, HostReport, ObserveReply,
+    ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
@@ -68,6 +68,38 @@ fn parse_answer<R: DeserializeOwned>(answer: &JsValue) -> Result<R, ApiError> {
     serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))
 }
 
+/// A host object's [`SendReply`] read from its `[status, text, response]` answer: what came of it, the waits
+/// slept, and the departure when the same call reserved it.
+fn sent(answer: &JsValue) -> Result<(Sent, f64, Option<Departure>), ApiError> {
+    Ok(match parse_answer(answer)? {
+        SendReply::Sent { departure, waited_ms, latency_ms } => {
+            let response = js::get(answer, "2")
+                .dyn_into()
+                .map_err(|_| ApiError::internal("the host object sent a request and gave no response"))?;
+            (Sent::Answer { response, latency_ms }, waited_ms, departure)
+        }
+        SendReply::NoAnswer { departure, waited_ms, timed_out, message } => {
+            (Sent::NoAnswer { timed_out, message }, waited_ms, departure)
+        }
+        SendReply::NotYet { departure, waited_ms } => (Sent::NotYet, waited_ms, departure),
+    })
+}
+
+/// What an [`HostClient::ask_or_send`] came to.
+pub(crate) enum Asked {
+    /// The object's answer to the ask (it sent nothing).
+    Reply(AskReply),
+    /// The request was sent at `departure`, or — [`Sent::NotYet`] — every confirmation of it named a wait.
+    Sent {
+        /// What came of it.
+        sent: Sent,
+        /// The waits the object slept first, in milliseconds.
+        waited_ms: f64,
+        /// The departure it went at.
+        departure: Departure,
+    },
+}
+
 /// What a host object's `send` came to.
 pub(crate) enum Sent {
     /// The target answered: its response, and the time from sending to its headers.
@@ -112,8 +144,31 @@ impl HostClient {
         asker: Option<AskerWire>,
         url: &str,
     ) -> Result<AskReply, ApiError> {
-        let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), asker };
-        call(&self.stub, "ask", &req).await
+        match self.ask_or_send(max_wait_ms, robots, asker, url, None).await? {
+            Asked::Reply(reply) => Ok(reply),
+            Asked::Sent { .. } => Err(ApiError::internal("the host object sent a request it was not given")),
+        }
+    }
+
+    /// [`HostClient::ask`], and with `send`, the request sent at the departure reserved for it.
+    pub async fn ask_or_send(
+        &self,
+        max_wait_ms: Option<f64>,
+        robots: bool,
+        asker: Option<AskerWire>,
+        url: &str,
+        send: Option<&Outgoing>,
+    ) -> Result<Asked, ApiError> {
+        let send = send.cloned();
+        let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), asker, send };
+        let body = serde_json::to_string(&req).map_err(|e| ApiError::internal(e.to_string()))?;
+        let answer = called(js::object_send(&self.stub, "ask", body)).await?;
+        if js::get(&answer, "2").is_null() {
+            return Ok(Asked::Reply(parse_answer(&answer)?));
+        }
+        let (sent, waited_ms, departure) = sent(&answer)?;
+        let departure = departure.ok_or_else(|| ApiError::internal("the host object sent without its departure"))?;
+        Ok(Asked::Sent { sent, waited_ms, departure })
     }
 
     /// Confirm a token's own departure now (`/v1/depart`): the milliseconds still to wait (zero: go).
@@ -126,17 +181,8 @@ impl HostClient {
     /// the object waited first.
     pub async fn send(&self, req: &SendRequest) -> Result<(Sent, f64), ApiError> {
         let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
-        let answer = called(js::object_send(&self.stub, body)).await?;
-        Ok(match parse_answer(&answer)? {
-            SendReply::Sent { waited_ms, latency_ms } => {
-                let response = js::get(&answer, "2")
-                    .dyn_into()
-                    .map_err(|_| ApiError::internal("the host object sent a request and gave no response"))?;
-                (Sent::Answer { response, latency_ms }, waited_ms)
-            }
-            SendReply::NoAnswer { waited_ms, timed_out, message } => (Sent::NoAnswer { timed_out, message }, waited_ms),
-            SendReply::NotYet { waited_ms } => (Sent::NotYet, waited_ms),
-        })
+        let (sent, waited_ms, _) = sent(&called(js::object_send(&self.stub, "send", body)).await?)?;
+        Ok((sent, waited_ms))
     }
 
     /// A token gives back its departure (an observation without a status).

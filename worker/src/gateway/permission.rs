@@ -29,7 +29,7 @@ pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiEr
     let target = caller.target(&body.url)?;
     let max_wait = caller.wait_bound(Some(caller.cfg.max_wait))?;
     let visit = caller.visit(target, "acquire").await?;
-    match visit.take_turn(max_wait, false, caller.asker(false)).await? {
+    match visit.take_turn(max_wait, false, caller.asker(false), None).await? {
         Turn::Later { wait_ms, layer } => {
             visit.log("request", 1, wait_ms, &layer, Some(429));
             not_yet(&visit.host.host, wait_ms, &layer, 0)

@@ -14,9 +14,9 @@
 use crate::api::ApiError;
 use crate::gateway::host_client::{HostClient, Sent};
 use crate::gateway::logs;
-use crate::gateway::turn::{send_at, HostVisit, Outgoing};
+use crate::gateway::turn::{send_at, HostVisit};
 use crate::js;
-use crate::protocol::{AskReply, Departure, RobotsRequest};
+use crate::protocol::{AskReply, Departure, Outgoing, RobotsRequest};
 use crate::target::{check_target, Target};
 use hostpace::robots::MAX_ROBOTS_BYTES;
 use worker::web_sys;
@@ -71,7 +71,10 @@ async fn follow(visit: &HostVisit<'_>, dep: &Departure, deadline_ms: f64) -> Opt
         // reserved it, the Worker's measures the rest: the two are the runtime's one clock)
         let left = deadline_ms - dep.departs_ms.max(js::now_ms());
         let sent = match left > 0.0 {
-            true => send_at(host, dep, None, &Outgoing { url: &url, headers: &headers, timeout_ms: left }).await,
+            true => {
+                let request = Outgoing { url: url.clone(), headers: headers.to_vec(), timeout_ms: left };
+                send_at(host, dep, None, &request).await
+            }
             false => Ok((Sent::NotYet, 0.0)),
         };
         if let Err(e) = host.release(dep.permit_id).await {

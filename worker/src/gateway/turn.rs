@@ -6,11 +6,11 @@
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
 use crate::departure::sleep_ms;
-use crate::gateway::host_client::{HostClient, Sent};
+use crate::gateway::host_client::{Asked, HostClient, Sent};
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::responses::{disallowed_by_robots, robots_unavailable};
 use crate::gateway::robots::fetch_robots;
-use crate::protocol::{AskReply, AskerWire, Claim, Departure, SendRequest};
+use crate::protocol::{AskReply, AskerWire, Claim, Departure, Outgoing, SendRequest};
 use crate::target::Target;
 use std::time::Duration;
 use worker::{Context, Env, Response};
@@ -37,13 +37,17 @@ pub(crate) struct HostVisit<'a> {
 
 /// The outcome of asking for a turn.
 pub(crate) enum Turn {
-    /// A departure for the request, reserved (its wait not yet waited); `waited_ms` went by before it was
-    /// reserved (a robots.txt fetch first, every concurrency permit held).
+    /// A departure for the request, reserved; `waited_ms` went by for it. With a request to send, `sent` is what
+    /// came of it, sent at the departure by the host's object ([`Sent::NotYet`]: every confirmation of it named a
+    /// wait, send it with [`send_at`]), and the time waited includes the departure's own wait; without, its wait
+    /// is still to come.
     Go {
         /// The departure.
         dep: Departure,
-        /// The time waited so far, in milliseconds.
+        /// The time waited, in milliseconds.
         waited_ms: f64,
+        /// What came of the request, when one was given.
+        sent: Option<Sent>,
     },
     /// Nothing reserved: the request would have to wait `wait_ms` more than its bound allows.
     Later {
@@ -96,19 +100,27 @@ impl HostVisit<'_> {
     /// the same limiter), a refusal when it disallows the target or is unreachable (and the gateway obeys it), and
     /// — when `hold` — a re-ask while every concurrency permit is held (without, that answer is returned: a
     /// departure not reserved). `max_wait` bounds the total wait; beyond it nothing is reserved ([`Turn::Later`]).
-    /// The departure is issued to `asker`'s token, under its bound of reservations.
+    /// The departure is issued to `asker`'s token, under its bound of reservations. With `send`, the object sends
+    /// that request at the departure in the same call (see [`Turn::Go`]).
     pub async fn take_turn(
         &self,
         max_wait: Option<Duration>,
         hold: bool,
         asker: Option<AskerWire>,
+        send: Option<&Outgoing>,
     ) -> Result<Turn, ApiError> {
         let mut waited = 0.0;
         let robots = !self.cfg.robots_ttl.is_zero();
         loop {
             let remaining = max_wait.map(|m| (m.as_secs_f64() * 1000.0 - waited).max(0.0));
             let url = &self.target.url.href;
-            match self.host.ask(remaining, robots, asker.clone(), url).await? {
+            let reply = match self.host.ask_or_send(remaining, robots, asker.clone(), url, send).await? {
+                Asked::Reply(reply) => reply,
+                Asked::Sent { sent, waited_ms, departure } => {
+                    return Ok(Turn::Go { dep: departure, waited_ms: waited + waited_ms, sent: Some(sent) })
+                }
+            };
+            match reply {
                 AskReply::Later { wait_ms, layer } => return Ok(Turn::Later { wait_ms, layer }),
                 AskReply::Disallowed { rule } => return Ok(Turn::Refused(Refusal::Disallowed { rule })),
                 AskReply::Unavailable { retry_after_ms } => {
@@ -124,20 +136,10 @@ impl HostVisit<'_> {
                     sleep_ms(dep.wait_ms).await;
                     waited += dep.wait_ms;
                 }
-                AskReply::Go(dep) => return Ok(Turn::Go { dep, waited_ms: waited }),
+                AskReply::Go(dep) => return Ok(Turn::Go { dep, waited_ms: waited, sent: None }),
             }
         }
     }
-}
-
-/// A GET the gateway sends itself.
-pub(crate) struct Outgoing<'a> {
-    /// The URL.
-    pub url: &'a str,
-    /// The request headers.
-    pub headers: &'a [(String, String)],
-    /// How long the target may take to answer once it is sent, in milliseconds.
-    pub timeout_ms: f64,
 }
 
 /// Have `host`'s object send `request` at `dep`, a departure reserved there (issued to `asker`'s token when
@@ -147,18 +149,11 @@ pub(crate) async fn send_at(
     host: &HostClient,
     dep: &Departure,
     asker: Option<&AskerWire>,
-    request: &Outgoing<'_>,
+    request: &Outgoing,
 ) -> Result<(Sent, f64), ApiError> {
     let departure =
         asker.zip(dep.departure_id.as_ref()).map(|(a, id)| Claim { token: a.token.clone(), id: id.clone() });
-    let req = SendRequest {
-        host: host.host.clone(),
-        departure,
-        departs_ms: dep.departs_ms,
-        url: request.url.to_owned(),
-        headers: request.headers.to_vec(),
-        timeout_ms: request.timeout_ms,
-    };
+    let req = SendRequest { host: host.host.clone(), departure, departs_ms: dep.departs_ms, request: request.clone() };
     let mut waited = 0.0;
     for _ in 0..SEND_ROUNDS {
         let (sent, waited_ms) = host.send(&req).await?;
