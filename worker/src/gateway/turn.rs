@@ -1,7 +1,7 @@
 //! A request's turn at a host: ask the host's object for a departure, fetch robots.txt first when it says so,
-//! ask again while every concurrency permit is held; then have the object send the request at the departure
-//! ([`send_at`]: it waits for the instant, confirms and sends in one step). Every wait is one the object computed
-//! with the core; none is re-derived here.
+//! ask again while every concurrency permit is held. The object sends the gateway's own request at the departure
+//! (it waits for the instant, confirms and sends in one step): in the ask's own call, or through [`send_at`] for a
+//! departure reserved before. Every wait is one the object computed with the core; none is re-derived here.
 
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
