@@ -2,8 +2,30 @@
 # The README's run command: builds everything (the npm package the playground loads, the gateway Worker) and
 # starts the gateway with wrangler dev on http://127.0.0.1:8787, Durable Object state on local disk
 # (.wrangler/state), printing the dev token and the playground's URL. Ctrl-C stops it.
+#   scripts/dev.sh                  public targets only (as deployed)
+#   scripts/dev.sh --allow-local    also 127.0.0.1, ::1 and other private addresses (CRAWL_ALLOW_PRIVATE_TARGETS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+extra=()
+targets="public hosts only (scripts/dev.sh --allow-local to reach 127.0.0.1 and private addresses)"
+for arg in "$@"; do
+  case "$arg" in
+    --allow-local)
+      extra+=(--var CRAWL_ALLOW_PRIVATE_TARGETS:true)
+      targets="public hosts, and 127.0.0.1, ::1 and private addresses (--allow-local)"
+      ;;
+    -h | --help)
+      sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "scripts/dev.sh: unknown option $arg (try --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
 scripts/setup.sh
 
 npm run --silent build:pkg        # pkg/ and www/pkg (the playground's wasm module)
@@ -27,8 +49,9 @@ cat <<MSG
   hostpace gateway  http://127.0.0.1:8787
   playground        http://127.0.0.1:8787/
   dev token         $TOKEN      (in .dev.vars)
+  targets           $targets
 
   curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8787/v1/fetch?url=https%3A%2F%2Fexample.com%2F'
 
 MSG
-exec node_modules/.bin/wrangler dev --ip 127.0.0.1 --port 8787 --persist-to .wrangler/state
+exec node_modules/.bin/wrangler dev --ip 127.0.0.1 --port 8787 --persist-to .wrangler/state ${extra[@]+"${extra[@]}"}

@@ -52,7 +52,11 @@ pub fn check_target(input: &str, allow_private: bool) -> Result<Target, ApiError
             return Err(ApiError::new(
                 403,
                 "private_target",
-                format!("target host {} is {why}; the gateway only fetches public hosts", url.host),
+                format!(
+                    "target host {} is {why}; the gateway only fetches public hosts unless \
+                     CRAWL_ALLOW_PRIVATE_TARGETS is true (locally: scripts/dev.sh --allow-local)",
+                    url.host
+                ),
             ));
         }
     }
@@ -255,5 +259,7 @@ mod tests {
         assert!(!e.message.contains("hunter2"), "{e}");
         let e = check_target("http://10.0.0.1/", false).unwrap_err();
         assert!(e.message.contains("private"), "{e}");
+        // the refusal names the switch that lifts it, and the local one
+        assert!(e.message.contains("CRAWL_ALLOW_PRIVATE_TARGETS") && e.message.contains("--allow-local"), "{e}");
     }
 }
