@@ -80,12 +80,20 @@ cat > "$OUT/package.json" <<JSON
     "./hostpace_bg.wasm": "./hostpace_bg.wasm",
     "./package.json": "./package.json"
   },
-  "files": ["*.js", "*.d.ts", "hostpace_bg.wasm", "snippets/**"],
+  "files": ["*.js", "*.d.ts", "hostpace_bg.wasm", "snippets/**", "README.md", "CHANGELOG.md", "LICENSE-MIT", "LICENSE-APACHE"],
+  "keywords": ["crawler", "rate-limiter", "politeness", "robots.txt", "retry-after", "token-bucket", "wasm"],
   "engines": { "node": ">=20" }
 }
 JSON
+cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$OUT/"
 rm -f "$OUT/.gitignore"
 gzip -9 -c "$OUT/hostpace_bg.wasm" | wc -c | awk '{printf "pkg/hostpace_bg.wasm: %d bytes gzipped\n", $1}'
+
+# The installable tarball, as `npm pack` makes it: target/npm/hostpace-<version>.tgz (`npm i` that path)
+mkdir -p target/npm
+rm -f target/npm/hostpace-*.tgz
+npm pack --silent --pack-destination target/npm "./$OUT" >/dev/null
+echo "target/npm/hostpace-$VERSION.tgz"
 
 # The playground (www/) loads the same module from www/pkg (ignored by git); the gateway serves www/ at /.
 rm -rf www/pkg

@@ -1,0 +1,53 @@
+// The installable package: the tarball `npm run build:pkg` packs (target/npm/hostpace-<version>.tgz) holds what
+// a user needs, installs with npm into an empty project without the network, and imports there by its name.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { version } = JSON.parse(readFileSync(`${root}pkg/package.json`, 'utf8'));
+const tarball = `${root}target/npm/hostpace-${version}.tgz`;
+
+test('the tarball holds the module, its types, the README, the changelog and both licenses', async () => {
+  const { stdout } = await run('tar', ['-tzf', tarball]);
+  const files = new Set(stdout.split('\n').filter(Boolean));
+  for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'node.js',
+    'browser.js', 'workerd.js', 'index.d.ts', 'hostpace_bg.wasm']) {
+    assert.ok(files.has(`package/${f}`), `${f} is in ${tarball}`);
+  }
+  const { stdout: meta } = await run('tar', ['-xzOf', tarball, 'package/package.json']);
+  const pkg = JSON.parse(meta);
+  assert.equal(pkg.name, 'hostpace');
+  assert.equal(pkg.license, 'MIT OR Apache-2.0');
+  assert.ok(pkg.engines?.node && pkg.keywords?.length > 0, 'engines and keywords');
+});
+
+test('npm installs the tarball into an empty project offline, and `hostpace` imports and decides there', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hostpace-install-'));
+  try {
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'a-crawler', private: true, type: 'module' }));
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
+      cwd: dir,
+      timeout: 60_000,
+    });
+    const program = [
+      "import { Limiter } from 'hostpace';",
+      'const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1 });',
+      "const first = limiter.acquire('https://example.com/a', 0);",
+      "const second = limiter.acquire('https://example.com/b', 0);",
+      'console.log(JSON.stringify([first.waitMs, second.waitMs]));',
+    ].join('\n');
+    writeFileSync(join(dir, 'main.mjs'), program);
+    const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: dir, timeout: 30_000 });
+    assert.deepEqual(JSON.parse(stdout), [0, 1000]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
