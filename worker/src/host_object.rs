@@ -47,9 +47,9 @@ fn json<T: Serialize>(value: &T) -> worker::Result<Response> {
     js::reply(&serde_json::to_string(value)?)
 }
 
-/// A [`SendReply`] alone (no target's response).
-fn reply(r: &SendReply) -> Result<Response, ApiError> {
-    json(r).map_err(|e| ApiError::internal(e.to_string()))
+/// A reply alone, as a route's answer (no target's response).
+fn reply<T: Serialize>(value: &T) -> Result<Response, ApiError> {
+    json(value).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 fn error(e: &ApiError) -> worker::Result<Response> {
@@ -104,6 +104,11 @@ impl HostObject {
         Ok(out)
     }
 
+    /// Persist the host's desk now (what a confirmation for `send` changed; nothing if nothing did).
+    fn save(&self, host: &str) -> Result<(), ApiError> {
+        self.with_desk(host, true, |_, _| Ok(()))
+    }
+
     fn sql(&self, query: &str, bindings: Vec<worker::SqlStorageValue>) -> Result<worker::SqlCursor, ApiError> {
         self.state
             .storage()
@@ -143,11 +148,10 @@ impl HostObject {
         let req: AskRequest = parse(body)?;
         match (self.ask(&req).await?, &req.send) {
             (AskReply::Go(dep), Some(request)) if dep.reserved => {
-                let claim = req.asker.as_ref().zip(dep.departure_id.clone());
-                let claim = claim.map(|(a, id)| Claim { token: a.token.clone(), id });
+                let claim = dep.claim(req.asker.as_ref());
                 self.send_at(&req.host, claim.as_ref(), dep.departs_ms, request, Some(dep.clone())).await
             }
-            (reply, _) => json(&reply).map_err(|e| ApiError::internal(e.to_string())),
+            (ask, _) => reply(&ask),
         }
     }
 
@@ -306,19 +310,19 @@ impl HostObject {
         let waited_ms = match self.confirm(host, claim, departs, true).await {
             Ok(Confirmed::Go { waited_ms }) => waited_ms,
             Ok(Confirmed::NotYet { waited_ms }) => {
-                self.with_desk(host, true, |_, _| Ok(()))?;
+                self.save(host)?;
                 return reply(&SendReply::NotYet { departure, waited_ms });
             }
             Err(e) => {
                 // what was changed before the failure is kept
-                self.with_desk(host, true, |_, _| Ok(()))?;
+                self.save(host)?;
                 return Err(e);
             }
         };
         let sent = js::now_ms();
         let fetched =
             JsFuture::from(js::upstream_fetch(&request.url, &js::to_array(&request.headers), request.timeout_ms)).await;
-        if let Err(e) = self.with_desk(host, true, |_, _| Ok(())) {
+        if let Err(e) = self.save(host) {
             // the request went: its answer is the caller's all the same
             crate::gateway::logs::error(&e);
         }

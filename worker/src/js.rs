@@ -6,22 +6,13 @@ use wasm_bindgen::prelude::*;
 use worker::web_sys;
 
 #[wasm_bindgen(inline_js = r#"
-// A call to a Durable Object: its status and text answer. A small message (the usual case) travels
+// A call to a Durable Object: `[status, reply, response]`. A small message (the usual case) travels
 // percent-encoded in a header each way instead of a body, so neither side makes or reads a body stream.
+// `response` is the target's response when a host object sent a request for the call (`ask` with a request,
+// `send`; marked by `hostpace-sent`, its reply in `hostpace-reply`, both removed), else null; the target's
+// redirect is the answer, never followed on the way back from the object.
 export async function object_call(stub, op, body) {
   const encoded = header_form(body);
-  const init = encoded !== null ? { method: 'POST', headers: { 'hostpace-call': encoded } } : { method: 'POST', body };
-  const res = await stub.fetch('https://object/' + op, init);
-  const reply = res.headers.get('hostpace-reply');
-  return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text()];
-}
-
-// A call to a host object that may send a request (`ask` with a request, `send`): `[status, reply, response]`,
-// where `response` is the target's response when the object sent the request (marked by `hostpace-sent`, its reply
-// in `hostpace-reply`; both removed), else null.
-export async function object_send(stub, op, body) {
-  const encoded = header_form(body);
-  // the target's redirect is the answer, not followed on the way back from the object
   const init = encoded !== null
     ? { method: 'POST', headers: { 'hostpace-call': encoded }, redirect: 'manual' }
     : { method: 'POST', body, redirect: 'manual' };
@@ -209,11 +200,9 @@ export function new_waiter() {
 extern "C" {
     /// `fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(ms) })`.
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
-    /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text]`.
+    /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text, response or
+    /// null]` (the target's response when a host object sent a request for the call).
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
-    /// POST `body` to `op` of a host object that may send a request; resolves to `[status, text, response or
-    /// null]`.
-    pub fn object_send(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
     /// `upstream` as a host object's answer to `send`, carrying `reply` (an error when the platform will not
     /// make a response of it, such as a status outside 200–599).
     #[wasm_bindgen(catch)]

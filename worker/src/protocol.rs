@@ -36,6 +36,14 @@ pub struct Departure {
     pub robots_fetch: Option<u32>,
 }
 
+impl Departure {
+    /// `asker`'s claim on this departure, when it was issued to that token.
+    pub fn claim(&self, asker: Option<&AskerWire>) -> Option<Claim> {
+        let (a, id) = asker.zip(self.departure_id.as_ref())?;
+        Some(Claim { token: a.token.clone(), id: id.clone() })
+    }
+}
+
 impl From<&Decision> for Departure {
     fn from(d: &Decision) -> Departure {
         Departure {

@@ -162,7 +162,7 @@ impl HostClient {
         let send = send.cloned();
         let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), asker, send };
         let body = serde_json::to_string(&req).map_err(|e| ApiError::internal(e.to_string()))?;
-        let answer = called(js::object_send(&self.stub, "ask", body)).await?;
+        let answer = called(js::object_call(&self.stub, "ask", body)).await?;
         if js::get(&answer, "2").is_null() {
             return Ok(Asked::Reply(parse_answer(&answer)?));
         }
@@ -181,7 +181,7 @@ impl HostClient {
     /// the object waited first.
     pub async fn send(&self, req: &SendRequest) -> Result<(Sent, f64), ApiError> {
         let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
-        let (sent, waited_ms, _) = sent(&called(js::object_send(&self.stub, "send", body)).await?)?;
+        let (sent, waited_ms, _) = sent(&called(js::object_call(&self.stub, "send", body)).await?)?;
         Ok((sent, waited_ms))
     }
 

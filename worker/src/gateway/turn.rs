@@ -10,7 +10,7 @@ use crate::gateway::host_client::{Asked, HostClient, Sent};
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::responses::{disallowed_by_robots, robots_unavailable};
 use crate::gateway::robots::fetch_robots;
-use crate::protocol::{AskReply, AskerWire, Claim, Departure, Outgoing, SendRequest};
+use crate::protocol::{AskReply, AskerWire, Departure, Outgoing, SendRequest};
 use crate::target::Target;
 use std::time::Duration;
 use worker::{Context, Env, Response};
@@ -151,8 +151,7 @@ pub(crate) async fn send_at(
     asker: Option<&AskerWire>,
     request: &Outgoing,
 ) -> Result<(Sent, f64), ApiError> {
-    let departure =
-        asker.zip(dep.departure_id.as_ref()).map(|(a, id)| Claim { token: a.token.clone(), id: id.clone() });
+    let departure = dep.claim(asker);
     let req = SendRequest { host: host.host.clone(), departure, departs_ms: dep.departs_ms, request: request.clone() };
     let mut waited = 0.0;
     for _ in 0..SEND_ROUNDS {
