@@ -122,10 +122,11 @@ export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c', scr
 export class Gateway {
   /**
    * Start the gateway. `vars` override wrangler.toml's [vars] (strings); `persistTo` keeps Durable Object state
-   * (default: a fresh temporary directory).
-   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string }} options
+   * (default: a fresh temporary directory). Started means `/healthz` answers 200, or, with `healthy: false` (a
+   * configuration under test), answers at all.
+   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string, healthy?: boolean }} options
    */
-  static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c' } = {}) {
+  static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c', healthy = true } = {}) {
     if (!existsSync(`${root}worker/build/index.js`)) {
       throw new Error('worker/build/index.js is missing: run scripts/build-worker.sh first');
     }
@@ -160,7 +161,7 @@ export class Gateway {
       },
     });
     const gateway = new Gateway(child, port, token, persistTo);
-    await gateway.#ready();
+    await gateway.#ready(healthy);
     return gateway;
   }
 
@@ -181,15 +182,15 @@ export class Gateway {
     child.stderr.on('data', collect);
   }
 
-  async #ready() {
+  async #ready(healthy) {
     const deadline = Date.now() + 90_000;
     let exited = false;
     this.exited.then(() => (exited = true));
     while (Date.now() < deadline && !exited) {
       try {
         const res = await fetch(`${this.base}/healthz`, { signal: AbortSignal.timeout(2000) });
-        if (res.status === 200) return;
         await res.arrayBuffer();
+        if (res.status === 200 || !healthy) return;
       } catch (_) {
         // not listening yet
       }

@@ -4,7 +4,7 @@
 
 use crate::api::ApiError;
 use hostpace::robots::RobotsTiming;
-use hostpace::{Policy, Quota};
+use hostpace::{Error, Policy, Quota};
 use std::time::Duration;
 
 /// Every variable the gateway reads, with its default (as written in `wrangler.toml`).
@@ -63,92 +63,195 @@ pub struct GatewayConfig {
     pub max_reservations_per_token: u32,
 }
 
-fn parse<T: std::str::FromStr>(name: &str, value: &str, what: &str) -> Result<T, ApiError> {
-    value
-        .trim()
-        .parse()
-        .map_err(|_| ApiError::new(500, "config_invalid", format!("invalid {name}: {value:?} (expected {what})")))
+/// The problem of a `CRAWL_USER_AGENT` left at the placeholder of `wrangler.toml`, outside local development.
+pub const PLACEHOLDER_USER_AGENT: &str =
+    "CRAWL_USER_AGENT is still the placeholder of wrangler.toml (example.invalid): \
+    set it to your crawler's name and a page that says how to reach you (wrangler.toml [vars], or \
+    `wrangler deploy --var CRAWL_USER_AGENT:...`); the placeholder is accepted only on a loopback address, as \
+    under wrangler dev";
+
+/// Whether `user_agent` (`None`: unset, the default) is still the placeholder, which names no one to contact.
+pub fn is_placeholder_user_agent(user_agent: Option<&str>) -> bool {
+    user_agent.unwrap_or_else(|| default_of("CRAWL_USER_AGENT")).contains("example.invalid")
 }
 
-fn boolean(name: &str, value: &str) -> Result<bool, ApiError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" | "" => Ok(false),
-        _ => Err(ApiError::new(500, "config_invalid", format!("invalid {name}: {value:?} (expected true or false)"))),
+/// What is wrong with a configuration: every problem found, each naming its variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigProblems(pub Vec<String>);
+
+impl ConfigProblems {
+    /// 503 `config_invalid`, listing every problem: the gateway serves nothing until the configuration is fixed.
+    pub fn to_error(&self) -> ApiError {
+        ApiError::new(503, "config_invalid", format!("invalid configuration: {}", self.0.join("; ")))
     }
 }
 
-fn seconds(name: &str, value: &str) -> Result<Duration, ApiError> {
-    let secs: f64 = parse(name, value, "seconds")?;
-    Duration::try_from_secs_f64(secs)
-        .map_err(|_| ApiError::new(500, "config_invalid", format!("invalid {name}: {value:?} (expected seconds >= 0)")))
+/// The most alike known variable, for an unknown `CRAWL_*` name: the one fewest single-character edits away,
+/// if at most a third of the name's characters differ.
+fn closest_var(name: &str) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+                diagonal = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    };
+    VARS.iter()
+        .map(|(known, _)| (distance(name, known), *known))
+        .min()
+        .filter(|(d, _)| *d <= name.len() / 3)
+        .map(|(_, known)| known)
+}
+
+/// Reads variables, collecting every problem instead of stopping at the first; a bad value reads as its
+/// default so that the rest can still be checked.
+struct Reader<F> {
+    var: F,
+    problems: Vec<String>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Reader<F> {
+    /// `name`'s value, or its default when unset.
+    fn get(&self, name: &str) -> String {
+        (self.var)(name).unwrap_or_else(|| default_of(name).to_owned())
+    }
+
+    /// `name` parsed as `T`, checked by `ok` (which says what was expected when it fails).
+    fn read<T: std::str::FromStr>(&mut self, name: &str, expected: &str, ok: impl Fn(&T) -> bool) -> T {
+        let value = self.get(name);
+        match value.trim().parse::<T>() {
+            Ok(v) if ok(&v) => v,
+            _ => {
+                self.problems.push(format!("{name}={value:?} (expected {expected})"));
+                default_of(name).parse().unwrap_or_else(|_| unreachable!("the default of {name} parses"))
+            }
+        }
+    }
+
+    fn num(&mut self, name: &str) -> f64 {
+        self.read(name, "a number", |_: &f64| true)
+    }
+
+    fn count(&mut self, name: &str, min: u32) -> u32 {
+        let expected = if min == 0 { "a whole number".to_owned() } else { format!("a whole number >= {min}") };
+        self.read(name, &expected, |v: &u32| *v >= min)
+    }
+
+    fn seconds(&mut self, name: &str, positive: bool) -> Duration {
+        let expected = if positive { "seconds > 0" } else { "seconds >= 0" };
+        let secs =
+            self.read(name, expected, |v: &f64| Duration::try_from_secs_f64(*v).is_ok() && (!positive || *v > 0.0));
+        Duration::from_secs_f64(secs)
+    }
+
+    /// A switch: true/1/yes or false/0/no; left blank, `blank`.
+    fn boolean(&mut self, name: &str, blank: bool) -> bool {
+        let value = self.get(name);
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" => blank,
+            "true" | "1" | "yes" => true,
+            "false" | "0" | "no" => false,
+            _ => {
+                self.problems.push(format!("{name}={value:?} (expected true or false)"));
+                blank
+            }
+        }
+    }
+}
+
+/// `policy` as the core checks it: each field the core refuses is a problem naming its variable, and is read
+/// as its default so that the next one can be checked.
+fn checked_policy(mut policy: Policy, problems: &mut Vec<String>) -> Policy {
+    let default = Policy::default();
+    while let Err(e) = policy.limits() {
+        let field = match &e {
+            Error::InvalidRate { field, .. }
+            | Error::InvalidCapacity { field, .. }
+            | Error::InvalidDuration { field, .. }
+            | Error::InvalidCount { field, .. } => *field,
+            _ => "",
+        };
+        let (name, reset): (&str, fn(&mut Policy, &Policy)) = match field {
+            "ratePerSec" => ("CRAWL_RATE_PER_SEC", |p, d| p.rate_per_sec = d.rate_per_sec),
+            "burstCapacity" => ("CRAWL_BURST_CAPACITY", |p, d| p.burst_capacity = d.burst_capacity),
+            "minIntervalSec" => ("CRAWL_MIN_INTERVAL_SEC", |p, d| p.min_interval_sec = d.min_interval_sec),
+            "leaseSec" => ("CRAWL_LEASE_SEC", |p, d| p.lease_sec = d.lease_sec),
+            "maxBackoffSec" => ("CRAWL_MAX_BACKOFF_SEC", |p, d| p.max_backoff_sec = d.max_backoff_sec),
+            "maxCrawlDelaySec" => ("CRAWL_MAX_CRAWL_DELAY_SEC", |p, d| p.max_crawl_delay_sec = d.max_crawl_delay_sec),
+            "quota.windowSec" => ("CRAWL_QUOTA_WINDOW_SEC", |p, _| p.quota = None),
+            _ => {
+                problems.push(format!("pacing ([vars] CRAWL_*): {e}"));
+                return default;
+            }
+        };
+        problems.push(format!("{name}: {e}"));
+        reset(&mut policy, &default);
+    }
+    policy
+}
+
+/// The default of a known variable (`""` for any other).
+fn default_of(name: &str) -> &'static str {
+    VARS.iter().find(|(n, _)| *n == name).map_or("", |(_, d)| d)
 }
 
 impl GatewayConfig {
     /// Read the configuration through `var` (a variable's value, or `None` when unset: then its default applies).
-    /// Errors (500 `config_invalid`) name the variable.
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<GatewayConfig, ApiError> {
-        let get = |name: &str| -> String {
-            var(name).unwrap_or_else(|| VARS.iter().find(|(n, _)| *n == name).map_or("", |(_, d)| d).to_owned())
-        };
-        let num = |name: &str| -> Result<f64, ApiError> { parse(name, &get(name), "a number") };
-        let count = |name: &str| -> Result<u32, ApiError> { parse(name, &get(name), "a whole number") };
-        let quota_limit = count("CRAWL_QUOTA_LIMIT")?;
+    /// `names` are the names of every binding the Worker has: a `CRAWL_*` one the gateway does not read is a
+    /// problem too (a misspelt variable would otherwise be ignored). Every problem is reported, each naming its
+    /// variable.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>, names: &[String]) -> Result<GatewayConfig, ConfigProblems> {
+        let mut r = Reader { var, problems: Vec::new() };
+        for name in names.iter().filter(|n| n.starts_with("CRAWL_") && default_of(n).is_empty()) {
+            r.problems.push(match closest_var(name) {
+                Some(known) => format!("{name} is not a setting of the gateway (did you mean {known}?)"),
+                None => format!("{name} is not a setting of the gateway"),
+            });
+        }
+        let quota_limit = r.count("CRAWL_QUOTA_LIMIT", 0);
         let policy = Policy {
-            rate_per_sec: num("CRAWL_RATE_PER_SEC")?,
-            burst_capacity: num("CRAWL_BURST_CAPACITY")?,
-            max_backoff_sec: num("CRAWL_MAX_BACKOFF_SEC")?,
-            max_retries: count("CRAWL_MAX_RETRIES")?,
-            min_interval_sec: num("CRAWL_MIN_INTERVAL_SEC")?,
-            max_concurrency: count("CRAWL_MAX_CONCURRENCY")?,
-            lease_sec: num("CRAWL_LEASE_SEC")?,
-            quota: (quota_limit > 0)
-                .then(|| Ok::<_, ApiError>(Quota { limit: quota_limit, window_sec: num("CRAWL_QUOTA_WINDOW_SEC")? }))
-                .transpose()?,
-            max_crawl_delay_sec: num("CRAWL_MAX_CRAWL_DELAY_SEC")?,
+            rate_per_sec: r.num("CRAWL_RATE_PER_SEC"),
+            burst_capacity: r.num("CRAWL_BURST_CAPACITY"),
+            max_backoff_sec: r.num("CRAWL_MAX_BACKOFF_SEC"),
+            max_retries: r.count("CRAWL_MAX_RETRIES", 0),
+            min_interval_sec: r.num("CRAWL_MIN_INTERVAL_SEC"),
+            max_concurrency: r.count("CRAWL_MAX_CONCURRENCY", 0),
+            lease_sec: r.num("CRAWL_LEASE_SEC"),
+            quota: (quota_limit > 0).then(|| Quota { limit: quota_limit, window_sec: r.num("CRAWL_QUOTA_WINDOW_SEC") }),
+            max_crawl_delay_sec: r.num("CRAWL_MAX_CRAWL_DELAY_SEC"),
             ..Policy::default()
         };
-        policy.limits().map_err(|e| {
-            ApiError::new(500, "config_invalid", format!("invalid pacing configuration ([vars] CRAWL_*): {e}"))
-        })?;
-        let allow_private = boolean("CRAWL_ALLOW_PRIVATE_TARGETS", &get("CRAWL_ALLOW_PRIVATE_TARGETS"))?;
-        let max_hosts_per_token = count("CRAWL_MAX_HOSTS_PER_TOKEN")?;
-        if max_hosts_per_token == 0 {
-            return Err(ApiError::new(500, "config_invalid", "invalid CRAWL_MAX_HOSTS_PER_TOKEN: 0 (expected >= 1)"));
-        }
-        let user_agent = get("CRAWL_USER_AGENT").trim().to_owned();
+        let policy = checked_policy(policy, &mut r.problems);
+        let user_agent = r.get("CRAWL_USER_AGENT").trim().to_owned();
         if user_agent.is_empty() || !user_agent.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-            return Err(ApiError::new(500, "config_invalid", "invalid CRAWL_USER_AGENT (expected printable ASCII)"));
+            r.problems.push("CRAWL_USER_AGENT (expected printable ASCII)".to_owned());
         }
-        let fetch_timeout = seconds("CRAWL_FETCH_TIMEOUT_SEC", &get("CRAWL_FETCH_TIMEOUT_SEC"))?;
-        if fetch_timeout.is_zero() {
-            return Err(ApiError::new(500, "config_invalid", "invalid CRAWL_FETCH_TIMEOUT_SEC: 0 (expected > 0)"));
-        }
-        let max_reservations_per_token = count("CRAWL_MAX_RESERVATIONS_PER_TOKEN")?;
-        if max_reservations_per_token == 0 {
-            return Err(ApiError::new(
-                500,
-                "config_invalid",
-                "invalid CRAWL_MAX_RESERVATIONS_PER_TOKEN: 0 (expected >= 1)",
-            ));
-        }
-        Ok(GatewayConfig {
-            max_reservations_per_token,
+        let config = GatewayConfig {
             policy,
-            allow_private,
-            max_hosts_per_token,
-            robots_ttl: seconds("CRAWL_ROBOTS_TTL_SEC", &get("CRAWL_ROBOTS_TTL_SEC"))?,
-            robots_retry: seconds("CRAWL_ROBOTS_RETRY_SEC", &get("CRAWL_ROBOTS_RETRY_SEC"))?,
+            allow_private: r.boolean("CRAWL_ALLOW_PRIVATE_TARGETS", false),
+            max_hosts_per_token: r.count("CRAWL_MAX_HOSTS_PER_TOKEN", 1),
+            robots_ttl: r.seconds("CRAWL_ROBOTS_TTL_SEC", false),
+            robots_retry: r.seconds("CRAWL_ROBOTS_RETRY_SEC", false),
             // left blank: the default (obeyed), never "off"
-            obey_robots: match get("CRAWL_OBEY_ROBOTS").trim() {
-                "" => true,
-                value => boolean("CRAWL_OBEY_ROBOTS", value)?,
-            },
+            obey_robots: r.boolean("CRAWL_OBEY_ROBOTS", true),
             user_agent,
-            max_wait: seconds("CRAWL_MAX_WAIT_SEC", &get("CRAWL_MAX_WAIT_SEC"))?,
-            max_body_bytes: parse("CRAWL_MAX_BODY_BYTES", &get("CRAWL_MAX_BODY_BYTES"), "a number of bytes")?,
-            fetch_timeout,
-        })
+            max_wait: r.seconds("CRAWL_MAX_WAIT_SEC", false),
+            max_body_bytes: r.read("CRAWL_MAX_BODY_BYTES", "a number of bytes", |_: &u64| true),
+            fetch_timeout: r.seconds("CRAWL_FETCH_TIMEOUT_SEC", true),
+            max_reservations_per_token: r.count("CRAWL_MAX_RESERVATIONS_PER_TOKEN", 1),
+        };
+        if r.problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigProblems(r.problems))
+        }
     }
 
     /// When robots.txt is fetched, as the core's [`RobotsTiming`] (within its bounds): a copy is kept
@@ -170,9 +273,10 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn with(vars: &[(&str, &str)]) -> Result<GatewayConfig, ApiError> {
+    fn with(vars: &[(&str, &str)]) -> Result<GatewayConfig, ConfigProblems> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        GatewayConfig::from_vars(|k| map.get(k).cloned())
+        let names: Vec<String> = map.keys().cloned().collect();
+        GatewayConfig::from_vars(|k| map.get(k).cloned(), &names)
     }
 
     #[test]
@@ -230,8 +334,47 @@ mod tests {
             ("CRAWL_USER_AGENT", "bad\u{7f}agent", "CRAWL_USER_AGENT"),
         ] {
             let e = with(&[(name, value)]).unwrap_err();
-            assert_eq!((e.status, e.code), (500, "config_invalid"));
-            assert!(e.message.contains(says), "{name}={value}: {e}");
+            assert_eq!(e.0.len(), 1, "{name}={value}: {e:?}");
+            assert!(e.0[0].contains(name) && e.0[0].contains(says), "{name}={value}: {e:?}");
+            let e = e.to_error();
+            assert_eq!((e.status, e.code), (503, "config_invalid"));
         }
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let e = with(&[
+            ("CRAWL_RATE_PER_SECOND", "5"),
+            ("CRAWL_RATE_PER_SEC", "0"),
+            ("CRAWL_BURST_CAPACITY", "0.5"),
+            ("CRAWL_MAX_WAIT_SEC", "forever"),
+            ("CRAWL_FETCH_TIMEOUT_SEC", "0"),
+            ("CRAWL_TOTALLY_NEW", "1"),
+            ("GATEWAY_TOKEN", "t"),
+            ("OTHER_VAR", "x"),
+        ])
+        .unwrap_err();
+        let all = e.0.join("\n");
+        assert_eq!(e.0.len(), 6, "{all}");
+        for says in [
+            "CRAWL_RATE_PER_SECOND is not a setting of the gateway (did you mean CRAWL_RATE_PER_SEC?)",
+            "CRAWL_TOTALLY_NEW is not a setting of the gateway",
+            "CRAWL_RATE_PER_SEC: invalid ratePerSec: 0",
+            "CRAWL_BURST_CAPACITY: invalid burstCapacity: 0.5",
+            "CRAWL_MAX_WAIT_SEC=\"forever\" (expected seconds >= 0)",
+            "CRAWL_FETCH_TIMEOUT_SEC=\"0\" (expected seconds > 0)",
+        ] {
+            assert!(all.contains(says), "{says:?} missing from:\n{all}");
+        }
+        assert!(!all.contains("TOTALLY_NEW is not a setting of the gateway (did you mean"), "{all}");
+        assert!(!all.contains("GATEWAY_TOKEN") && !all.contains("OTHER_VAR"), "{all}");
+        assert!(e.to_error().message.contains("; "), "one message lists them all");
+    }
+
+    #[test]
+    fn the_placeholder_user_agent_is_recognised() {
+        assert!(is_placeholder_user_agent(None), "the default is the placeholder");
+        assert!(is_placeholder_user_agent(Some(default_of("CRAWL_USER_AGENT"))));
+        assert!(!is_placeholder_user_agent(Some("examplebot/1.0 (+https://example.org/bot)")));
     }
 }

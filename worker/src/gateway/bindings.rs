@@ -3,12 +3,15 @@
 
 use crate::api::ApiError;
 use crate::auth::{authorize, configured_tokens};
-use crate::config::GatewayConfig;
+use crate::config::{is_placeholder_user_agent, ConfigProblems, GatewayConfig, PLACEHOLDER_USER_AGENT};
+use crate::gateway::logs;
+use crate::target::internal_host;
 use std::cell::RefCell;
-use worker::Env;
+use wasm_bindgen::JsCast;
+use worker::{Env, Request};
 
 thread_local! {
-    static CONFIG: RefCell<Option<GatewayConfig>> = const { RefCell::new(None) };
+    static CONFIG: RefCell<Option<Result<GatewayConfig, ConfigProblems>>> = const { RefCell::new(None) };
     static TOKENS: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
 }
 
@@ -20,14 +23,48 @@ fn string_binding(env: &Env, name: &str) -> Option<String> {
         .or_else(|| env.var(name).ok().and_then(|v| v.as_ref().as_string()))
 }
 
-/// The configuration from the Worker's `[vars]`, read once per isolate.
-pub(crate) fn config(env: &Env) -> Result<GatewayConfig, ApiError> {
+/// The configuration from the Worker's `[vars]`, read once per isolate; an invalid one is logged then, with
+/// every problem, and answers 503 `config_invalid` to every request.
+pub(crate) fn configuration(env: &Env) -> Result<GatewayConfig, ConfigProblems> {
     if let Some(c) = CONFIG.with(|c| c.borrow().clone()) {
-        return Ok(c);
+        return c;
     }
-    let c = GatewayConfig::from_vars(|name| string_binding(env, name))?;
+    let names: Vec<String> = js_sys::Object::keys(env.unchecked_ref::<js_sys::Object>())
+        .iter()
+        .filter_map(|name| name.as_string())
+        .collect();
+    let c = GatewayConfig::from_vars(|name| string_binding(env, name), &names);
+    if let Err(problems) = &c {
+        logs::error(&problems.to_error());
+    }
     CONFIG.with(|slot| *slot.borrow_mut() = Some(c.clone()));
-    Ok(c)
+    c
+}
+
+/// The configuration `req` is served with: [`configuration`], where a `CRAWL_USER_AGENT` left at its placeholder
+/// is a problem too unless the gateway is reached at a loopback address (as under `wrangler dev`): deployed, it
+/// would send targets a User-Agent that names no one to contact.
+pub(crate) fn serving_config(env: &Env, req: &Request) -> Result<GatewayConfig, ConfigProblems> {
+    let config = configuration(env);
+    let user_agent = string_binding(env, "CRAWL_USER_AGENT");
+    if !is_placeholder_user_agent(user_agent.as_deref()) || served_locally(req) {
+        return config;
+    }
+    let mut problems = config.err().map_or_else(Vec::new, |p| p.0);
+    problems.push(PLACEHOLDER_USER_AGENT.to_owned());
+    Err(ConfigProblems(problems))
+}
+
+/// Whether `req` reached the gateway at a loopback address (`localhost`, 127.0.0.0/8, `::1`): on Cloudflare a
+/// request's URL names the route or `workers.dev` host it came in by, never these.
+fn served_locally(req: &Request) -> bool {
+    let host = req.url().ok().and_then(|u| u.host_str().map(str::to_owned));
+    host.and_then(|h| internal_host(&h)).is_some_and(|why| why.contains("loopback"))
+}
+
+/// [`configuration`], as an API error when invalid.
+pub(crate) fn config(env: &Env) -> Result<GatewayConfig, ApiError> {
+    configuration(env).map_err(|p| p.to_error())
 }
 
 /// The configured token that the `Authorization` header `given` carries (401 if none does).

@@ -2,12 +2,12 @@
 
 use crate::api::ApiError;
 use crate::gateway::admission::has_used;
-use crate::gateway::bindings::config;
+use crate::gateway::bindings::serving_config;
 use crate::gateway::host_client::HostClient;
 use crate::gateway::request::Caller;
 use crate::gateway::responses::json_response;
 use hostpace::HostKey;
-use worker::{Env, Response};
+use worker::{Env, Request, Response};
 
 /// `GET /v1/hosts/{host}`: policy, state and counters of one host the caller's token has used (404 for any other,
 /// the same answer as for a host that never decided anything: a token learns nothing of others' hosts).
@@ -24,8 +24,11 @@ pub(crate) async fn handle_host(caller: Caller<'_>) -> Result<Response, ApiError
     json_response(&report)
 }
 
-/// `GET /healthz`: the gateway answers and its configuration is valid (no token needed).
-pub(crate) fn handle_healthz(env: &Env) -> Result<Response, ApiError> {
-    config(env)?;
-    json_response(&serde_json::json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") }))
+/// `GET /healthz` (no token needed): 200 `{ "ok": true, "version" }` while the configuration is valid, else 503
+/// `{ "ok": false, "problems": [...] }` with every problem, each naming its variable.
+pub(crate) fn handle_healthz(req: &Request, env: &Env) -> Result<Response, ApiError> {
+    match serving_config(env, req) {
+        Ok(_) => json_response(&serde_json::json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") })),
+        Err(p) => Ok(json_response(&serde_json::json!({ "ok": false, "problems": p.0 }))?.with_status(503)),
+    }
 }

@@ -4,7 +4,7 @@
 //! `{ "error": { "code", "message" } }`; 5xx ones are logged.
 
 use crate::api::ApiError;
-use crate::gateway::bindings::{authenticate, config};
+use crate::gateway::bindings::{authenticate, serving_config};
 use crate::gateway::logs;
 use crate::gateway::request::{header, Caller};
 use crate::gateway::responses::{error_response, method_not_allowed};
@@ -24,7 +24,7 @@ type Reply<'a> = Pin<Box<dyn Future<Output = Result<Response, ApiError>> + 'a>>;
 #[derive(Clone, Copy)]
 enum Handler {
     /// Answers without a token.
-    Open(fn(&Env) -> Result<Response, ApiError>),
+    Open(fn(&Request, &Env) -> Result<Response, ApiError>),
     /// Needs a bearer token; answers the authenticated request.
     Token(for<'a> fn(Caller<'a>) -> Reply<'a>),
 }
@@ -60,10 +60,10 @@ async fn answer(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiE
         Matched::NotFound => return Err(router::not_found(&ROUTES, method.as_ref(), &path)),
     };
     match route.handler {
-        Handler::Open(handle) => handle(env),
+        Handler::Open(handle) => handle(&req, env),
         Handler::Token(handle) => {
             let token = authenticate(header(&req, "authorization").as_deref(), env)?;
-            let cfg = config(env)?;
+            let cfg = serving_config(env, &req).map_err(|p| p.to_error())?;
             handle(Caller { req: &req, env, ctx, cfg: &cfg, token: &token, param }).await
         }
     }
@@ -72,7 +72,8 @@ async fn answer(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiE
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     Ok(answer(req, &env, &ctx).await.unwrap_or_else(|e| {
-        if e.status >= 500 {
+        // an invalid configuration is logged once, when an isolate reads it
+        if e.status >= 500 && e.code != "config_invalid" {
             logs::error(&e);
         }
         error_response(&e)
