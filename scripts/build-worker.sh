@@ -3,12 +3,21 @@
 # wasm-bindgen, wasm-opt and esbuild are the ones installed by scripts/setup.sh (worker-build would otherwise
 # try to download them; see docs/TOOLCHAIN.md). wrangler.toml's [build] command runs this.
 #
-# HOSTPACE_WORKER_PREBUILT=1 skips the build when worker/build/ exists (the gateway tests build once, then start
-# wrangler dev several times).
+# A build newer than every source it comes from (worker/, the core in src/, the manifests) is kept as it is, so
+# wrangler's [build] at the start of `wrangler dev` costs nothing, and an edit while it runs is rebuilt and served.
+# HOSTPACE_WORKER_PREBUILT=1 skips the build whenever worker/build/ exists (the gateway tests build once, then
+# start wrangler dev several times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${HOSTPACE_WORKER_PREBUILT:-}" = 1 ] && [ -f worker/build/index.js ]; then
-  exit 0
+if [ -f worker/build/index.js ]; then
+  if [ "${HOSTPACE_WORKER_PREBUILT:-}" = 1 ]; then
+    exit 0
+  fi
+  newer=$(find worker/src worker/Cargo.toml src Cargo.toml Cargo.lock -newer worker/build/index.js -print -quit)
+  if [ -z "$newer" ]; then
+    echo "worker/build is up to date"
+    exit 0
+  fi
 fi
 ROOT=$PWD
 export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$HOME/.cargo/bin/wasm-bindgen}"

@@ -29,7 +29,7 @@ done
 scripts/setup.sh
 
 npm run --silent build:pkg        # pkg/ and www/pkg (the playground's wasm module)
-scripts/build-worker.sh           # worker/build (wrangler's [build] runs it again on changes)
+scripts/build-worker.sh           # worker/build (wrangler's [build] runs it again when worker/src or src change)
 
 # A local token in the ignored .dev.vars (wrangler dev reads it as the GATEWAY_TOKEN secret).
 if ! grep -q '^GATEWAY_TOKEN=' .dev.vars 2>/dev/null; then
@@ -42,7 +42,6 @@ TOKEN=$(sed -n 's/^GATEWAY_TOKEN=//p' .dev.vars | head -1)
 # wrangler quiet and offline; its config and logs inside the ignored .wrangler/
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export XDG_CONFIG_HOME="$PWD/.wrangler/config" WRANGLER_LOG_PATH="$PWD/.wrangler/logs"
-export HOSTPACE_WORKER_PREBUILT=1
 
 cat <<MSG
 
@@ -50,6 +49,8 @@ cat <<MSG
   playground        http://127.0.0.1:8787/
   dev token         $TOKEN      (in .dev.vars)
   targets           $targets
+  edits             to worker/src or src are rebuilt and served while this runs (wrangler's first
+                    "The file worker/src,src changed" line is its start-up build: worker/build is up to date)
 
   curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8787/v1/fetch?url=https%3A%2F%2Fexample.com%2F'
 
