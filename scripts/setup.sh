@@ -62,6 +62,10 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   fi
 fi
 
+# The JavaScript runtimes the package is smoke-tested on (Node 20, 22, 24, 26, Deno 2, Bun 1), from the npm
+# registry into target/runtimes/; the machine's own Node is left as it is.
+scripts/setup-runtimes.sh
+
 # Fetch crates once, so that later steps fail early and clearly if the registry is unreachable.
 cargo fetch --quiet
 log "ready"

@@ -29,6 +29,8 @@ step "npm package tests in Node (real HTTP origin on 127.0.0.1)"
 # one test file at a time: the files measure arrival times at real origins, and on a 2-core machine files
 # running side by side (Chromium, workerd) delay each other's origins by tens of milliseconds
 node --test --test-concurrency=1 tests/js/
+step "npm package on Node 20, 22, 24 and 26, Deno 2 and Bun 1 (the packed tarball, origins on 127.0.0.1)"
+node --test tests/runtimes/
 step "playground in headless Chromium (www/ with www/pkg from the package build; screenshots in target/playground-screenshots)"
 node --test tests/playground/
 step "edge gateway: hostpace-worker (clippy native + wasm32, docs, native unit tests), Worker build, end-to-end in workerd"
