@@ -179,6 +179,25 @@ mod tests {
     }
 
     #[test]
+    fn stats_show_a_debt_apart_from_the_tokens_and_round_to_what_they_mean() {
+        let policy = Policy { rate_per_sec: 3.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut h = HostLimiter::new(&policy).unwrap();
+        let fresh = h.stats(secs(0));
+        assert_eq!((fresh.tokens, fresh.token_debt, fresh.next_departure_in_ms), (1.0, 0.0, 0.0));
+        for _ in 0..3 {
+            h.acquire(secs(0));
+        }
+        // three departures at once from one token: two are owed, 333.33… ms apart
+        let s = h.stats(Instant::from_millis(100));
+        assert_eq!((s.tokens, s.token_debt), (0.0, 1.7), "2 - 0.3 owed, never a negative token count");
+        // the next new departure: 1 s (three emission intervals) - 100 ms, in whole milliseconds rounded up
+        assert!([900.0, 901.0].contains(&s.next_departure_in_ms), "{}", s.next_departure_in_ms);
+        assert_eq!(s.next_slot_in_ms, 567.0, "the last reserved slot, at 666.67 ms, in whole milliseconds rounded up");
+        let later = h.stats(Instant::from_millis(1_200));
+        assert_eq!((later.tokens, later.token_debt, later.next_departure_in_ms), (1.0, 0.0, 0.0), "refilled");
+    }
+
+    #[test]
     fn a_late_departure_pushes_the_next_one_back_to_keep_the_interval() {
         let policy = Policy { min_interval_sec: 0.2, rate_per_sec: 100.0, burst_capacity: 1.0, ..Policy::default() };
         let mut h = HostLimiter::new(&policy).unwrap();

@@ -51,13 +51,16 @@ pub struct HostStats {
     pub total_wait_ms: u64,
     /// Wait by the layer that set it.
     pub wait_ms_by_layer: LayerWaits,
-    /// Tokens in the bucket now (negative while departures are reserved ahead).
+    /// Tokens in the bucket now, to a hundredth (never negative: see `token_debt`).
     pub tokens: f64,
+    /// Tokens owed by departures reserved ahead of the bucket's refill, to a hundredth (0 when none).
+    pub token_debt: f64,
     /// Bucket capacity.
     pub capacity: f64,
-    /// Interval floor in force (configured floor or Crawl-delay), in milliseconds.
+    /// Interval floor in force (configured floor or Crawl-delay), in milliseconds (to the microsecond).
     pub interval_ms: f64,
-    /// Milliseconds until the next interval slot is free (0 if free now).
+    /// Milliseconds until the next interval slot is free (0 if free now). This and the other times still to
+    /// wait are whole milliseconds, rounded up: a wait is never shown shorter than it is.
     pub next_slot_in_ms: f64,
     /// Milliseconds of cooldown left.
     pub cooldown_remaining_ms: f64,
@@ -85,6 +88,11 @@ pub struct HostStats {
     pub server_rate_cap: Option<f64>,
 }
 
+/// A time still to wait, `nanos`, in whole milliseconds rounded up.
+fn wait_ms(nanos: u64) -> f64 {
+    nanos.div_ceil(1_000_000) as f64
+}
+
 impl HostState {
     /// State and counters at `now`, under `limits`.
     pub fn stats(&self, limits: &Limits, now: Instant) -> HostStats {
@@ -102,21 +110,23 @@ impl HostState {
             concurrency: w(Layer::Concurrency),
             server_quota: w(Layer::ServerQuota),
         };
+        let tokens = self.bucket.tokens(now);
         HostStats {
             decisions: self.counters.decisions,
             throttled: self.counters.throttled,
             total_wait_ms: self.counters.wait_ms.iter().map(|&x| u64::from(x)).sum(),
             wait_ms_by_layer,
-            tokens: self.bucket.tokens(now),
+            tokens: (tokens.max(0.0) * 100.0).round() / 100.0,
+            token_debt: ((-tokens).max(0.0) * 100.0).round() / 100.0,
             capacity: self.bucket.capacity(),
-            interval_ms: ms(self.meter.interval_ns()),
-            next_slot_in_ms: ms(self.meter.earliest(now).nanos_since(now)),
-            cooldown_remaining_ms: ms(self.cooldown.until().nanos_since(now)),
-            server_quota_remaining_ms: ms(server.map_or(0, |s| s.until.nanos_since(now))),
+            interval_ms: (ms(self.meter.interval_ns()) * 1000.0).round() / 1000.0,
+            next_slot_in_ms: wait_ms(self.meter.earliest(now).nanos_since(now)),
+            cooldown_remaining_ms: wait_ms(self.cooldown.until().nanos_since(now)),
+            server_quota_remaining_ms: wait_ms(server.map_or(0, |s| s.until.nanos_since(now))),
             quota_used: quota.map(|q| q.used(now)),
             quota_limit: quota.map(|q| q.limit()),
             in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
-            next_departure_in_ms: ms(self.peek(now).wait.as_nanos() as u64),
+            next_departure_in_ms: wait_ms(self.peek(now).wait.as_nanos() as u64),
             rate_per_sec: self.rate_per_sec(limits),
             crawl_delay_ms: self.crawl_delay_ms,
             server_rate_cap: server.filter(|s| s.cap > 0.0).map(|s| f64::from(s.cap)),

@@ -1,5 +1,5 @@
 // Types of GatewayLimiter (src/wasm/gateway.js), copied into the npm package by scripts/build-pkg.sh.
-import type { Decision, Layer, Observation, ResponseLike, ScheduleOptions } from './hostpace.js';
+import type { Decision, FetchOptions, Layer, Observation, ResponseLike, ScheduleOptions } from './hostpace.js';
 
 /** A departure reserved at the gateway (`POST /v1/acquire`). */
 export interface GatewayDecision extends Omit<Decision, 'host'> {
@@ -55,5 +55,5 @@ export class GatewayLimiter {
   release(url: string, decision: GatewayDecision): Promise<{ released: boolean }>;
   stats(host: string): Promise<Record<string, unknown>>;
   schedule<T>(url: string, task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
-  fetch(url: string, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
+  fetch(url: string, init?: RequestInit & FetchOptions): Promise<Response & { hostpaceAttempts: number }>;
 }

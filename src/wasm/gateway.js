@@ -5,7 +5,7 @@
 // objects run the same core); this file only calls it, and `schedule` and `fetch` go through the request lifecycle
 // shared with `Limiter` (lifecycle.js). Plain JavaScript: it adds nothing to the wasm module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
 
-import { fetchThrough, isResponseLike, scheduleThrough, urlArg } from './lifecycle.js';
+import { callOptions, fetchThrough, isResponseLike, scheduleThrough, urlArg, withUserAgent } from './lifecycle.js';
 
 function headerPairs(headers) {
   if (!headers) return [];
@@ -169,18 +169,21 @@ export class GatewayLimiter {
 
   /**
    * Wait for `url`'s host's turn at the gateway, run `task`, report its result if it is a `Response`, give back
-   * its permit. `options.signal` aborts the wait.
+   * its permit. `options.signal` aborts the wait; `options.timeoutMs` and `options.onDecision` as for `fetch`.
    */
   async schedule(url, task, options) {
-    return scheduleThrough(this.#turns, url, task, options);
+    return scheduleThrough(this.#turns, url, task, callOptions(options, 'options', false));
   }
 
   /**
    * A polite `fetch(url, init)` paced by the gateway: on 429/503 the gateway's host object cools the host down
    * (Retry-After, capped) and says whether to retry; after `maxRetries` retries the last response is returned.
-   * `hostpaceAttempts` says how many attempts it took.
+   * `hostpaceAttempts` says how many attempts it took. `init` takes `timeoutMs`, `userAgent` and `onDecision` as
+   * `Limiter.fetch` does.
    */
   async fetch(url, init) {
-    return fetchThrough(this.#turns, urlArg(url), init);
+    const checked = urlArg(url);
+    const { rest, onDecision, userAgent } = callOptions(init, 'init', true);
+    return fetchThrough(this.#turns, checked, withUserAgent(rest, userAgent), onDecision);
   }
 }

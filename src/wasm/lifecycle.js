@@ -121,6 +121,7 @@ async function givingBackQuietly(adapter, report) {
  * synchronously, so the departure is reserved before the caller's promise is even returned.
  */
 async function turn(adapter, url, signal) {
+  const asked = performance.now();
   for (;;) {
     if (signal && signal.aborted) throw abortReason(signal);
     const decision = await adapter.acquire(url);
@@ -137,22 +138,37 @@ async function turn(adapter, url, signal) {
         await givingBackQuietly(adapter, () => adapter.release(url, decision));
         throw reason;
       }
-      return decision;
+      return { decision, waitedMs: performance.now() - asked };
     }
     // every permit is held: wait for a release or the first lease to end, then ask again
     await sleep(decision.waitMs, signal, adapter.owner);
   }
 }
 
-/** One attempt: the turn, the task, the report. `{ result, observed }` (`observed` only for a response). */
-async function attempt(adapter, url, task, signal, n) {
-  const decision = await turn(adapter, url, signal);
+/**
+ * One attempt: the turn, the task, the report, then `onDecision` (when given) with what happened.
+ * `{ result, observed }` (`observed` only for a response).
+ */
+async function attempt(adapter, url, task, signal, n, onDecision) {
+  const { decision, waitedMs } = await turn(adapter, url, signal);
+  const decided = (status) =>
+    onDecision &&
+    onDecision({
+      host: decision.host ?? new URL(url).host,
+      url,
+      purpose: 'request',
+      attempt: n ?? 1,
+      waitMs: Math.round(waitedMs),
+      layer: decision.layer,
+      status,
+    });
   const started = performance.now();
   let result;
   try {
     result = await task();
   } catch (error) {
     await givingBackQuietly(adapter, () => adapter.observeFailure(url, decision));
+    decided(undefined);
     throw error;
   }
   let responseLike;
@@ -164,10 +180,12 @@ async function attempt(adapter, url, task, signal, n) {
   }
   if (!responseLike) {
     await givingBack(adapter, () => adapter.release(url, decision));
+    decided(undefined);
     return { result, observed: undefined };
   }
   const latencyMs = performance.now() - started;
   const observed = await givingBack(adapter, () => adapter.observe(url, decision, result, latencyMs, n));
+  decided(result.status);
   return { result, observed };
 }
 
@@ -179,18 +197,90 @@ export function taskArg(task) {
   return task;
 }
 
-/** `schedule(url, task, options)` through `adapter`: wait the turn, run `task`, report, give back the permit. */
-export async function scheduleThrough(adapter, url, task, options) {
-  taskArg(task);
-  const signal = signalOf(options, 'options');
-  return (await attempt(adapter, url, task, signal, undefined)).result;
+/** Whether this runs in a browser, which decides the User-Agent itself and hides a redirect's target. */
+export function inBrowser() {
+  const platform = globalThis.navigator?.userAgent;
+  return typeof platform === 'string' && platform.startsWith('Mozilla/');
 }
 
-/** `fetch(url, init)` through `adapter`: one attempt after another while its verdict says retry. */
-export async function fetchThrough(adapter, url, init) {
-  const signal = signalOf(init, 'init');
+/**
+ * `init` with the crawler's User-Agent, unless it sets one or runs in a browser (which decides the header itself,
+ * and would make a cross-origin request with it need a CORS preflight).
+ */
+export function withUserAgent(init, userAgent) {
+  if (inBrowser() || userAgent === undefined) return init;
+  const headers = new Headers(init?.headers ?? undefined);
+  if (!headers.has('user-agent')) headers.set('user-agent', userAgent);
+  return { ...init, headers };
+}
+
+/** The longest timer the platforms keep (2^31 - 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `signal` that also aborts with a `TimeoutError` after `timeoutMs`. */
+function withTimeout(signal, timeoutMs) {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  if (!signal) return timeout;
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([signal, timeout]);
+  const both = new AbortController();
+  const follow = (s) => (s.aborted ? both.abort(s.reason) : s.addEventListener('abort', () => both.abort(s.reason)));
+  follow(signal);
+  follow(timeout);
+  return both.signal;
+}
+
+/**
+ * The options hostpace reads from a `fetch` init or `schedule` options, checked (a TypeError names a bad one):
+ * `signal`; `timeoutMs`, a bound on the whole call (turns, robots.txt, every attempt, the response's body), which
+ * then rejects with a `TimeoutError` as `AbortSignal.timeout` does; `onDecision(event)`, told of each attempt;
+ * `userAgent`, this call's User-Agent (only where the call `sends` a request). `rest` is the init without hostpace's own options, with the signal that
+ * carries the timeout.
+ */
+export function callOptions(options, name, sends) {
+  const signal = signalOf(options, name);
+  if (options === undefined || options === null) return { signal, rest: options };
+  const { timeoutMs, onDecision, userAgent, ...rest } = options;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
+    throw new TypeError(`invalid ${name}.timeoutMs: expected milliseconds > 0 and at most 2^31 - 1, got ${kind(timeoutMs)}${typeof timeoutMs === 'number' ? ` ${timeoutMs}` : ''}`);
+  }
+  if (onDecision !== undefined && typeof onDecision !== 'function') {
+    throw new TypeError(`invalid ${name}.onDecision: expected a function, got ${kind(onDecision)}`);
+  }
+  if (userAgent !== undefined && !sends) {
+    throw new TypeError(`invalid ${name}.userAgent: schedule sends nothing (fetch does)`);
+  }
+  if (userAgent !== undefined && !(typeof userAgent === 'string' && /^[\x20-\x7e]{1,512}$/.test(userAgent))) {
+    throw new TypeError(`invalid ${name}.userAgent: expected 1-512 printable ASCII characters, got ${kind(userAgent)}`);
+  }
+  const bounded = timeoutMs === undefined ? signal : withTimeout(signal, timeoutMs);
+  if (bounded !== undefined) rest.signal = bounded;
+  return { signal: bounded, rest, onDecision, userAgent };
+}
+
+/**
+ * `schedule(url, task, options)` through `adapter`: wait the turn, run `task`, report, give back the permit. `signal`
+ * and `onDecision` as `callOptions` read them.
+ */
+export async function scheduleThrough(adapter, url, task, { signal, onDecision } = {}) {
+  taskArg(task);
+  return (await attempt(adapter, url, task, signal, undefined, onDecision)).result;
+}
+
+/**
+ * `fetch(url, init)` through `adapter`: one attempt after another while its verdict says retry. `init` is what
+ * `callOptions` left for the platform's fetch; `onDecision` is told of each attempt.
+ */
+export async function fetchThrough(adapter, url, init, onDecision) {
+  const signal = init ? init.signal : undefined;
   for (let n = 1; ; n++) {
-    const { result: response, observed } = await attempt(adapter, url, () => globalThis.fetch(url, init), signal, n);
+    const { result: response, observed } = await attempt(
+      adapter,
+      url,
+      () => globalThis.fetch(url, init),
+      signal,
+      n,
+      onDecision,
+    );
     if ((await adapter.retryVerdict(response, n, observed)) !== 'retry') {
       response.hostpaceAttempts = n;
       return response;

@@ -29,8 +29,40 @@ export type ResponseLike =
   | { status: number; headers?: Headers | Record<string, string | number> | [string, string][]; latencyMs?: number };
 /** A URL as every method accepts it: a string or a `URL` object. */
 export type UrlLike = string | URL;
+/** What `onDecision` is told after each attempt of a `schedule` or `fetch` (and each fetch of robots.txt). */
+export interface DecisionEvent {
+  /** The host's key (`example.com`, `example.com:8080`). */
+  host: string;
+  /** The URL of this attempt. */
+  url: string;
+  /** `"request"`, or `"robots"` for the robots.txt fetched before it. */
+  purpose: 'request' | 'robots';
+  /** Which attempt (from 1; a retry after 429/503 is the next). */
+  attempt: number;
+  /** Milliseconds this attempt waited for its turn, whole. */
+  waitMs: number;
+  /** The layer that set the wait (`none` when it went at once). */
+  layer: Layer;
+  /** The response's status; `undefined` when the task threw, the request failed, or the result was no response. */
+  status?: number;
+}
 /** Options of `schedule` and `fetch`. */
-export interface ScheduleOptions { signal?: AbortSignal }
+export interface ScheduleOptions {
+  /** Aborts the wait (and the request): the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * A bound on the whole call, in milliseconds: turns, robots.txt, every attempt and, for `fetch`, the response's
+   * body. Past it the call rejects with a `TimeoutError`, as with `AbortSignal.timeout`.
+   */
+  timeoutMs?: number;
+  /** Told of each attempt once it has ended: host, wait, layer, attempt, status (e.g. to log every decision). */
+  onDecision?: (event: DecisionEvent) => void;
+}
+/** Options of `fetch`: `ScheduleOptions` and this call's User-Agent. */
+export interface FetchOptions extends ScheduleOptions {
+  /** The User-Agent of this call, instead of the config's (a `user-agent` header in `headers` wins over both). */
+  userAgent?: string;
+}
 /** The JavaScript half of `Limiter` (added by the package's entry points). */
 export interface Limiter {
   /**
@@ -46,7 +78,8 @@ export interface Limiter {
    * A polite `fetch(url, init)`: waits its turn, fetches, learns from the response; on 429/503 waits the cooldown
    * (Retry-After, capped by maxBackoffSec) and retries at most `maxRetries` times, then returns the last response.
    * `hostpaceAttempts` says how many attempts it took. In a page, a relative URL is resolved against the
-   * document, as `fetch` does. Outside a browser it sends the config's `userAgent` unless `init` sets one.
+   * document, as `fetch` does. Outside a browser it sends the config's `userAgent` (or `init.userAgent`) unless
+   * `init.headers` sets one. `init.timeoutMs` bounds the whole call; `init.onDecision` is told of each attempt.
    *
    * With `robots: "obey"` (the default), the host's `/robots.txt` is fetched first (once a day or every
    * `robotsMaxAgeSec`, through the host's pacing, by one call while the others wait), and a URL it disallows
@@ -55,7 +88,7 @@ export interface Limiter {
    * `RobotsUnavailable` (with `url` and `retryAfterMs`); a 4xx allows everything. In a browser, a robots.txt the
    * page may not read (CORS) counts as unreachable.
    */
-  fetch(url: UrlLike, init?: RequestInit & ScheduleOptions): Promise<Response & { hostpaceAttempts: number }>;
+  fetch(url: UrlLike, init?: RequestInit & FetchOptions): Promise<Response & { hostpaceAttempts: number }>;
   /**
    * Whether `url` may be fetched by what is known of its host's robots.txt at `nowMs`: false when a rule
    * disallows it or the file is unreachable (5xx, 429, no answer); true otherwise, and while nothing is known yet.

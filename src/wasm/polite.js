@@ -9,11 +9,13 @@ import {
   kind,
   numberArg,
   scheduleThrough,
-  signalOf,
+  callOptions,
+  inBrowser,
   sleep,
   taskArg,
   urlArg,
   wake,
+  withUserAgent,
 } from './lifecycle.js';
 
 /** `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. */
@@ -144,7 +146,7 @@ async function boundedText(response, limit) {
  * Fetch `robotsUrl` through its host's pacing (as any request there), giving up after the `timeoutMs` of `check`
  * (the core's "fetch" answer), and report what came back as its fetch. Never rejects.
  */
-async function fetchRobots(limiter, robotsUrl, check) {
+async function fetchRobots(limiter, robotsUrl, check, onDecision) {
   const deadline = new AbortController();
   // (a timer longer than 2^31 - 1 ms fires at once: a host whose turn is that far off is given up then)
   const ms = Math.min(check.timeoutMs, 2 ** 31 - 1);
@@ -156,7 +158,8 @@ async function fetchRobots(limiter, robotsUrl, check) {
     try {
       // at most 5 redirects (RFC 9309 §2.3.1.2), each paced by its host; a 3xx after them means unavailable
       const init = withUserAgent({ signal: deadline.signal }, limiter.userAgent);
-      response = await fetchFollowing(limiter, robotsUrl, init, { maxRedirects: 5, obey: false });
+      const told = onDecision && ((event) => onDecision({ ...event, purpose: 'robots' }));
+      response = await fetchFollowing(limiter, robotsUrl, init, { maxRedirects: 5, obey: false, onDecision: told });
     } catch (_) {
       report(0); // no answer in time: as a 5xx
       return;
@@ -186,14 +189,14 @@ async function fetchRobots(limiter, robotsUrl, check) {
  * is still reserved before its promise returns), else a promise that resolves once it may, or rejects with a
  * `RobotsDisallowed` or `RobotsUnavailable` error.
  */
-function obeyRobots(limiter, url, signal) {
+function obeyRobots(limiter, url, signal, onDecision) {
   // an aborted signal starts nothing, not even a fetch of robots.txt
   if (signal && signal.aborted) throw abortReason(signal);
   const check = limiter.robotsCheck(url);
-  return check.verdict === 'allowed' ? undefined : untilRobotsAllow(limiter, url, signal, check);
+  return check.verdict === 'allowed' ? undefined : untilRobotsAllow(limiter, url, signal, check, onDecision);
 }
 
-async function untilRobotsAllow(limiter, url, signal, check) {
+async function untilRobotsAllow(limiter, url, signal, check, onDecision) {
   for (;;) {
     if (check.verdict === 'allowed') return;
     if (check.verdict === 'disallowed') {
@@ -210,7 +213,7 @@ async function untilRobotsAllow(limiter, url, signal, check) {
     if (!fetches) robotsFetches.set(limiter, (fetches = new Map()));
     if (check.verdict === 'fetch') {
       // the fetch goes on if this caller's signal aborts: other calls wait for it too
-      const fetching = fetchRobots(limiter, robotsUrl.href, check).finally(() => {
+      const fetching = fetchRobots(limiter, robotsUrl.href, check, onDecision).finally(() => {
         if (fetches.get(robotsUrl.host) === fetching) fetches.delete(robotsUrl.host);
       });
       fetches.set(robotsUrl.host, fetching);
@@ -265,23 +268,6 @@ Limiter.prototype.allowed = function allowed(url, nowMs) {
   return verdict === 'allowed' || verdict === 'pending';
 };
 
-/** Whether this runs in a browser, which decides the User-Agent itself and hides a redirect's target. */
-function inBrowser() {
-  const platform = globalThis.navigator?.userAgent;
-  return typeof platform === 'string' && platform.startsWith('Mozilla/');
-}
-
-/**
- * `init` with the crawler's User-Agent, unless it sets one or runs in a browser (which decides the header itself,
- * and would make a cross-origin request with it need a CORS preflight).
- */
-function withUserAgent(init, userAgent) {
-  if (inBrowser()) return init;
-  const headers = new Headers(init?.headers ?? undefined);
-  if (!headers.has('user-agent')) headers.set('user-agent', userAgent);
-  return { ...init, headers };
-}
-
 /** The statuses of a redirect. */
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -315,12 +301,14 @@ function redirected(init, status, from, to) {
  * rejects with a TypeError, as fetch does, or with `obey` false is returned as it came. A browser hides where a
  * redirect goes (`redirect: "manual"` answers an opaque response), so there it follows them itself.
  */
-async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal }) {
-  if (inBrowser() || (init?.redirect ?? 'follow') !== 'follow') return fetchThrough(new LocalTurns(limiter), url, init);
+async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal, onDecision }) {
+  if (inBrowser() || (init?.redirect ?? 'follow') !== 'follow') {
+    return fetchThrough(new LocalTurns(limiter), url, init, onDecision);
+  }
   let sending = { ...init, redirect: 'manual' };
   let at = new URL(url);
   for (let hops = 0, attempts = 0; ; hops++) {
-    const response = await fetchThrough(new LocalTurns(limiter), at.href, sending);
+    const response = await fetchThrough(new LocalTurns(limiter), at.href, sending, onDecision);
     attempts += response.hostpaceAttempts;
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
     if (location === null || (hops === maxRedirects && !obey)) {
@@ -336,7 +324,7 @@ async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal }
     }
     sending = redirected(sending, response.status, at, target);
     at = target;
-    const hop = obey ? obeyRobots(limiter, at.href, signal) : undefined;
+    const hop = obey ? obeyRobots(limiter, at.href, signal, onDecision) : undefined;
     if (hop) await hop;
   }
 }
@@ -347,9 +335,10 @@ async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal }
 Limiter.prototype.schedule = async function schedule(url, task, options) {
   const checked = urlArg(url);
   taskArg(task);
-  const robots = obeyRobots(this, checked, signalOf(options, 'options'));
+  const call = callOptions(options, 'options', false);
+  const robots = obeyRobots(this, checked, call.signal, call.onDecision);
   if (robots) await robots;
-  return scheduleThrough(new LocalTurns(this), checked, task, options);
+  return scheduleThrough(new LocalTurns(this), checked, task, call);
 };
 
 Limiter.prototype.fetch = async function politeFetch(input, init) {
@@ -363,8 +352,9 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
       // left as given: acquire() reports it
     }
   }
-  const signal = signalOf(init, 'init');
-  const robots = obeyRobots(this, url, signal);
+  const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
+  const robots = obeyRobots(this, url, signal, onDecision);
   if (robots) await robots;
-  return fetchFollowing(this, url, withUserAgent(init, this.userAgent), { maxRedirects: 20, obey: true, signal });
+  const sending = withUserAgent(rest, userAgent ?? this.userAgent);
+  return fetchFollowing(this, url, sending, { maxRedirects: 20, obey: true, signal, onDecision });
 };
