@@ -42,3 +42,5 @@ cargo test -p hostpace-worker
 scripts/build-worker.sh
 # wrangler dev (workerd) on 127.0.0.1, real origins on 127.0.0.1; one file at a time (they measure arrival times)
 node --test --test-concurrency=1 tests/gateway/
+step "README.md: every code block, run as written (the install, the first programs, scripts/dev.sh, deploy --dry-run)"
+node --test --test-concurrency=1 tests/readme/

@@ -26,6 +26,11 @@
 
 #![deny(missing_docs)]
 
+/// The Rust code blocks of README.md, compiled and run as doctests so that the README cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeCodeBlocks;
+
 pub mod audit;
 mod compact;
 mod error;

@@ -75,17 +75,19 @@ test('the README crawler fetches every page robots.txt allows once, paced per ho
   assert.ok(firstB < lastA, 'B was being crawled while A still was');
 });
 
-test('README-crawler.md shows exactly the crawler that was tested', () => {
+test('docs/API.md and README-crawler.md show exactly the crawler that was tested', () => {
   const source = readFileSync(new URL('./crawler.mjs', import.meta.url), 'utf8');
   const start = source.indexOf('// --- README snippet ---\n');
   const end = source.indexOf('// --- end of README snippet ---');
   assert.ok(start >= 0 && end > start, 'crawler.mjs lost its README snippet markers');
   const snippet = source.slice(start + '// --- README snippet ---\n'.length, end).trimEnd();
-  const readme = readFileSync(new URL('./README-crawler.md', import.meta.url), 'utf8');
-  assert.ok(
-    readme.includes(`import { Frontier, Limiter } from 'hostpace';\n\n${snippet}\n`),
-    'tests/js/README-crawler.md differs from the snippet in tests/js/crawler.mjs',
-  );
+  for (const doc of ['./README-crawler.md', '../../docs/API.md']) {
+    const text = readFileSync(new URL(doc, import.meta.url), 'utf8');
+    assert.ok(
+      text.includes(`import { Frontier, Limiter } from 'hostpace';\n\n${snippet}\n`),
+      `${doc} differs from the snippet in tests/js/crawler.mjs`,
+    );
+  }
   // lines of logic: not blank, not a comment, not just a closing brace or `continue;`
   const logic = snippet.split('\n').filter((l) => !/^\s*(\/\/.*|[})\];]*|continue;)?\s*$/.test(l));
   assert.ok(logic.length <= 18, `the short crawler has grown to ${logic.length} lines:\n${logic.join('\n')}`);
