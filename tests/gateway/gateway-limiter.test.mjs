@@ -35,11 +35,30 @@ describe('GatewayLimiter against the running gateway', () => {
     });
     origin = await Origin.start({
       '/retry': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
+      '/retry-options': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
     });
   });
   after(async () => {
     await gateway?.stop();
     await origin?.close();
+  });
+
+  test('per-call options as with Limiter: onDecision per attempt, userAgent, timeoutMs', async () => {
+    const limiter = new GatewayLimiter(gateway.base, gateway.token);
+    const events = [];
+    const res = await limiter.fetch(origin.url('/retry-options'), { onDecision: (e) => events.push(e), userAgent: 'fleetbot/1.0' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(events.map((e) => [e.host, e.attempt, e.status]), [[origin.host, 1, 429], [origin.host, 2, 200]]);
+    assert.equal(events[1].layer, 'cooldown');
+    assert.ok(events[1].waitMs >= 1000 - GATEWAY_TOL, `the retry waited ${events[1].waitMs} ms`);
+    const sent = origin.log.filter((e) => e.path === '/retry-options');
+    assert.deepEqual(sent.map((e) => e.headers['user-agent']), ['fleetbot/1.0', 'fleetbot/1.0']);
+    // a turn 2 s away, a call bounded at 200 ms: TimeoutError, nothing sent
+    await limiter.fetch(origin.url('/cooled'), { timeoutMs: 5000 }).then((r) => r.arrayBuffer());
+    await limiter.acquire(origin.url('/ahead-1'));
+    await limiter.acquire(origin.url('/ahead-2'));
+    await assert.rejects(limiter.fetch(origin.url('/late'), { timeoutMs: 200 }), (e) => e.name === 'TimeoutError');
+    assert.equal(origin.log.filter((e) => e.path === '/late').length, 0);
   });
 
   test("a URL the host's robots.txt disallows rejects as with Limiter, and is never sent", async () => {
