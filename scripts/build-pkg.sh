@@ -23,6 +23,7 @@ node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=
 cp src/wasm/polite.js "$OUT/polite.js"
 cp src/wasm/lifecycle.js "$OUT/lifecycle.js"   # the request lifecycle of Limiter and GatewayLimiter
 cp src/wasm/gateway.js src/wasm/gateway.d.ts "$OUT/"   # GatewayLimiter: plain JS, nothing in the wasm
+cp src/wasm/crawlee.js src/wasm/crawlee.d.ts "$OUT/"   # hostpace/crawlee: Crawlee 3 crawlers paced by a Limiter
 
 # Entry points: the same glue, initialised the way each environment loads a module.
 cat > "$OUT/node.js" <<'JS'
@@ -76,6 +77,10 @@ cat > "$OUT/package.json" <<JSON
       "node": "./node.js",
       "browser": "./browser.js",
       "default": "./browser.js"
+    },
+    "./crawlee": {
+      "types": "./crawlee.d.ts",
+      "default": "./crawlee.js"
     },
     "./hostpace_bg.wasm": "./hostpace_bg.wasm",
     "./package.json": "./package.json"
