@@ -35,9 +35,10 @@ export interface PacedContext {
  * Pace a Crawlee 3.x crawler by a hostpace `Limiter`, per host; returns the same crawler.
  *
  * - `HttpCrawler`, and the crawlers built on it (`CheerioCrawler`, `JSDOMCrawler`, `LinkeDOMCrawler`): a
- *   pre-navigation hook (the last one) waits for the request's host's turn — robots.txt first, fetched through
- *   the host's pacing once a day — and a post-navigation hook (the first one) reports the response to the limiter
- *   (429/503 + Retry-After, RateLimit headers, latency). Nothing else to add.
+ *   pre-navigation hook (the last one) adds a hook to got's `beforeRequest` that waits for the request's host's
+ *   turn — robots.txt first, fetched through the host's pacing once a day — after got-scraping has prepared the
+ *   request, so that the request is written at its departure; a post-navigation hook (the first one) reports the
+ *   response to the limiter (429/503 + Retry-After, RateLimit headers, latency). Nothing else to add.
  * - `BasicCrawler` (no navigation: the `requestHandler` sends): send through `sendPaced(context, task)`.
  *
  * Outcomes, as Crawlee sees them:
@@ -61,17 +62,16 @@ export interface PacedContext {
  * (times `perHost`), and a `minConcurrency` as high if it should not start with one task (Crawlee's pool grows
  * only every 10 s). A set-aside round costs a task that ends at once (a queue read and write, in memory).
  *
- * Limits: the departure is confirmed in the last pre-navigation hook, and what Crawlee does before the request
- * leaves (cookies, got-scraping's generated headers) takes a few milliseconds more — some 250 ms on a process's
- * very first request, while got-scraping loads its header model — so a host's first two arrivals can be that much
- * closer than its interval; redirects are followed by Crawlee's HTTP client within the one departure (a hop is
- * neither paced nor checked against robots.txt); a request set aside is handed back after 30 s at most, and set
+ * Limits: the wait is inside got's request, so it counts against Crawlee's `navigationTimeoutSecs` (30 s by
+ * default; a host's first robots.txt may take up to the limiter's `robotsTimeoutSec`); redirects are followed by
+ * Crawlee's HTTP client within the one departure (a hop is neither paced nor checked against robots.txt); a request set aside is handed back after 30 s at most, and set
  * aside again if its turn is still far (Crawlee's request lock lasts at least 60 s); the crawler's own
  * `respectRobotsTxtFile` is not needed (the limiter fetches robots.txt itself, paced). The queue should be
  * Crawlee's default `RequestQueue` (what `crawler.run(urls)` and `addRequests` use) or a `RequestList`.
  *
- * Uses Crawlee's `preNavigationHooks`/`postNavigationHooks`, `delayRequest` (Crawlee 3.5 and later),
- * `_cleanupContext` and `autoscaledPool` (tested with 3.18.1); throws a TypeError for anything else, and an Error
+ * Uses Crawlee's `preNavigationHooks`/`postNavigationHooks` (and got's `beforeRequest` hooks through them),
+ * `delayRequest` (Crawlee 3.5 and later), `_cleanupContext`, `_handleNavigation` and `autoscaledPool` (tested
+ * with 3.18.1); throws a TypeError for anything else, and an Error
  * when the crawler is paced already.
  *
  * @example

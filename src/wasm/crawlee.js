@@ -12,6 +12,8 @@
 //                                              until `source.reclaimRequest` gives it back (how Crawlee's own
 //                                              `sameDomainDelaySecs` gives a concurrency slot back)
 //   _cleanupContext(crawlingContext)           called after every handled request, success or failure
+//   _handleNavigation(crawlingContext)         HttpCrawler's navigation: pre-navigation hooks, got, post-navigation
+//   gotOptions.hooks.beforeRequest             got's last step before a request is written (HttpCrawler)
 //   autoscaledPool.notify()                    start a task now rather than at the pool's next tick (0.5 s)
 //
 // Where the wait happens. A Crawlee task holds one of `maxConcurrency` slots from the moment it takes a request
@@ -49,6 +51,9 @@ const ADMIT_TIMEOUT_MS = 10_000;
 
 /** The statuses that make a host cool down and the request go again after the cooldown. */
 const THROTTLED = new Set([429, 503]);
+
+/** The names of the errors this file rejects with (robots.txt refusals come from the limiter). */
+const OURS = new Set(['RobotsDisallowed', 'RobotsUnavailable', 'HostThrottled']);
 
 /** What a send that did not go returns to `schedule` (not a response: nothing is observed). */
 const NOT_SENT = Symbol('not sent');
@@ -237,16 +242,30 @@ class Pacer {
   // HttpCrawler's hooks: the pre-navigation hook returns at the departure, the post-navigation hook hands the
   // response over and waits for it to be observed.
 
-  async preNavigation(context) {
+  async preNavigation(context, gotOptions) {
     const answer = deferred();
     answer.promise.catch(() => {}); // rejected by `cleanup` when no response came; `schedule` reads it if it ran
     const departure = deferred();
-    const done = this.send(context, () => {
-      departure.resolve();
-      return answer.promise;
-    });
-    this.flights.set(context, { answer, done });
-    await Promise.race([departure.promise, done]); // `done` settles first when the request does not go
+    const flight = { answer, done: undefined };
+    /** Send at the host's turn: resolves at the departure, rejects when the request does not go. */
+    const go = () => {
+      flight.done ??= this.send(context, () => {
+        departure.resolve();
+        return answer.promise;
+      });
+      return Promise.race([departure.promise, flight.done]); // `done` settles first when the request does not go
+    };
+    this.flights.set(context, flight);
+    const hooks = gotOptions && typeof gotOptions === 'object' ? (gotOptions.hooks ??= {}) : undefined;
+    if (!hooks) {
+      await go();
+      return;
+    }
+    // got-scraping prepares each request in its own beforeRequest hooks (browser-like headers: about 250 ms on a
+    // process's first request). The turn is taken in a beforeRequest hook after them, so that nothing lies between
+    // the departure and the request being written. A refusal there reaches Crawlee wrapped by got
+    // (`_handleNavigation` unwraps it); the wait counts against Crawlee's `navigationTimeoutSecs`.
+    hooks.beforeRequest = [...(hooks.beforeRequest ?? []), async () => void (await go())];
   }
 
   async postNavigation(context) {
@@ -262,7 +281,7 @@ class Pacer {
     const flight = this.flights.get(context);
     if (flight) {
       this.flights.delete(context);
-      flight.done.catch(() => {}); // the request already failed with Crawlee's own error
+      flight.done?.catch(() => {}); // the request already failed with Crawlee's own error
       flight.answer.reject(new Error('the navigation failed before a response'));
     }
     // a request whose task never reached its send (`skipNavigation`, a hook before ours failed)
@@ -298,9 +317,23 @@ export function withHostpace(crawler, limiter, options) {
     return cleanupContext.call(this, context);
   };
   if (Array.isArray(crawler.preNavigationHooks) && Array.isArray(crawler.postNavigationHooks)) {
+    // a refusal awaited inside got's beforeRequest hook comes back as got's RequestError: Crawlee sees it as
+    // itself (RobotsDisallowed, RobotsUnavailable, HostThrottled)
+    const handleNavigation = crawler._handleNavigation;
+    if (typeof handleNavigation === 'function') {
+      crawler._handleNavigation = async function (context) {
+        try {
+          return await handleNavigation.call(this, context);
+        } catch (error) {
+          const cause = error?.name === 'RequestError' ? error.cause : undefined;
+          throw OURS.has(cause?.name) ? cause : error;
+        }
+      };
+    }
     // last of the pre-navigation hooks, so that nothing runs between the departure and the send; first of the
     // post-navigation hooks, before Crawlee's own check of the content type, so that every response is observed
-    crawler.preNavigationHooks = [...crawler.preNavigationHooks, (context) => pacer.preNavigation(context)];
+    const pre = (context, gotOptions) => pacer.preNavigation(context, gotOptions);
+    crawler.preNavigationHooks = [...crawler.preNavigationHooks, pre];
     crawler.postNavigationHooks = [(context) => pacer.postNavigation(context), ...crawler.postNavigationHooks];
   }
   return crawler;
