@@ -372,6 +372,20 @@ mod tests {
     }
 
     #[test]
+    fn every_variable_bad_at_once_is_reported_without_a_panic() {
+        let bad: Vec<(&str, &str)> = VARS.iter().map(|(name, _)| (*name, "bad\u{1}")).collect();
+        let e = with(&bad).unwrap_err();
+        for (name, _) in VARS.iter().filter(|(n, _)| *n != "CRAWL_QUOTA_WINDOW_SEC") {
+            assert!(e.0.iter().any(|p| p.starts_with(name)), "{name} missing from {:?}", e.0);
+        }
+        // the window is read only with a quota, and a bad quota reads as none
+        assert_eq!(e.0.len(), VARS.len() - 1, "{:?}", e.0);
+        let window = with(&[("CRAWL_QUOTA_LIMIT", "10"), ("CRAWL_QUOTA_WINDOW_SEC", "-1")]).unwrap_err();
+        assert_eq!(window.0.len(), 1);
+        assert!(window.0[0].starts_with("CRAWL_QUOTA_WINDOW_SEC"), "{:?}", window.0);
+    }
+
+    #[test]
     fn the_placeholder_user_agent_is_recognised() {
         assert!(is_placeholder_user_agent(None), "the default is the placeholder");
         assert!(is_placeholder_user_agent(Some(default_of("CRAWL_USER_AGENT"))));
