@@ -51,13 +51,18 @@ const RUNTIMES = [
 /** The children's environment: no colours, no update checks, Deno's cache inside its own folder. */
 const env = { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: `${runtimes}deno2/cache` };
 
-/** A runtime binary's version (x.y.z), or undefined when it is missing or does not run. */
+/** Why a runtime binary did not say its version, when it did not. */
+const versionErrors = new Map();
+
+/** A runtime binary's version (x.y.z), or undefined when it is missing or does not run (why: `versionErrors`). */
 function versionOf(binary) {
   if (!existsSync(binary)) return undefined;
   try {
-    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 10_000, env });
+    // a first start reads the whole binary (about 120 MB) from disk: seconds on a busy machine
+    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 60_000, env });
     return /(\d+\.\d+\.\d+)/.exec(out)?.[1];
-  } catch (_) {
+  } catch (error) {
+    versionErrors.set(binary, error.message);
     return undefined;
   }
 }
@@ -103,7 +108,8 @@ for (const { dir, label, major, exe, args } of RUNTIMES) {
     'Retry-After, frontier';
 
   test(name, { timeout: RUN_MS + 30_000 }, async (t) => {
-    assert.ok(version, `${binary} is missing or does not run: install the runtimes with scripts/setup-runtimes.sh`);
+    const why = versionErrors.get(binary) ?? 'no such file';
+    assert.ok(version, `${binary} is missing or does not run (${why}): install the runtimes with scripts/setup-runtimes.sh`);
     assert.equal(Number(version.split('.')[0]), major, `${binary} is ${label} ${version}, expected ${major}.x`);
 
     // Origin A: robots.txt absent (404: allow all), /retry answers 429 + Retry-After: 1 once, then 200.
