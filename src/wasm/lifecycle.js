@@ -233,15 +233,16 @@ function withTimeout(signal, timeoutMs) {
  * The options hostpace reads from a `fetch` init or `schedule` options, checked (a TypeError names a bad one):
  * `signal`; `timeoutMs`, a bound on the whole call (turns, robots.txt, every attempt, the response's body), which
  * then rejects with a `TimeoutError` as `AbortSignal.timeout` does; `onDecision(event)`, told of each attempt;
- * `userAgent`, this call's User-Agent (only where the call `sends` a request). `rest` is the init without hostpace's own options, with the signal that
- * carries the timeout.
+ * `userAgent`, this call's User-Agent (only where the call `sends` a request). `rest` is the init without
+ * hostpace's own options, with the signal that carries the timeout.
  */
 export function callOptions(options, name, sends) {
   const signal = signalOf(options, name);
   if (options === undefined || options === null) return { signal, rest: options };
   const { timeoutMs, onDecision, userAgent, ...rest } = options;
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
-    throw new TypeError(`invalid ${name}.timeoutMs: expected milliseconds > 0 and at most 2^31 - 1, got ${kind(timeoutMs)}${typeof timeoutMs === 'number' ? ` ${timeoutMs}` : ''}`);
+    const got = typeof timeoutMs === 'number' ? `the number ${timeoutMs}` : kind(timeoutMs);
+    throw new TypeError(`invalid ${name}.timeoutMs: expected milliseconds > 0 and at most 2^31 - 1, got ${got}`);
   }
   if (onDecision !== undefined && typeof onDecision !== 'function') {
     throw new TypeError(`invalid ${name}.onDecision: expected a function, got ${kind(onDecision)}`);
