@@ -149,6 +149,12 @@ try {
   check(/^http:\/\/127\.0\.0\.1:\d+$/.test(originA ?? '') && /^http:\/\/127\.0\.0\.1:\d+$/.test(originB ?? ''),
     'usage: smoke.mjs http://127.0.0.1:PORT_A http://127.0.0.1:PORT_B');
   result.decision = await decision();
+  // The process's first fetch starts the runtime's HTTP client (on a cold machine, pages of the runtime's binary
+  // too): it leaves up to hundreds of milliseconds after its confirmed departure, closer to the next one than the
+  // limiter decided. That is a limit of confirming departures before the platform's fetch, not a decision of the
+  // limiter, which this program checks: a plain fetch of each origin's log (left out of the log) warms the client.
+  await originLog(originA);
+  await originLog(originB);
   const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1, maxRetries: 2, maxBackoffSec: 10 });
   result.fetch = await politeFetch(limiter, originA);
   result.frontier = await frontier(limiter, originA, originB);
