@@ -33,6 +33,8 @@
 // The departure itself is `limiter.schedule`: robots.txt first (fetched through the host's pacing, once a day),
 // then the reserved turn, confirmed right before sending, then the response observed and the permit given back.
 
+import { headerPairs } from './lifecycle.js';
+
 /** Pacers by crawler: `sendPaced` finds its crawler's here. */
 const pacers = new WeakMap();
 
@@ -71,20 +73,6 @@ function deferred() {
     reject = no;
   });
   return { promise, resolve, reject };
-}
-
-/** Headers of a got response (`{ name: value | value[] }`), of a fetch `Response`, or pairs, as pairs. */
-function headerPairs(headers) {
-  if (!headers) return [];
-  if (typeof headers.forEach === 'function' && typeof headers.get === 'function') {
-    const pairs = [];
-    headers.forEach((value, name) => pairs.push([name, value]));
-    return pairs;
-  }
-  if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
-  return Object.entries(headers)
-    .filter(([, value]) => value !== undefined)
-    .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
 }
 
 /** The status of what a send returned: a fetch `Response` (`status`) or a got response (`statusCode`). */

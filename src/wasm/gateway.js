@@ -5,18 +5,15 @@
 // objects run the same core); this file only calls it, and `schedule` and `fetch` go through the request lifecycle
 // shared with `Limiter` (lifecycle.js). Plain JavaScript: it adds nothing to the wasm module. Copied into the npm package by scripts/build-pkg.sh and exported by each entry point.
 
-import { callOptions, fetchThrough, isResponseLike, scheduleThrough, urlArg, withUserAgent } from './lifecycle.js';
-
-function headerPairs(headers) {
-  if (!headers) return [];
-  if (typeof headers.forEach === 'function' && typeof headers.get === 'function') {
-    const pairs = [];
-    headers.forEach((value, name) => pairs.push([name, value]));
-    return pairs;
-  }
-  if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
-  return Object.entries(headers).map(([name, value]) => [name, String(value)]);
-}
+import {
+  callOptions,
+  fetchThrough,
+  headerPairs,
+  isResponseLike,
+  scheduleThrough,
+  urlArg,
+  withUserAgent,
+} from './lifecycle.js';
 
 /** The `departureId` of a decision (or of observe's options), checked to be a string when present. */
 function departureOf(from) {

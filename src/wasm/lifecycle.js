@@ -94,6 +94,23 @@ export function signalOf(options, name) {
   return signal ?? undefined;
 }
 
+/**
+ * Response headers as `[name, value]` pairs, from a `Headers`, pairs, or a plain object (a got response's
+ * `{ name: value | value[] }`: a list is joined with ", ", an undefined value left out).
+ */
+export function headerPairs(headers) {
+  if (!headers) return [];
+  if (typeof headers.forEach === 'function' && typeof headers.get === 'function') {
+    const pairs = [];
+    headers.forEach((value, name) => pairs.push([name, value]));
+    return pairs;
+  }
+  if (Array.isArray(headers)) return headers.map(([name, value]) => [String(name), String(value)]);
+  return Object.entries(headers)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
+}
+
 export function isResponseLike(value) {
   return value !== null && typeof value === 'object' && typeof value.status === 'number';
 }
