@@ -46,8 +46,12 @@ pub(crate) fn configuration(env: &Env) -> Result<GatewayConfig, ConfigProblems> 
 /// would send targets a User-Agent that names no one to contact.
 pub(crate) fn serving_config(env: &Env, req: &Request) -> Result<GatewayConfig, ConfigProblems> {
     let config = configuration(env);
-    let user_agent = string_binding(env, "CRAWL_USER_AGENT");
-    if !is_placeholder_user_agent(user_agent.as_deref()) || served_locally(req) {
+    let placeholder = match &config {
+        Ok(c) => is_placeholder_user_agent(Some(&c.user_agent)),
+        // invalid: the variable itself says whether the placeholder is among the problems
+        Err(_) => is_placeholder_user_agent(string_binding(env, "CRAWL_USER_AGENT").as_deref()),
+    };
+    if !placeholder || served_locally(req) {
         return config;
     }
     let mut problems = config.err().map_or_else(Vec::new, |p| p.0);
