@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { root, tempDir } from './gateway.mjs';
+import { WRANGLER_ENV, root, tempDir } from './gateway.mjs';
 
 const LIMIT_KIB = 1024;
 
@@ -22,17 +22,7 @@ test('wrangler deploy --dry-run bundles the gateway within 1 MiB gzipped', async
       cwd: root,
       timeout: 120_000,
       maxBuffer: 16 * 1024 * 1024,
-      env: {
-        ...process.env,
-        HOSTPACE_WORKER_PREBUILT: '1', // the tests build the Worker once (scripts/build-worker.sh)
-        WRANGLER_SEND_METRICS: 'false',
-        WRANGLER_SEND_ERROR_REPORTS: 'false',
-        WRANGLER_HIDE_BANNER: 'true',
-        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-        XDG_CONFIG_HOME: `${root}.wrangler/config`,
-        WRANGLER_LOG_PATH: `${root}.wrangler/logs`,
-        NO_COLOR: '1',
-      },
+      env: WRANGLER_ENV,
     },
   );
   const output = `${stdout}\n${stderr}`;

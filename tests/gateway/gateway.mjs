@@ -25,6 +25,22 @@ export const root = fileURLToPath(new URL('../../', import.meta.url));
  */
 export const GATEWAY_TOL = Math.max(TOL, 100);
 
+/**
+ * The environment wrangler runs in under the tests: the Worker prebuilt (tests build it once), no metrics, error
+ * reports, banner (and with it the update check over the network) or colours, its config and logs in .wrangler/.
+ */
+export const WRANGLER_ENV = {
+  ...process.env,
+  HOSTPACE_WORKER_PREBUILT: '1',
+  WRANGLER_SEND_METRICS: 'false',
+  WRANGLER_HIDE_BANNER: 'true',
+  WRANGLER_SEND_ERROR_REPORTS: 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  XDG_CONFIG_HOME: `${root}.wrangler/config`,
+  WRANGLER_LOG_PATH: `${root}.wrangler/logs`,
+  NO_COLOR: '1',
+};
+
 /** A free TCP port on 127.0.0.1 (the system picks it). */
 export async function freePort() {
   const server = net.createServer();
@@ -148,17 +164,7 @@ export class Gateway {
       cwd: root,
       detached: true, // its own process group: stop() signals the group (wrangler and its workerd children)
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        HOSTPACE_WORKER_PREBUILT: '1',
-        WRANGLER_SEND_METRICS: 'false',
-        WRANGLER_HIDE_BANNER: 'true', // and with it the update check over the network
-        WRANGLER_SEND_ERROR_REPORTS: 'false',
-        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-        XDG_CONFIG_HOME: `${root}.wrangler/config`,
-        WRANGLER_LOG_PATH: `${root}.wrangler/logs`,
-        NO_COLOR: '1',
-      },
+      env: WRANGLER_ENV,
     });
     const gateway = new Gateway(child, port, token, persistTo);
     await gateway.#ready(healthy);
