@@ -27,7 +27,8 @@ pub struct Response<'a> {
     pub headers: &'a [(&'a str, &'a str)],
     /// Time from departure to the response's headers, if measured (adaptive pacing needs it to widen).
     pub latency: Option<Duration>,
-    /// The wall clock in epoch milliseconds, to resolve HTTP-dates when the response has no `Date` header.
+    /// The wall clock in epoch milliseconds, to resolve HTTP-dates when the response has no `Date` header, and to
+    /// place an RFC 850 date's two-digit year in its century.
     pub wall_now_ms: Option<u64>,
 }
 

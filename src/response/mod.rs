@@ -144,15 +144,24 @@ pub(crate) fn parse_seconds(text: &str) -> Option<Seconds> {
     Some(Seconds::NonNegative(Duration::from_secs(secs).saturating_add(Duration::from_millis(millis))))
 }
 
-/// An HTTP-date (IMF-fixdate, RFC 850 or asctime) as epoch milliseconds.
-pub(crate) fn parse_http_date_ms(text: &str) -> Option<u64> {
-    let secs = imf_fixdate(text).or_else(|| rfc850_date(text)).or_else(|| asctime_date(text))?;
-    secs.checked_mul(1000)
+/// An HTTP-date (IMF-fixdate, RFC 850 or asctime) as epoch milliseconds. An RFC 850 two-digit year is the year
+/// with those digits from 49 years before the year of `reference_ms` to 50 years after (RFC 9110 §5.6.7: a year
+/// more than 50 years in the future is the most recent past year with those digits); without a reference an
+/// RFC 850 date is `None`.
+pub(crate) fn parse_http_date_ms(text: &str, reference_ms: Option<i64>) -> Option<i64> {
+    let secs = imf_fixdate(text).or_else(|| rfc850_date(text, reference_ms)).or_else(|| asctime_date(text))?;
+    Some(secs * 1000)
+}
+
+/// The wait from `from_ms` until `at_ms` (epoch milliseconds): zero when `at_ms` is not later.
+pub(crate) fn wait_until(at_ms: i64, from_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(at_ms.saturating_sub(from_ms)).unwrap_or(0))
 }
 
 // HTTP-dates by hand (RFC 9110 §5.6.7), instead of the `httpdate` crate: the three fixed layouts are a few
 // dozen lines, and every byte of the wasm module counts. Weekday names are checked for spelling, not against
-// the date (as `httpdate` did); RFC 850's two-digit years below 70 are 20xx, others 19xx.
+// the date (as `httpdate` did). Any year from 0000 to 9999 is accepted (the proleptic Gregorian calendar, so dates
+// before 1970 are past dates), and so is a leap second, `23:59:60`, read as `23:59:59`.
 
 const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -170,36 +179,44 @@ fn month_of(s: &str) -> Option<u32> {
     MONTHS.iter().position(|m| *m == s).map(|i| i as u32 + 1)
 }
 
-/// `HH:MM:SS` as seconds of the day.
-fn time_of_day(s: &str) -> Option<u64> {
+/// `HH:MM:SS` as seconds of the day. A leap second, `23:59:60`, is read as `23:59:59`.
+fn time_of_day(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     if b.len() != 8 || b[2] != b':' || b[5] != b':' {
         return None;
     }
     let (h, m, sec) = (digits(&s[0..2])?, digits(&s[3..5])?, digits(&s[6..8])?);
-    (h < 24 && m < 60 && sec < 60).then(|| u64::from(h * 3600 + m * 60 + sec))
+    let sec = if (h, m, sec) == (23, 59, 60) { 59 } else { sec };
+    (h < 24 && m < 60 && sec < 60).then(|| i64::from(h * 3600 + m * 60 + sec))
 }
 
-/// Seconds since the epoch of a valid calendar date at midnight (years from 1970).
-fn date_secs(year: u32, month: u32, day: u32) -> Option<u64> {
+/// Seconds since the epoch of a valid calendar date at midnight (years 0000 to 9999).
+fn date_secs(year: i64, month: u32, day: u32) -> Option<i64> {
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days_in_month = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1970..=9999).contains(&year)
-        || !(1..=12).contains(&month)
-        || day == 0
-        || day > days_in_month[month as usize - 1]
+    if !(0..=9999).contains(&year) || !(1..=12).contains(&month) || day == 0 || day > days_in_month[month as usize - 1]
     {
         return None;
     }
-    // days from civil (Howard Hinnant), for dates after the epoch
-    let y = if month <= 2 { year - 1 } else { year } as i64;
+    // days from civil (Howard Hinnant)
+    let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let mp = (i64::from(month) + 9) % 12;
     let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days).ok().map(|d| d * 86_400)
+    Some((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+/// The year of an instant in epoch milliseconds (civil from days, Howard Hinnant).
+fn year_of(epoch_ms: i64) -> i64 {
+    let z = epoch_ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    // the era's years run from March: January and February belong to the next calendar year
+    era * 400 + yoe + i64::from((5 * doy + 2) / 153 >= 10)
 }
 
 /// What follows `<weekday>, ` when the weekday is one of `names`.
@@ -209,18 +226,18 @@ fn after_weekday<'s>(s: &'s str, names: &[&str]) -> Option<&'s str> {
 }
 
 /// `Sun, 06 Nov 1994 08:49:37 GMT`
-fn imf_fixdate(s: &str) -> Option<u64> {
+fn imf_fixdate(s: &str) -> Option<i64> {
     let rest = after_weekday(s, &DAYS)?;
     let mut p = rest.split(' ');
     let (day, month, year, time, zone) = (p.next()?, p.next()?, p.next()?, p.next()?, p.next()?);
     if p.next().is_some() || zone != "GMT" || day.len() != 2 || year.len() != 4 {
         return None;
     }
-    Some(date_secs(digits(year)?, month_of(month)?, digits(day)?)? + time_of_day(time)?)
+    Some(date_secs(i64::from(digits(year)?), month_of(month)?, digits(day)?)? + time_of_day(time)?)
 }
 
-/// `Sunday, 06-Nov-94 08:49:37 GMT`
-fn rfc850_date(s: &str) -> Option<u64> {
+/// `Sunday, 06-Nov-94 08:49:37 GMT`, its year placed by `reference_ms`.
+fn rfc850_date(s: &str, reference_ms: Option<i64>) -> Option<i64> {
     let rest = after_weekday(s, &DAY_NAMES)?;
     let mut p = rest.split(' ');
     let (date, time, zone) = (p.next()?, p.next()?, p.next()?);
@@ -232,13 +249,13 @@ fn rfc850_date(s: &str) -> Option<u64> {
     if d.next().is_some() || day.len() != 2 || yy.len() != 2 {
         return None;
     }
-    let yy = digits(yy)?;
-    let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+    let first = year_of(reference_ms?) - 49;
+    let year = first + (i64::from(digits(yy)?) - first).rem_euclid(100);
     Some(date_secs(year, month_of(month)?, digits(day)?)? + time_of_day(time)?)
 }
 
 /// `Sun Nov  6 08:49:37 1994`
-fn asctime_date(s: &str) -> Option<u64> {
+fn asctime_date(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     if b.len() != 24 || b[3] != b' ' || b[7] != b' ' || b[10] != b' ' || b[19] != b' ' {
         return None;
@@ -247,13 +264,15 @@ fn asctime_date(s: &str) -> Option<u64> {
         return None;
     }
     let day = s[8..10].trim_start_matches(' ');
-    Some(date_secs(digits(&s[20..24])?, month_of(&s[4..7])?, digits(day)?)? + time_of_day(&s[11..19])?)
+    Some(date_secs(i64::from(digits(&s[20..24])?), month_of(&s[4..7])?, digits(day)?)? + time_of_day(&s[11..19])?)
 }
 
 /// The instant, in epoch milliseconds, that absolute times in a response are measured from: its `Date` header
-/// when that parses, else the caller's wall clock.
-pub(crate) fn reference_ms(date_header: Option<&str>, wall_now_ms: Option<u64>) -> Option<u64> {
-    date_header.map(trim_ows).and_then(parse_http_date_ms).or(wall_now_ms)
+/// when that parses, else the caller's wall clock. An RFC 850 `Date` is placed in its century by the wall clock,
+/// so without one it does not parse.
+pub(crate) fn reference_ms(date_header: Option<&str>, wall_now_ms: Option<u64>) -> Option<i64> {
+    let wall_ms = wall_now_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX));
+    date_header.map(trim_ows).and_then(|date| parse_http_date_ms(date, wall_ms)).or(wall_ms)
 }
 
 /// Trims optional whitespace (spaces and tabs) as HTTP defines it.
@@ -327,6 +346,43 @@ mod tests {
             panic!("expected Invalid");
         };
         assert_eq!(value, "é".repeat(32));
+    }
+
+    #[test]
+    fn year_of_agrees_with_date_secs() {
+        for year in 0..=9999 {
+            let new_year_ms = date_secs(year, 1, 1).map(|secs| secs * 1000);
+            assert_eq!(new_year_ms.map(year_of), Some(year), "{year}");
+            assert_eq!(new_year_ms.map(|ms| year_of(ms - 1)), Some(year - 1), "{year}");
+        }
+        let cases = [(0, 1970), (-1, 1969), (951_782_400_000, 2000), (-62_135_596_800_000, 1), (i64::MAX, 292_278_994)];
+        for (ms, year) in cases {
+            assert_eq!(year_of(ms), year, "{ms}");
+        }
+    }
+
+    #[test]
+    fn rfc850_years_fall_in_the_century_around_the_reference() {
+        let new_year_ms = |year| date_secs(year, 1, 1).map(|secs| secs * 1000);
+        let cases = [
+            (70, 2026, Some(2070)),
+            (76, 2026, Some(2076)),
+            (77, 2026, Some(1977)),
+            (26, 2026, Some(2026)),
+            (0, 2026, Some(2000)),
+            (99, 1999, Some(1999)),
+            (48, 1999, Some(2048)),
+            (50, 1999, Some(1950)),
+            (10, 9990, None), // 10010
+            (80, 20, None),   // -20
+            (50, 20, Some(50)),
+        ];
+        for (yy, reference_year, want) in cases {
+            let date = format!("Monday, 01-Jan-{yy:02} 00:00:00 GMT");
+            let got = parse_http_date_ms(&date, new_year_ms(reference_year));
+            assert_eq!(got, want.and_then(new_year_ms), "{date} {reference_year}");
+        }
+        assert_eq!(parse_http_date_ms("Monday, 01-Jan-70 00:00:00 GMT", None), None);
     }
 
     #[test]

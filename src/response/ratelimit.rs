@@ -6,7 +6,7 @@
 //! The rules are documented on [`parse_rate_limit`].
 
 use super::sf::{parse_dictionary, parse_list, Bare, Member};
-use super::{parse_http_date_ms, parse_seconds, reference_ms, trim_ows, HeaderError, Seconds};
+use super::{parse_http_date_ms, parse_seconds, reference_ms, trim_ows, wait_until, HeaderError, Seconds};
 use std::cmp::Reverse;
 use std::time::Duration;
 
@@ -62,7 +62,9 @@ pub struct ServerLimits {
 /// Never fails: what does not parse is reported in [`ServerLimits::ignored`].
 ///
 /// - Header names match case-insensitively. A List field sent on several lines is combined (RFC 9651 §4.2); for
-///   the legacy single-value headers the first line counts.
+///   the legacy single-value headers the first line counts. A `RateLimit` or `RateLimit-Policy` field that is not
+///   a valid Structured Field (RFC 9651: one malformed item anywhere, such as a Display String that is not UTF-8
+///   or a misplaced `=` in a Byte Sequence) is ignored whole.
 /// - A response with `Age` > 0 came from a cache: its counters are stale, so everything is ignored
 ///   ([`ServerLimits::stale`]). A malformed `Age` is reported and otherwise ignored.
 /// - **Policy.** `RateLimit-Policy: "burst";q=100;w=60, "daily";q=1000;w=86400`: each member is a quota `q` over a
@@ -193,7 +195,7 @@ fn parse_count(text: &str) -> Option<u64> {
 
 /// A reset value as a wait: delta seconds, or an epoch (seconds or milliseconds, by the thresholds above)
 /// measured from `reference_ms`. `None` for an epoch with no reference.
-fn reset_wait(number: Duration, reference_ms: Option<u64>) -> Option<Duration> {
+fn reset_wait(number: Duration, reference_ms: Option<i64>) -> Option<Duration> {
     let whole = number.as_secs();
     let epoch_ms = if whole >= EPOCH_MILLIS_FROM {
         whole.saturating_add(u64::from(number.subsec_nanos() > 0))
@@ -202,24 +204,26 @@ fn reset_wait(number: Duration, reference_ms: Option<u64>) -> Option<Duration> {
     } else {
         return Some(number);
     };
-    Some(Duration::from_millis(epoch_ms.saturating_sub(reference_ms?)))
+    Some(wait_until(i64::try_from(epoch_ms).unwrap_or(i64::MAX), reference_ms?))
 }
 
 /// A legacy `Reset` header: a non-negative number (delta or epoch), or an HTTP-date.
-fn legacy_reset(header: &'static str, value: &str, reference: Option<u64>) -> Result<Duration, HeaderError> {
+fn legacy_reset(header: &'static str, value: &str, reference: Option<i64>) -> Result<Duration, HeaderError> {
     let text = trim_ows(value);
     if text.is_empty() {
         return Err(HeaderError::Empty { header });
     }
-    let wait = match parse_seconds(text) {
-        Some(Seconds::NonNegative(number)) => reset_wait(number, reference),
-        Some(Seconds::Negative) => return Err(HeaderError::invalid(header, value, EXPECT_SECONDS)),
+    let invalid = || HeaderError::invalid(header, value, EXPECT_SECONDS);
+    let unresolvable = || HeaderError::unresolvable(header, value);
+    match parse_seconds(text) {
+        Some(Seconds::NonNegative(number)) => reset_wait(number, reference).ok_or_else(unresolvable),
+        Some(Seconds::Negative) => Err(invalid()),
         None => {
-            let at_ms = parse_http_date_ms(text).ok_or_else(|| HeaderError::invalid(header, value, EXPECT_SECONDS))?;
-            reference.map(|from_ms| Duration::from_millis(at_ms.saturating_sub(from_ms)))
+            // without a reference, an RFC 850 date is checked for form against any one
+            let at_ms = parse_http_date_ms(text, Some(reference.unwrap_or(0))).ok_or_else(invalid)?;
+            Ok(wait_until(at_ms, reference.ok_or_else(unresolvable)?))
         }
-    };
-    wait.ok_or_else(|| HeaderError::unresolvable(header, value))
+    }
 }
 
 /// The most restrictive request policy of a `RateLimit-Policy` List.
@@ -285,7 +289,7 @@ struct Current {
 
 /// The `RateLimit` field: a List of `"name";r=…;t=…` members, or the draft-07 Dictionary
 /// `limit=…, remaining=…, reset=…`.
-fn draft_current(value: &str, reference: Option<u64>, ignored: &mut Vec<HeaderError>) -> Option<Current> {
+fn draft_current(value: &str, reference: Option<i64>, ignored: &mut Vec<HeaderError>) -> Option<Current> {
     if let Ok(members) = parse_list(value) {
         // the most restrictive: the least remaining, then the latest reset (the first of equals)
         let mut best: Option<(u64, Option<Duration>)> = None;

@@ -1,6 +1,6 @@
 //! `Retry-After` (RFC 9110 §10.2.3): how long to wait before the next request to a host.
 
-use super::{parse_http_date_ms, parse_seconds, reference_ms, trim_ows, HeaderError, Seconds};
+use super::{parse_http_date_ms, parse_seconds, reference_ms, trim_ows, wait_until, HeaderError, Seconds};
 use std::time::Duration;
 
 const HEADER: &str = "Retry-After";
@@ -9,15 +9,17 @@ const EXPECTED: &str = "delay-seconds or an HTTP-date";
 /// The wait a `Retry-After` value asks for.
 ///
 /// - **delay-seconds** (`"120"`): seconds, never milliseconds (`"3000"` is 50 minutes). Leniencies: surrounding
-///   spaces and tabs are trimmed; a leading `+` is accepted; a fraction (`"1.5"`) is accepted and rounded **up** to
-///   whole milliseconds; a negative number (`"-3"`) means "now" and is [`Duration::ZERO`] — it is never read as a
-///   year or a date; a number too large for a [`Duration`] saturates at [`Duration::MAX`] (cap it by the maximum
-///   backoff). Exponents (`"1e3"`), `NaN` and `Infinity` are not numbers here and are refused.
+///   spaces and tabs are trimmed; a fraction (`"1.5"`) is accepted and rounded **up** to whole milliseconds; a
+///   number too large for a [`Duration`] saturates at [`Duration::MAX`] (cap it by the maximum backoff). A sign
+///   (`"-3"`, `"+5"`), an exponent (`"1e3"`), `NaN` and `Infinity` are refused: delay-seconds is `1*DIGIT`.
 /// - **HTTP-date** in any of its three forms (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850
 ///   `Sunday, 06-Nov-94 08:49:37 GMT`, asctime `Sun Nov  6 08:49:37 1994`): the wait is that date minus the
 ///   response's own `Date` header (`response_date`) when it parses, so skew between the server's clock and ours
 ///   cancels (the response is taken as just received); else minus `wall_now_ms` (epoch milliseconds). A date in
-///   the past is [`Duration::ZERO`].
+///   the past (any year from 0000) is [`Duration::ZERO`]; a leap second, `23:59:60`, is read as `23:59:59`. An
+///   RFC 850 two-digit year is the one with those digits from 49 years before the year of that reference to 50
+///   years after (RFC 9110 §5.6.7); an RFC 850 `response_date` is itself placed by `wall_now_ms`, and without
+///   it does not parse.
 ///
 /// # Errors
 /// [`HeaderError::Empty`] for an empty value, [`HeaderError::Invalid`] for anything else that is neither form, and
@@ -28,7 +30,7 @@ const EXPECTED: &str = "delay-seconds or an HTTP-date";
 /// use std::time::Duration;
 ///
 /// assert_eq!(parse_retry_after("120", None, None), Ok(Duration::from_secs(120)));
-/// assert_eq!(parse_retry_after("-3", None, None), Ok(Duration::ZERO));
+/// assert!(parse_retry_after("-3", None, None).is_err());
 /// let date = Some("Sun, 06 Nov 1994 10:00:00 GMT");
 /// assert_eq!(parse_retry_after("Sun, 06 Nov 1994 10:00:05 GMT", date, None), Ok(Duration::from_secs(5)));
 /// assert!(parse_retry_after("soon", None, None).is_err());
@@ -42,14 +44,17 @@ pub fn parse_retry_after(
     if text.is_empty() {
         return Err(HeaderError::Empty { header: HEADER });
     }
+    let invalid = || HeaderError::invalid(HEADER, value, EXPECTED);
     match parse_seconds(text) {
-        Some(Seconds::NonNegative(wait)) => return Ok(wait),
-        Some(Seconds::Negative) => return Ok(Duration::ZERO),
+        Some(Seconds::NonNegative(wait)) if !text.starts_with('+') => return Ok(wait),
+        Some(_) => return Err(invalid()),
         None => {}
     }
-    let retry_ms = parse_http_date_ms(text).ok_or_else(|| HeaderError::invalid(HEADER, value, EXPECTED))?;
-    let from_ms = reference_ms(response_date, wall_now_ms).ok_or_else(|| HeaderError::unresolvable(HEADER, value))?;
-    Ok(Duration::from_millis(retry_ms.saturating_sub(from_ms)))
+    let from_ms = reference_ms(response_date, wall_now_ms);
+    // without a reference, an RFC 850 date is checked for form against any one
+    let retry_ms = parse_http_date_ms(text, Some(from_ms.unwrap_or(0))).ok_or_else(invalid)?;
+    let from_ms = from_ms.ok_or_else(|| HeaderError::unresolvable(HEADER, value))?;
+    Ok(wait_until(retry_ms, from_ms))
 }
 
 #[cfg(test)]
@@ -71,14 +76,11 @@ mod tests {
             ("3000", S(3000)), // seconds, never milliseconds
             ("  5\t", S(5)),
             ("\t 5 ", S(5)),
-            ("+5", S(5)),
             ("007", S(7)),
             ("1.5", MS(1_500)),
+            ("2.0", S(2)),
             ("0.0001", MS(1)), // fractions round up to whole milliseconds
             ("2.0005", MS(2_001)),
-            ("-3", S(0)), // negative means now, never a year
-            ("-0", S(0)),
-            ("-1.5", S(0)),
         ];
         for &(value, want) in cases {
             assert_eq!(parse_retry_after(value, None, None), Ok(want), "{value:?}");
@@ -86,10 +88,16 @@ mod tests {
     }
 
     #[test]
-    fn negative_delay_is_never_read_as_a_year_or_date() {
-        // Even with every clock available, "-3" is "now", not the year -3 or 3 AD.
+    fn a_signed_delay_is_invalid_never_a_year_or_date() {
+        // Even with every clock available, "-3" is neither "now" nor the year -3 or 3 AD.
         let date = Some("Sun, 06 Nov 1994 10:00:00 GMT");
-        assert_eq!(parse_retry_after("-3", date, Some(TEN_OCLOCK_MS)), Ok(Duration::ZERO));
+        for value in ["-3", "-0", "-1.5", "+5", "+0"] {
+            assert_eq!(
+                parse_retry_after(value, date, Some(TEN_OCLOCK_MS)),
+                Err(HeaderError::Invalid { header: "Retry-After", value: value.to_owned(), expected: EXPECTED }),
+                "{value:?}"
+            );
+        }
     }
 
     #[test]

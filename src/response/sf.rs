@@ -1,9 +1,10 @@
 //! Structured Field Values (RFC 9651) Lists and Dictionaries, as far as rate-limit headers need them.
 //!
 //! Written by hand instead of using the `sfv` crate: that crate (with `base64`) was a tenth of the npm package's
-//! wasm module, and these headers need only the parsing algorithm of RFC 9651 §4.2 (no serialization, no
-//! decoding of byte sequences). Every member parses to its bare item and parameters; inner lists are parsed
-//! (so a field containing one stays valid) and kept without their items.
+//! wasm module, and these headers need only the parsing algorithm of RFC 9651 §4.2 (no serialization; Byte
+//! Sequences and Display Strings are checked as that algorithm requires, then dropped). Every member parses to
+//! its bare item and parameters; inner lists are parsed (so a field containing one stays valid) and kept without
+//! their items. Any malformed item fails the whole field.
 
 /// A bare item (RFC 9651 §3.3).
 #[derive(Clone, Debug, PartialEq)]
@@ -16,13 +17,13 @@ pub(crate) enum Bare<'a> {
     String(String),
     /// A Token.
     Token(&'a str),
-    /// A Byte Sequence (not decoded).
+    /// A Byte Sequence (checked, not decoded).
     Bytes,
     /// A Boolean.
     Boolean(bool),
     /// A Date (seconds since the epoch).
     Date(i64),
-    /// A Display String (not decoded).
+    /// A Display String (checked, not kept).
     DisplayString,
 }
 
@@ -186,10 +187,12 @@ impl<'a> Parser<'a> {
             }
             b':' => {
                 self.at += 1;
+                let start = self.at;
                 while self.peek().is_some_and(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)) {
                     self.at += 1;
                 }
-                if self.eat(b':') {
+                let content = &self.s[start..self.at];
+                if self.eat(b':') && is_base64(content) {
                     Ok(Bare::Bytes)
                 } else {
                     Err(())
@@ -218,7 +221,11 @@ impl<'a> Parser<'a> {
             }
             b'%' => {
                 self.at += 1;
-                self.string().map(|_| Bare::DisplayString)
+                if self.eat(b'"') {
+                    self.display_string()
+                } else {
+                    Err(())
+                }
             }
             _ => Err(()),
         }
@@ -276,6 +283,61 @@ impl<'a> Parser<'a> {
             }
         }
     }
+
+    /// The rest of a Display String after its `%"` (RFC 9651 §4.2.10): printable ASCII, where `%` and two
+    /// lowercase hex digits stand for a byte, and the bytes must be UTF-8. A backslash is an ordinary character.
+    fn display_string(&mut self) -> Result<Bare<'a>, ()> {
+        // UTF-8, checked byte by byte: continuation bytes still due, the code point so far, its smallest value
+        let (mut due, mut code, mut min) = (0, 0, 0);
+        loop {
+            let byte = match self.peek().ok_or(())? {
+                b'"' if due == 0 => {
+                    self.at += 1;
+                    return Ok(Bare::DisplayString);
+                }
+                b'%' => {
+                    let hex = |at: usize| match self.s.as_bytes().get(at) {
+                        Some(&d @ b'0'..=b'9') => Ok(d - b'0'),
+                        Some(&d @ b'a'..=b'f') => Ok(d - b'a' + 10),
+                        _ => Err(()),
+                    };
+                    let byte = hex(self.at + 1)? * 16 + hex(self.at + 2)?;
+                    self.at += 3;
+                    byte
+                }
+                c @ 0x20..=0x7e => {
+                    self.at += 1;
+                    c
+                }
+                _ => return Err(()),
+            };
+            let bits = u32::from(byte);
+            if due > 0 && byte & 0xc0 == 0x80 {
+                (due, code) = (due - 1, code << 6 | (bits & 0x3f));
+            } else if due > 0 {
+                return Err(());
+            } else {
+                (due, code, min) = match byte {
+                    0x00..=0x7f => (0, bits, 0),
+                    0xc0..=0xdf => (1, bits & 0x1f, 0x80),
+                    0xe0..=0xef => (2, bits & 0x0f, 0x800),
+                    0xf0..=0xf7 => (3, bits & 0x07, 0x1_0000),
+                    _ => return Err(()),
+                };
+            }
+            if due == 0 && (code < min || char::from_u32(code).is_none()) {
+                return Err(()); // an overlong form, a surrogate, or past U+10FFFF
+            }
+        }
+    }
+}
+
+/// Whether the content of a Byte Sequence (base64 characters only) decodes (RFC 9651 §4.2.7): `=` only as the
+/// one or two characters that pad it to a multiple of four. Missing padding is accepted, as the RFC asks.
+fn is_base64(content: &str) -> bool {
+    let data = content.trim_end_matches('=');
+    let padding = content.len() - data.len();
+    !data.contains('=') && data.len() % 4 != 1 && (padding == 0 || (padding <= 2 && content.len() % 4 == 0))
 }
 
 #[cfg(test)]
@@ -302,6 +364,26 @@ mod tests {
     }
 
     #[test]
+    fn display_strings_and_byte_sequences_per_rfc_9651() {
+        let display = [
+            r#"%"foo %22bar%22 \ baz""#,
+            r#"%"f%c3%bc""#,
+            r#"%"%e2%82%ac""#,
+            r#"%"%f0%9f%98%80""#,
+            r#"%"%f4%8f%bf%bf""#,
+            r#"%"""#,
+            r#"%"%25%7e""#,
+            r#"%"\""#,
+        ];
+        let bytes = [":aGVsbG8=:", ":aGVsbG8:", ":aGVsbA==:", ":aGVsbA:", ":iZ==:", "::", ":+/+/:"];
+        for (good, want) in
+            display.iter().map(|d| (d, Bare::DisplayString)).chain(bytes.iter().map(|b| (b, Bare::Bytes)))
+        {
+            assert_eq!(parse_list(good).map(|m| m[0].value.clone()), Ok(Some(want)), "{good:?}");
+        }
+    }
+
+    #[test]
     fn malformed_fields_are_errors() {
         for bad in [
             "a,",
@@ -320,6 +402,31 @@ mod tests {
             "a;q=",
             "1,,2",
             "\u{1F600}",
+            "%foo\"",
+            "%\"f%C3%BC\"",
+            "%\"%g0\"",
+            "%\"%\"",
+            "%\"%2\"",
+            "%\"%c3%28\"",
+            "%\"%a0%a1\"",
+            "%\"%c0%80\"",          // overlong
+            "%\"%ed%a0%80\"",       // a surrogate
+            "%\"%f4%90%80%80\"",    // past U+10FFFF
+            "%\"%e2%82\"",          // cut short
+            "%\"%e2%82x\"",         // cut short
+            "%\"%f8%88%80%80%80\"", // five bytes
+            "%\"a\\\"b\"",
+            "%\"\u{e9}\"",
+            ":=aGVsbG8=:",
+            ":a=GVsbG8=:",
+            ":aGVsbG8==:",
+            ":aGVsbA=:",
+            ":aGVsbG8=a:",
+            ":a:",
+            ":=:",
+            ":aGVs====:",
+            "a;d=%\"%g0\"",
+            "(1 %\"%g0\")",
         ] {
             assert!(parse_list(bad).is_err(), "{bad:?}");
         }
