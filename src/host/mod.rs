@@ -281,6 +281,13 @@ impl HostState {
         Duration::ZERO
     }
 
+    /// A request confirmed by [`HostState::depart`] was written only at `at` (its connection opened late, or the
+    /// sender was busy): later departures keep their spacing from `at`. The record of the last departure never
+    /// moves back.
+    pub fn sent(&mut self, at: Instant) {
+        self.departed = self.departed.max(at);
+    }
+
     /// The spacing real departures keep (see [`HostState::depart`]): the interval floor, and a burst-1 bucket's
     /// emission interval.
     fn departure_spacing_ns(&self) -> u64 {

@@ -222,6 +222,15 @@ impl Registry {
         self.tracked_mut(host).map_or(Duration::ZERO, |s| s.depart(now))
     }
 
+    /// A request to `host` confirmed by [`Registry::depart`] was written only at `at`; a time after `now` counts as
+    /// `now` (see [`HostState::sent`]).
+    pub fn sent(&mut self, host: &HostKey, at: Instant, now: Instant) {
+        let now = self.clamp(now);
+        if let Some(state) = self.tracked_mut(host) {
+            state.sent(at.min(now));
+        }
+    }
+
     /// Give back a concurrency permit taken for `host`.
     pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
         self.tracked_mut(host).is_some_and(|s| s.release(permit_id))
@@ -351,6 +360,30 @@ mod tests {
         assert!(d.wait.is_zero(), "c is new");
         assert_eq!((at_c, r.len()), (Slot(2), 3));
         assert_eq!(r.host(&a).cloned(), before_a, "a still untouched");
+    }
+
+    #[test]
+    fn a_request_written_after_its_confirmation_moves_the_spacing_to_when_it_was_written() {
+        let policy = Policy { rate_per_sec: 4.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        let h = key("a.example");
+        let ms = Instant::from_millis;
+        let a = r.acquire(&h, ms(0)).unwrap();
+        let b = r.acquire(&h, ms(0)).unwrap();
+        assert_eq!((a.departs, b.departs), (ms(0), ms(250)));
+        assert_eq!(r.depart(&h, a.departs, ms(0)), Duration::ZERO);
+        // a's request is written only 35 ms after it was confirmed: b keeps 250 ms from then
+        r.sent(&h, ms(35), ms(40));
+        assert_eq!(r.depart(&h, b.departs, ms(250)), Duration::from_millis(35));
+        assert_eq!(r.depart(&h, b.departs, ms(285)), Duration::ZERO);
+        // a time after now counts as now, and the record never moves back
+        r.sent(&h, ms(9_000), ms(300));
+        r.sent(&h, ms(100), ms(310));
+        let c = r.acquire(&h, ms(310)).unwrap();
+        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))), Duration::from_millis(50));
+        // a host not tracked: nothing to move
+        r.sent(&key("b.example"), ms(10), ms(10));
+        assert!(r.host(&key("b.example")).is_none());
     }
 
     #[test]

@@ -260,6 +260,14 @@ class Pacer {
     const flight = this.flights.get(context);
     if (!flight) return;
     this.flights.delete(context);
+    // A request is written some time after its departure is confirmed: at once on an open connection, but a new
+    // one opens first, and a busy event loop (Crawlee's own periodic work, another task) delays both. got times
+    // the write (`timings.upload`, wall clock); later departures of the host keep their spacing from it.
+    const upload = context.response?.timings?.upload;
+    if (Number.isFinite(upload)) {
+      const atMs = performance.timeOrigin + performance.now() - Math.max(0, Date.now() - upload);
+      this.limiter.sent(context.request.url, atMs);
+    }
     flight.answer.resolve(context.response);
     await flight.done;
   }

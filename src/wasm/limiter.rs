@@ -561,6 +561,24 @@ impl JsLimiter {
         Ok(ms(self.shared.registry.borrow_mut().depart(&key, departs, now)))
     }
 
+    /// Say that a request confirmed by `depart` for `url`'s host was written only at `atMs` (default: now), for
+    /// example when its connection opened late or the event loop was busy: later departures keep their spacing
+    /// from then. A time after now counts as now.
+    pub fn sent(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
+        #[wasm_bindgen(js_name = atMs)] at_ms: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let key = self.shared.key(url)?;
+        let now = Instant::from_millis_f64(clock_ms());
+        let at = match at_ms {
+            None => now,
+            Some(v) => Instant::from_millis_f64(ms_arg(v, "atMs")?),
+        };
+        self.shared.registry.borrow_mut().sent(&key, at, now);
+        Ok(())
+    }
+
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.
     pub fn release(
         &self,

@@ -54,14 +54,14 @@ class LocalTurns {
   }
 }
 
-// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, robotsCheck; Frontier's push,
-// pop, take, waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is
+// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, sent, robotsCheck; Frontier's
+// push, pop, take, waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is
 // what keeps a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value
 // of another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
 // Every other method reads and checks its arguments in Rust.
 
 const limiterRaw = Limiter.prototype;
-const { acquire, peek, intern, acquireId, depart, robotsCheck } = limiterRaw;
+const { acquire, peek, intern, acquireId, depart, sent, robotsCheck } = limiterRaw;
 limiterRaw.acquire = function (url, nowMs) {
   return acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true));
 };
@@ -76,6 +76,9 @@ limiterRaw.acquireId = function (id, nowMs) {
 };
 limiterRaw.depart = function (url, departsMs) {
   return depart.call(this, urlArg(url), numberArg(departsMs, 'departsMs', true));
+};
+limiterRaw.sent = function (url, atMs) {
+  return sent.call(this, urlArg(url), numberArg(atMs, 'atMs', true));
 };
 limiterRaw.robotsCheck = function (url, nowMs, peek) {
   return robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), peek === true);

@@ -883,6 +883,27 @@ describe('depart: the core confirms a reserved departure', () => {
     assert.equal(limiter.depart(url, undefined), 0);
     assert.ok(limiter.depart(url, null) > 990, 'null is no reserved instant: the interval since the last one is kept');
   });
+
+  test('sent(url, atMs) keeps the next departure its spacing from when the request was written', async () => {
+    const limiter = new Limiter({ ratePerSec: 4, burstCapacity: 1 });
+    const url = 'http://sent.test/a';
+    assert.equal(limiter.depart(url, limiter.acquire(url).departsMs), 0);
+    const confirmed = nowMs();
+    await sleep(60);
+    // without `sent` the next confirmation would wait 250 ms from the confirmation: about 190 ms from here
+    limiter.sent(url, nowMs());
+    const held = limiter.depart(url);
+    assert.ok(held > 245 && held <= 250, `held ${held} ms (${nowMs() - confirmed} ms after the confirmation)`);
+    // a time after now counts as now; an earlier one never moves the record back
+    limiter.sent(url, nowMs() + 60_000);
+    limiter.sent(url, confirmed);
+    assert.ok(limiter.depart(url) <= 250, 'a future time was taken as now');
+    assert.throws(() => limiter.sent(url, 'soon'), (e) => e instanceof TypeError && /atMs/.test(e.message));
+    for (const bad of [NaN, -1, Infinity]) assert.throws(() => limiter.sent(url, bad), namesField('atMs'), String(bad));
+    assert.throws(() => limiter.sent(123), (e) => e instanceof TypeError && /url/.test(e.message));
+    limiter.sent('http://never-seen.test/');
+    assert.equal(limiter.stats('never-seen.test'), undefined, 'sent tracks no host');
+  });
 });
 
 describe('the request lifecycle through an adapter that answers with promises (as GatewayLimiter)', () => {
