@@ -771,7 +771,7 @@ p(
   '',
   '## Measured by tests, not tabulated here',
   '',
-  '- The playground\'s frame budget: `node --test --test-name-pattern=rendering tests/playground/` (after',
+  '- The playground\'s frame budget: `node --test --test-name-pattern=rendering tests/playground/*.test.mjs` (after',
   '  `npm run build:pkg`) runs 20 hosts at 10× virtual speed in headless Chromium for 5 s and asserts p95 page work',
   '  per frame < 16.7 ms and a median frame interval under 18.7 ms (the page holds 60 fps); it prints its figures.',
   '- The gateway under `wrangler dev`: `scripts/build-worker.sh && node tests/gateway/bench.mjs` prints the latency',

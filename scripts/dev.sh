@@ -27,6 +27,7 @@ for arg in "$@"; do
 done
 
 scripts/setup.sh
+. scripts/node-env.sh              # Node 22+ (the machine's, or target/runtimes/node24)
 
 npm run --silent build:pkg        # pkg/ and www/pkg (the playground's wasm module)
 scripts/build-worker.sh           # worker/build (wrangler's [build] runs it again when worker/src or src change)

@@ -40,11 +40,19 @@ if [ "$(worker-build --version 2>/dev/null || true)" != "${WORKER_BUILD_VERSION}
   cargo install worker-build --version "${WORKER_BUILD_VERSION}" --locked --force
 fi
 
-# Node packages (binaryen's wasm-opt, TypeScript, Playwright's driver, the benchmark's peers).
-if ! command -v node >/dev/null; then
-  echo "setup: node not found; this project needs Node.js 20+" >&2
+# The JavaScript runtimes the package is smoke-tested on (Node 20, 22, 24, 26, Deno 2, Bun 1), from the npm
+# registry into target/runtimes/; the machine's own Node is left as it is.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: node and npm not found; this project needs Node.js (22 or newer, or any Node with npm to install it)" >&2
   exit 1
 fi
+scripts/setup-runtimes.sh
+
+# The Node the project runs on: the machine's when it is 22 or newer, else target/runtimes/node24.
+. scripts/node-env.sh
+log "node $(node --version) ($(command -v node))"
+
+# Node packages (wrangler, binaryen's wasm-opt, TypeScript, Playwright's driver, Crawlee, the benchmark's peers).
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "npm ci"
   npm ci --no-audit --no-fund --loglevel=error
@@ -61,10 +69,6 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     exit 1
   fi
 fi
-
-# The JavaScript runtimes the package is smoke-tested on (Node 20, 22, 24, 26, Deno 2, Bun 1), from the npm
-# registry into target/runtimes/; the machine's own Node is left as it is.
-scripts/setup-runtimes.sh
 
 # Fetch crates once, so that later steps fail early and clearly if the registry is unreachable.
 cargo fetch --quiet

@@ -5,8 +5,8 @@
 // round (the direct GET gets faster as the process warms: measured once, first, it would flatter every row); the
 // table shows the median round.
 //   scripts/build-worker.sh && node bench/workerd-floor/run.mjs
-import { Miniflare } from 'miniflare';
-import { startWorkerd } from '../../tests/gateway/gateway.mjs';
+import { Miniflare, convertV4MiniflareOptions } from 'miniflare';
+import { COMPATIBILITY_DATE, startWorkerd } from '../../tests/gateway/gateway.mjs';
 import http from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,16 +42,16 @@ const origin = http.createServer((req, res) => {
 await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const target = `http://127.0.0.1:${origin.address().port}/`;
 
-const floor = new Miniflare({
+const floor = new Miniflare(convertV4MiniflareOptions({
   modules: true,
   scriptPath: `${here}worker.mjs`,
   modulesRoot: here,
-  compatibilityDate: '2026-05-01',
+  compatibilityDate: COMPATIBILITY_DATE,
   host: '127.0.0.1',
   port: 0,
   durableObjects: { O: { className: 'Obj', useSQLite: true } },
-  durableObjectsPersist: mkdtempSync(join(tmpdir(), 'hostpace-floor-')),
-});
+  resourcePersistencePath: mkdtempSync(join(tmpdir(), 'hostpace-floor-')),
+}));
 // the gateway's Worker build in workerd under miniflare, as the gateway tests start it, with the bench's overrides
 const gateway = await startWorkerd({
   token: 'bench-token',

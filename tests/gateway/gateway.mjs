@@ -4,7 +4,7 @@
 // children); never by process name.
 
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,22 @@ import { promisify } from 'node:util';
 import { TOL } from '../js/helpers.mjs';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** wrangler.toml's `compatibility_date`, for the Workers these tests start under miniflare (which does not read it). */
+export const COMPATIBILITY_DATE = readFileSync(`${root}wrangler.toml`, 'utf8').match(/^compatibility_date = "([^"]+)"/m)[1];
+
+/**
+ * A Worker's modules for miniflare, which loads only the modules it is given (it does not follow imports): `main`
+ * first, then every `.js`/`.mjs` (an ES module) and `.wasm` (a compiled module) file under `dirs`. Paths are
+ * relative to the repository; pass the result as `modules` with `modulesRoot: root`.
+ * @param {string} main
+ * @param {...string} dirs
+ */
+export function workerModules(main, ...dirs) {
+  const under = dirs.flatMap((dir) => readdirSync(join(root, dir), { recursive: true }).map((f) => join(root, dir, f)));
+  const paths = [join(root, main), ...under.filter((p) => /\.(m?js|wasm)$/.test(p) && p !== join(root, main))];
+  return paths.map((path) => ({ type: path.endsWith('.wasm') ? 'CompiledWasm' : 'ESModule', path }));
+}
 
 /**
  * Slack for arrival checks at an origin behind the gateway (ms). The host's object confirms a departure and sends
@@ -98,35 +114,27 @@ function testConfig() {
  * @param {{ vars?: Record<string, string>, token?: string, script?: string }} options
  */
 export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c', script = 'worker/build/index.js' } = {}) {
-  const { Miniflare } = await import('miniflare');
+  const { Miniflare, convertV4MiniflareOptions } = await import('miniflare');
   const tomlVars = readFileSync(`${root}wrangler.toml`, 'utf8').split(/^\[vars\]$/m)[1] ?? '';
   const bindings = {
     ...Object.fromEntries([...tomlVars.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]])),
     GATEWAY_TOKEN: token,
     ...vars,
   };
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath: `${root}${script}`,
+  const mf = new Miniflare(convertV4MiniflareOptions({
+    modules: workerModules(script, 'worker/build'),
     modulesRoot: root,
-    modulesRules: [
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-    ],
-    compatibilityDate: '2026-05-01',
+    compatibilityDate: COMPATIBILITY_DATE,
     host: '127.0.0.1',
     port: 0,
     durableObjects: {
       HOSTS: { className: 'HostObject', useSQLite: true },
       LEDGER: { className: 'TokenLedger', useSQLite: true },
     },
-    durableObjectsPersist: tempDir('hostpace-workerd-'),
+    resourcePersistencePath: tempDir('hostpace-workerd-'),
     bindings,
-    handleRuntimeStdio: (stdout, stderr) => {
-      stdout.resume();
-      stderr.resume();
-    },
-  });
+    handleStructuredLogs: () => {},
+  }));
   const base = (await mf.ready).href.replace(/\/$/, '');
   const workerdPids = async () => {
     const { stdout } = await promisify(execFile)('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)]);

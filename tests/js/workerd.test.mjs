@@ -3,21 +3,17 @@
 // module the way wrangler bundles it — and answers with decisions, an error message and a snapshot round trip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Miniflare } from 'miniflare';
+import { Miniflare, convertV4MiniflareOptions } from 'miniflare';
+import { COMPATIBILITY_DATE, workerModules } from '../gateway/gateway.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 
 test('the workerd entry loads in workerd and decides', async () => {
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath: new URL('./workerd/worker.mjs', import.meta.url).pathname,
+  const mf = new Miniflare(convertV4MiniflareOptions({
+    modules: workerModules('tests/js/workerd/worker.mjs', 'pkg'),
     modulesRoot: root,
-    modulesRules: [
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-    ],
-    compatibilityDate: '2026-05-01',
-  });
+    compatibilityDate: COMPATIBILITY_DATE,
+  }));
   try {
     const res = await mf.dispatchFetch('http://localhost/');
     assert.equal(res.status, 200);

@@ -49,7 +49,7 @@ const CHECKS = [
   ['sh', 'scripts/dev.sh --allow-local', 'gateway'],
   ['sh', 'mkdir -p /tmp/site', 'first request'],
   ['js', "import { GatewayLimiter } from 'hostpace';", 'fleet'],
-  ['sh', 'npx wrangler login', 'deploy'],
+  ['sh', '. scripts/node-env.sh', 'deploy'],
   ['sh', 'npm run build:pkg                               # builds pkg/', 'playground'],
   ['rust', 'use hostpace::', 'rust'],
 ];
@@ -60,6 +60,9 @@ const block = (name) => {
   assert.equal(found.length, 1, `README.md has ${found.length} ${lang} blocks starting with ${first}`);
   return found[0].code;
 };
+
+/** PATH as a user's shell has it: without the project's own Node (target/runtimes/), which the test command adds. */
+const machinePath = () => process.env.PATH.split(':').filter((dir) => !dir.includes('/target/runtimes/')).join(':');
 
 /** Run `command` (a shell block) in bash from the root; resolves `{ code, stdout, stderr }`, never rejects. */
 function bash(command, { timeout = 300_000, env = {} } = {}) {
@@ -254,19 +257,24 @@ describe('I run a crawler fleet (the gateway)', () => {
 
 test('deploy: each wrangler command is one wrangler knows; the deploy runs with --dry-run', async () => {
   const lines = block('deploy').split('\n').filter((l) => l.trim()).map((l) => l.replace(/\s+#.*$/, ''));
-  assert.equal(lines.length, 3);
-  for (const line of lines) {
+  assert.equal(lines.length, 4);
+  // the first line picks the Node that wrangler runs on: 22 or later, even where the machine's is older
+  const [env, ...commands] = lines;
+  assert.equal(env, '. scripts/node-env.sh');
+  const node = await bash(`PATH=${JSON.stringify(machinePath())}; ${env}; node --version`);
+  assert.ok(Number(/^v(\d+)\./.exec(node.stdout)?.[1]) >= 22, `${env} gives Node ${node.stdout}${node.stderr}`);
+  for (const line of commands) {
     const wrangler = /npx wrangler (\w+(?: put)?)(.*)$/.exec(line);
     assert.ok(wrangler, `not a wrangler command: ${line}`);
     const [, command, rest] = wrangler;
     const run =
       command === 'deploy'
-        ? await bash(`npx wrangler deploy${rest} --dry-run --outdir "$(mktemp -d)"`)
-        : await bash(`npx wrangler ${command} --help`);
+        ? await bash(`${env}; npx wrangler deploy${rest} --dry-run --outdir "$(mktemp -d)"`)
+        : await bash(`${env}; npx wrangler ${command} --help`);
     assert.equal(run.code, 0, `${line}\n${run.stdout}\n${run.stderr}`);
     if (command === 'deploy') assert.match(`${run.stdout}${run.stderr}`, /--dry-run: exiting now/);
   }
-  const secret = await bash(lines[2].split('|')[0]);
+  const secret = await bash(commands[2].split('|')[0]);
   assert.match(secret.stdout, /^[0-9a-f]{48}\n$/, 'the secret command makes a 48-hex-digit token');
 });
 
