@@ -4,7 +4,8 @@
 // leaky slot, quota used, cooldown, permits, adaptive rate) and every audit violation is an answer of the module
 // (`Limiter.peek/acquire/observe/setRobots/stats/retryVerdict`, the primitives' `peek/acquire/tokens/nextSlotMs`,
 // `audit`). This file only keeps the clock, plays the crawler (one queue of links per host, fetched when the
-// module says the host may be visited) and the servers (their scripted answers), and draws what happened.
+// module says the host may be visited) and the servers (their scripted answers), and draws what happened. The
+// wait shown for a departure is measured, not computed: from when its link first asked to go until it went.
 //
 // The crawler waits in the scheduler, not the fetcher: a host's next link is reserved with `acquire` only once `peek`
 // says it may go now, so a 429 that arrives while links are queued stops every later departure.
@@ -14,7 +15,10 @@ import * as hostpace from './pkg/browser.js';
 const { Limiter, TokenBucket, LeakyBucket } = hostpace;
 
 // ---- constants -------------------------------------------------------------------------------------------------
-const VIEW_MS = 24_000; // virtual milliseconds shown by a timeline
+const VIEW_MS = 24_000; // virtual milliseconds a timeline shows at first
+const MIN_VIEW_MS = 2_000; // zoomed all the way in
+const MAX_VIEW_MS = 600_000; // zoomed all the way out
+const POINTER_PX = 6; // a departure this close to the pointer (CSS px) is the one described
 const MAX_FRAME_MS = 100; // a late frame (background tab) advances at most this much real time
 const TEXT_EVERY_MS = 100; // text readouts refresh at 10 Hz, timelines every frame
 const AUDITS_PER_FRAME = 2; // lanes re-audited per frame (round robin); state reads audit everything first
@@ -44,6 +48,8 @@ const DEFAULTS = {
 const BOOLEAN_KEYS = ['adaptive', 'compare'];
 const INTEGER_KEYS = ['quotaLimit', 'maxConcurrency', 'maxRetries', 'steps', 'hosts'];
 const SPEEDS = [0, 1, 10];
+const SLOT_CELLS = 8; // reserved future departures drawn as slots
+const MAX_SEATS = 20; // permits drawn as seats (more are counted in the text)
 
 // Scenarios: settings they start from, the hosts they crawl (links queued at t=0, Infinity = always more), what
 // each host's server answers, and what happens before the first request.
@@ -131,6 +137,9 @@ let scenario = 'discover';
 let settings = { ...DEFAULTS, ...SCENARIOS.discover.settings };
 let speed = 1;
 let clockMs = 0; // the virtual clock (ms since the scenario started)
+// the part of the run the timelines show: `spanMs` of virtual time ending at `endMs` (null: the present, followed)
+const view = { spanMs: VIEW_MS, endMs: null };
+let pointer = null; // { lane, t }: where the pointer is over a timeline
 let limiter = null; // one Limiter for every layered lane (one registry, many hosts), as a crawler would hold
 let lanes = [];
 let configError = '';
@@ -198,15 +207,20 @@ function makeLane(spec, kind) {
     retries: [], // attempt numbers of requests queued again after a 429/503
     made: 0, gaveUp: 0, dropped: 0,
     refused: [], refusedCount: 0, // times links were refused by robots.txt (never sent; the last LOG_KEEP kept)
-    times: [], layers: [], // the access log: departure times and the layer that set each wait
+    times: [], layers: [], waits: [], // the access log: departure times, the layer that set each wait, the wait
+    askedMs: null, // when the link now waiting first asked to go
     inflight: [], // { doneMs, departMs, n, attempt, permitId }
     nextTryMs: 0, waitLayer: null,
     cooldowns: [], serverQuota: [], // [startMs, endMs] spans learnt from responses (drawn, and audited)
     violations: [], audited: 0, auditDirty: true, serverState: {},
+    answers: [], // server answers that changed pacing: { atMs, status, text } (marked on the timeline)
     bucket: null, els: null,
   };
   if (kind === 'token') lane.bucket = new TokenBucket(settings.ratePerSec, settings.burstCapacity);
-  if (kind === 'leaky') lane.bucket = new LeakyBucket(Math.max(settings.minIntervalSec * 1000, 1000 / settings.ratePerSec));
+  if (kind === 'leaky') {
+    lane.slotMs = Math.max(settings.minIntervalSec * 1000, 1000 / settings.ratePerSec);
+    lane.bucket = new LeakyBucket(lane.slotMs);
+  }
   return lane;
 }
 
@@ -216,6 +230,8 @@ function restart() {
   limiter = null;
   lanes = [];
   clockMs = 0;
+  view.endMs = null;
+  pointer = null;
   configError = '';
   try {
     limiter = new Limiter(limiterConfig());
@@ -228,6 +244,8 @@ function restart() {
     for (const lane of lanes) {
       if (lane.kind === 'layered' && lane.spec.robots) {
         lane.robots = limiter.setRobots(lane.host, lane.spec.robots, USER_AGENT, 0);
+        const rules = lane.spec.robots.split('\n').filter((l) => l && !/^user-agent:/i.test(l));
+        lane.answers.push({ atMs: 0, status: 200, text: `robots.txt: ${rules.join(', ')}` });
       }
     }
   } catch (e) {
@@ -236,6 +254,7 @@ function restart() {
     lanes = [];
   }
   buildLanes();
+  renderView();
   render(true);
 }
 
@@ -268,6 +287,7 @@ function tryDepart(lane, t) {
     wait = lane.bucket.peek(t);
     layer = lane.kind === 'token' ? 'burst' : 'interval';
   }
+  lane.askedMs ??= t;
   if (wait > 0) {
     lane.waitLayer = layer;
     lane.nextTryMs = t + wait;
@@ -293,10 +313,13 @@ function tryDepart(lane, t) {
     // what is kept
     lane.times.splice(0, LOG_TRIM);
     lane.layers.splice(0, LOG_TRIM);
+    lane.waits.splice(0, LOG_TRIM);
     lane.dropped += LOG_TRIM;
   }
   lane.times.push(departMs);
   lane.layers.push(lane.waitLayer ?? 'none');
+  lane.waits.push(departMs - lane.askedMs);
+  lane.askedMs = null;
   lane.waitLayer = null;
   lane.queued -= 1;
   lane.made += 1;
@@ -319,7 +342,13 @@ function respond(lane, t) {
     if (obs.cooldownUntilMs !== undefined) lane.cooldowns.push([t, obs.cooldownUntilMs]);
     if (obs.serverQuotaUntilMs !== undefined) lane.serverQuota.push([t, obs.serverQuotaUntilMs]);
     if (r.permitId !== undefined) limiter.release(lane.url, r.permitId);
+    // marked: a cooldown, a server block, or a rate the server's RateLimit headers changed (not adaptive pacing)
+    const published = Object.keys(answer.headers).some((h) => /ratelimit/i.test(h));
+    if (retryable || obs.serverQuotaUntilMs !== undefined || (published && obs.ratePerSec[0] !== obs.ratePerSec[1])) {
+      lane.answers.push({ atMs: t, status: answer.status, text: said(answer) });
+    }
   } else if (retryable) {
+    lane.answers.push({ atMs: t, status: answer.status, text: said(answer) });
     // a bare bucket learns nothing; what the server asked for is still drawn and audited
     lane.cooldowns.push([t, t + (answer.retryAfterMs ?? 0)]);
   }
@@ -333,6 +362,14 @@ function respond(lane, t) {
   }
   lane.nextTryMs = Math.min(lane.nextTryMs, t);
   lane.auditDirty = true;
+}
+
+// What a server's answer said that bears on pacing, as the mark on the timeline reads it.
+function said(answer) {
+  const h = answer.headers;
+  if (h['retry-after'] !== undefined) return `${answer.status} Retry-After: ${h['retry-after']}`;
+  if (h.ratelimit !== undefined) return `${answer.status} RateLimit: ${h.ratelimit}`;
+  return String(answer.status);
 }
 
 function nextEvent() {
@@ -392,18 +429,22 @@ function auditAll() {
 }
 
 // ---- levels (the module's) -------------------------------------------------------------------------------------
+// What each layer holds at the clock. Tokens are never negative: what departures reserved ahead owe is `tokenDebt`.
 function levels(lane) {
   const t = clockMs;
+  const reservedAhead = lane.times.length - upperBound(lane.times, t); // departures reserved after now
   if (lane.kind === 'token') {
-    return { tokens: lane.bucket.tokens(t), capacity: lane.bucket.capacity };
+    const tokens = lane.bucket.tokens(t);
+    return { tokens: Math.max(0, tokens), tokenDebt: Math.max(0, -tokens), capacity: lane.bucket.capacity, reservedAhead };
   }
   if (lane.kind === 'leaky') {
-    return { nextSlotInMs: Math.max(0, lane.bucket.nextSlotMs() - t) };
+    return { nextSlotInMs: Math.max(0, lane.bucket.nextSlotMs() - t), reservedAhead };
   }
   const s = limiter.stats(lane.host, t);
-  if (!s) return { tokens: settings.burstCapacity, capacity: settings.burstCapacity };
+  if (!s) return { tokens: settings.burstCapacity, tokenDebt: 0, capacity: settings.burstCapacity, reservedAhead };
   return {
-    tokens: s.tokens, capacity: s.capacity, nextSlotInMs: s.nextSlotInMs, intervalMs: s.intervalMs,
+    tokens: s.tokens, tokenDebt: s.tokenDebt, capacity: s.capacity, nextSlotInMs: s.nextSlotInMs,
+    intervalMs: s.intervalMs, reservedAhead,
     quotaUsed: s.quotaUsed, quotaLimit: s.quotaLimit, cooldownRemainingMs: s.cooldownRemainingMs,
     serverQuotaRemainingMs: s.serverQuotaRemainingMs, inFlight: s.inFlight, ratePerSec: s.ratePerSec,
     crawlDelayMs: s.crawlDelayMs, decisions: s.decisions,
@@ -427,7 +468,13 @@ function buildLanes() {
     lane.els = {
       node,
       summary: node.querySelector('.summary'),
-      fill: node.querySelector('.fill'),
+      level: node.querySelector('.level'),
+      owed: node.querySelector('.owed'),
+      slots: node.querySelector('.slots'),
+      slotFill: node.querySelector('.slot-fill'),
+      seats: node.querySelector('.seats'),
+      quotaFill: node.querySelector('.quota-fill'),
+      countdownFill: node.querySelector('.countdown-fill'),
       tokens: node.querySelector('.tokens'),
       slot: node.querySelector('.slot'),
       quota: node.querySelector('.quota'),
@@ -436,7 +483,17 @@ function buildLanes() {
       rate: node.querySelector('.rate'),
       canvas: node.querySelector('canvas'),
       text: {},
+      style: new Map(),
     };
+    // a bare bucket has no quota, cooldown, permits or adaptive rate (and a leaky one no tokens): those rows go
+    if (lane.kind !== 'layered') {
+      const shown = lane.kind === 'token' ? ['tokens', 'slot'] : ['slot'];
+      for (const key of ['tokens', 'slot', 'quota', 'cooldown', 'inflight', 'rate']) {
+        if (!shown.includes(key)) lane.els[key].closest('.levels > div').hidden = true;
+      }
+    }
+    lane.els.slots.append(...cells(SLOT_CELLS));
+    lane.els.seats.append(...cells(Math.min(settings.maxConcurrency, MAX_SEATS)));
     lanesEl.append(node);
   }
   if (configError) {
@@ -459,7 +516,25 @@ function sizeCanvases() {
   drawDirty = true;
 }
 
-const sec = (ms) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`);
+const cells = (n) => Array.from({ length: n }, () => document.createElement('i'));
+
+// A number as a person reads it: at most `digits` decimals, no trailing zeros (2.200000080180004 → "2.2").
+const num = (x, digits = 1) => String(Number(x.toFixed(digits)));
+
+// Set a style property or an attribute only when it changes (the text readouts refresh at 10 Hz).
+function setStyle(lane, el, prop, value) {
+  const key = `${el.className}.${prop}`;
+  if (lane.els.style.get(key) !== value) {
+    lane.els.style.set(key, value);
+    el.style[prop] = value;
+  }
+}
+
+function fillCells(el, taken) {
+  for (let i = 0; i < el.children.length; i++) el.children[i].classList.toggle('taken', i < taken);
+}
+
+const sec = (ms) => (ms === undefined ? '—' : ms === 0 ? '0 s' : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`);
 function setText(lane, key, value) {
   if (lane.els.text[key] !== value) {
     lane.els.text[key] = value;
@@ -469,6 +544,7 @@ function setText(lane, key, value) {
 
 function renderText() {
   $('#clock').value = `${(clockMs / 1000).toFixed(1)} s`;
+  renderView();
   for (const lane of lanes) {
     const lv = levels(lane);
     const queued = lane.queued === Infinity ? '∞' : String(lane.queued);
@@ -476,55 +552,72 @@ function renderText() {
     setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} queued · ${v} audit violation${v === 1 ? '' : 's'}` +
       (lane.gaveUp ? ` · ${lane.gaveUp} given up` : '') +
       (lane.refusedCount ? ` · ${lane.refusedCount} refused by robots.txt` : ''));
-    if (lv.tokens !== undefined) {
-      const frac = Math.max(0, Math.min(1, lv.tokens / lv.capacity));
-      const width = `${(frac * 100).toFixed(1)}%`;
-      if (lane.els.fill.style.width !== width) lane.els.fill.style.width = width;
-      setText(lane, 'tokens', `${lv.tokens.toFixed(1)} / ${lv.capacity}`);
-    } else {
-      setText(lane, 'tokens', '—');
-    }
-    setText(lane, 'slot', lv.nextSlotInMs === undefined ? '—' : `in ${sec(lv.nextSlotInMs)}` +
-      (lv.intervalMs ? ` (floor ${sec(lv.intervalMs)}${lv.crawlDelayMs ? ', Crawl-delay' : ''})` : ''));
-    setText(lane, 'quota', lv.quotaLimit ? `${lv.quotaUsed} / ${lv.quotaLimit}` : lane.kind === 'layered' ? 'off' : '—');
+    // the token bucket: its level, and what is owed below the rim
+    const capacity = lv.capacity ?? 1;
+    const level = lv.tokens === undefined ? 0 : Math.min(1, lv.tokens / capacity);
+    const owed = lv.tokenDebt ? Math.min(1, lv.tokenDebt / capacity) : 0;
+    setStyle(lane, lane.els.level, 'height', `${(level * 100).toFixed(1)}%`);
+    setStyle(lane, lane.els.owed, 'height', `${(owed * 0.6).toFixed(3)}rem`);
+    setText(lane, 'tokens', lv.tokens === undefined ? '—'
+      : `${num(lv.tokens)} of ${num(capacity, 2)}${lv.tokenDebt >= 0.05 ? ` · ${num(lv.tokenDebt)} owed` : ''}`);
+    // the leaky layer: the time left until its next slot (a bar over one slot's length), and the future slots
+    // already reserved
+    const slotMs = lv.intervalMs || lane.slotMs || 1000 / settings.ratePerSec;
+    setStyle(lane, lane.els.slotFill, 'width', `${(Math.min(1, (lv.nextSlotInMs ?? 0) / slotMs) * 100).toFixed(1)}%`);
+    fillCells(lane.els.slots, lv.reservedAhead);
+    const floor = lv.intervalMs ? ` (floor ${sec(lv.intervalMs)}${lv.crawlDelayMs ? ', Crawl-delay' : ''})` : '';
+    setText(lane, 'slot', `${lv.reservedAhead} reserved ahead` +
+      (lv.nextSlotInMs === undefined ? '' : ` · next in ${sec(lv.nextSlotInMs)}${floor}`));
+    // the quota: a window that fills
+    setStyle(lane, lane.els.quotaFill, 'width', lv.quotaLimit ? `${(Math.min(1, lv.quotaUsed / lv.quotaLimit) * 100).toFixed(1)}%` : '0%');
+    setText(lane, 'quota', lv.quotaLimit ? `${lv.quotaUsed} of ${lv.quotaLimit} in ${num(settings.quotaWindowSec)} s`
+      : lane.kind === 'layered' ? 'off' : '—');
+    // the cooldown or the server's block: a countdown
+    const block = lv.cooldownRemainingMs > 0 ? ['cooldown', lv.cooldownRemainingMs, lane.cooldowns]
+      : lv.serverQuotaRemainingMs > 0 ? ['server quota', lv.serverQuotaRemainingMs, lane.serverQuota] : null;
+    const span = block?.[2].at(-1);
+    const total = span ? Math.max(1, span[1] - span[0]) : 1;
+    setStyle(lane, lane.els.countdownFill, 'width', block ? `${(Math.min(1, block[1] / total) * 100).toFixed(1)}%` : '0%');
     setText(lane, 'cooldown', lv.cooldownRemainingMs === undefined ? '—'
-      : lv.cooldownRemainingMs > 0 ? sec(lv.cooldownRemainingMs)
-        : lv.serverQuotaRemainingMs > 0 ? `server quota ${sec(lv.serverQuotaRemainingMs)}` : 'none');
+      : block ? `${block[0] === 'cooldown' ? '' : 'server quota '}${sec(block[1])} left` : 'none');
+    // permits: seats taken
+    fillCells(lane.els.seats, lv.inFlight ?? 0);
     setText(lane, 'inflight', lv.inFlight === undefined ? '—'
-      : settings.maxConcurrency > 0 ? `${lv.inFlight} / ${settings.maxConcurrency}` : `${lv.inFlight} (unlimited)`);
-    setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${lv.ratePerSec.toFixed(2)}/s`);
+      : settings.maxConcurrency > 0 ? `${lv.inFlight} of ${settings.maxConcurrency} taken` : `${lv.inFlight} in flight (no limit)`);
+    setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${num(lv.ratePerSec, 2)}/s`);
     lane.els.canvas.setAttribute('aria-label',
       `Access log of ${lane.host} (${lane.kind}): ${lane.times.length + lane.dropped} departures, ${v} audit violations`);
   }
 }
 
-// One lane's access log over the last VIEW_MS of virtual time.
+// One lane's access log over the part of the run in view.
 function drawLane(lane) {
   const c = lane.els.canvas;
   const ctx = c.getContext('2d');
   const W = c.width;
   const H = c.height;
   const dpr = H / TIMELINE_PX;
-  const start = Math.max(0, clockMs - VIEW_MS);
+  const { startMs: start, spanMs: VIEW } = viewWindow();
   const pad = 6 * dpr; // t=0 sits a little inside the left edge
-  const pxPerMs = (W - 2 * pad) / VIEW_MS;
+  const pxPerMs = (W - 2 * pad) / VIEW;
   const x = (t) => pad + (t - start) * pxPerMs;
   ctx.clearRect(0, 0, W, H);
-  // seconds grid
+  // a time grid (lines every `grid` ms, labels every five lines) that stays legible at any zoom
+  const grid = VIEW <= 30_000 ? 1000 : VIEW <= 150_000 ? 5000 : 30_000;
   ctx.fillStyle = '#e6e8ec';
-  for (let s = Math.ceil(start / 1000) * 1000; s <= start + VIEW_MS; s += 1000) {
+  for (let s = Math.ceil(start / grid) * grid; s <= start + VIEW; s += grid) {
     ctx.fillRect(Math.round(x(s)), 0, 1, H);
   }
   ctx.fillStyle = '#5c6370';
   ctx.font = `${10 * dpr}px system-ui, sans-serif`;
-  for (let s = Math.ceil(start / 5000) * 5000; s <= start + VIEW_MS; s += 5000) {
+  for (let s = Math.ceil(start / (5 * grid)) * 5 * grid; s <= start + VIEW; s += 5 * grid) {
     ctx.fillText(`${s / 1000}s`, x(s) + 2 * dpr, H - 2 * dpr);
   }
   // spans the server imposed
   const span = (spans, color) => {
     ctx.fillStyle = color;
     for (const [a, b] of spans) {
-      if (b < start || a > start + VIEW_MS) continue;
+      if (b < start || a > start + VIEW) continue;
       ctx.fillRect(x(a), 0, Math.max(1, x(b) - x(a)), H);
     }
   };
@@ -542,7 +635,8 @@ function drawLane(lane) {
   };
   let col = -1;
   let stack = 0;
-  for (let i = lowerBound(lane.times, start); i < lane.times.length; i++) {
+  const end = upperBound(lane.times, start + VIEW);
+  for (let i = lowerBound(lane.times, start); i < end; i++) {
     const px = Math.floor(x(lane.times[i]));
     if (px === col) {
       stack++;
@@ -560,7 +654,7 @@ function drawLane(lane) {
   // links robots.txt refused: a ✕ above the baseline where the departure would have been asked for
   ctx.strokeStyle = VIOLATION_COLOR;
   ctx.lineWidth = Math.max(1, dpr);
-  for (let i = lowerBound(lane.refused, start); i < lane.refused.length; i++) {
+  for (let i = lowerBound(lane.refused, start); i < upperBound(lane.refused, start + VIEW); i++) {
     const px = x(lane.refused[i]);
     const y = base - mark - maxStack * step + 2 * dpr;
     const r = 3 * dpr;
@@ -574,7 +668,7 @@ function drawLane(lane) {
   // audit violations: a triangle over the departure that broke a rule
   ctx.fillStyle = VIOLATION_COLOR;
   for (const v of lane.violations) {
-    if (v.atMs < start) continue;
+    if (v.atMs < start || v.atMs > start + VIEW) continue;
     const px = x(v.atMs);
     ctx.beginPath();
     ctx.moveTo(px - 4 * dpr, 0);
@@ -583,16 +677,122 @@ function drawLane(lane) {
     ctx.fill();
   }
   // the waiting link: where the module says it may go
-  if (Number.isFinite(lane.nextTryMs) && lane.nextTryMs > clockMs && lane.queued > 0) {
+  if (Number.isFinite(lane.nextTryMs) && lane.nextTryMs > clockMs && lane.nextTryMs <= start + VIEW && lane.queued > 0) {
     ctx.strokeStyle = LAYER_COLORS[lane.waitLayer] ?? '#000';
     ctx.lineWidth = dpr;
-    const px = x(Math.min(lane.nextTryMs, start + VIEW_MS));
+    const px = x(Math.min(lane.nextTryMs, start + VIEW));
     ctx.strokeRect(px, base - mark, markW, mark);
   }
-  // now
-  ctx.fillStyle = '#111';
-  ctx.fillRect(Math.round(x(clockMs)), 0, Math.max(1, dpr), H - 12 * dpr);
+  // the server's answers that changed pacing: a flag at the instant, with what it said
+  ctx.font = `${9 * dpr}px system-ui, sans-serif`;
+  for (const a of lane.answers) {
+    if (a.atMs < start || a.atMs > start + VIEW) continue;
+    const px = Math.round(x(a.atMs));
+    ctx.fillStyle = a.status >= 400 ? VIOLATION_COLOR : LAYER_COLORS.serverQuota;
+    ctx.fillRect(px, 8 * dpr, Math.max(1, dpr), base - 8 * dpr);
+    ctx.fillText(a.text, px + 2 * dpr, 16 * dpr);
+  }
+  // now, when in view
+  if (clockMs <= start + VIEW) {
+    ctx.fillStyle = '#111';
+    ctx.fillRect(Math.round(x(clockMs)), 0, Math.max(1, dpr), H - 12 * dpr);
+  }
+  // the departure described under the pointer
+  if (pointer?.lane === lane && pointer.i !== undefined) {
+    ctx.strokeStyle = '#111';
+    ctx.lineWidth = dpr;
+    ctx.strokeRect(Math.floor(x(lane.times[pointer.i])) - 2 * dpr, base - mark - 2 * dpr, markW + 4 * dpr, mark + 4 * dpr);
+  }
 }
+
+// ---- moving in time ----------------------------------------------------------------------------------------------
+// The part of the run in view: the last `spanMs` up to the present while following it, else up to `endMs`.
+function viewWindow() {
+  const endMs = view.endMs === null ? clockMs : Math.min(view.endMs, clockMs);
+  return { startMs: Math.max(0, endMs - view.spanMs), spanMs: view.spanMs, following: view.endMs === null };
+}
+
+function setView(endMs, spanMs = view.spanMs) {
+  view.spanMs = Math.max(MIN_VIEW_MS, Math.min(MAX_VIEW_MS, spanMs));
+  // the view's end, kept within the run; at the present it follows it again
+  const end = Math.max(Math.min(view.spanMs, clockMs), Math.min(endMs, clockMs));
+  view.endMs = endMs === null || end >= clockMs ? null : end;
+  pointer = null;
+  drawDirty = true;
+  renderView();
+}
+
+function moveView(action) {
+  const w = viewWindow();
+  const end = w.startMs + w.spanMs;
+  if (action === 'earlier') setView(Math.max(w.spanMs / 2, end - w.spanMs / 2));
+  else if (action === 'later') setView(end + w.spanMs / 2);
+  else if (action === 'zoom-in') setView(w.following ? null : end - w.spanMs / 4, w.spanMs / 2);
+  else if (action === 'zoom-out') setView(w.following ? null : end + w.spanMs / 2, w.spanMs * 2);
+  else if (action === 'follow') setView(null);
+  else throw new Error(`unknown timeline action: ${action}`);
+}
+
+function renderView() {
+  const w = viewWindow();
+  $('#view-range').value = `showing ${sec(w.startMs)} – ${sec(w.startMs + w.spanMs)}${w.following ? ' (the present)' : ''}`;
+  for (const b of document.querySelectorAll('[data-view="follow"]')) b.setAttribute('aria-pressed', String(w.following));
+}
+
+// The overview strip: the whole run, every lane's departures as ticks, and the part in view.
+function drawOverview() {
+  const c = $('#overview');
+  const dpr = window.devicePixelRatio || 1;
+  const W = Math.max(100, Math.round(c.clientWidth * dpr));
+  const H = Math.round(28 * dpr);
+  if (c.width !== W || c.height !== H) { c.width = W; c.height = H; }
+  const ctx = c.getContext('2d');
+  ctx.clearRect(0, 0, W, H);
+  const runMs = Math.max(clockMs, view.spanMs);
+  const x = (t) => (t / runMs) * W;
+  ctx.fillStyle = 'rgba(214, 40, 40, 0.25)';
+  for (const lane of lanes) for (const [a, b] of lane.cooldowns) ctx.fillRect(x(a), 0, Math.max(1, x(b) - x(a)), H);
+  const rowH = H / Math.max(1, lanes.length);
+  ctx.fillStyle = '#5c6370';
+  lanes.forEach((lane, k) => {
+    let last = -1;
+    for (const t of lane.times) {
+      const px = Math.floor(x(t));
+      if (px === last) continue;
+      last = px;
+      ctx.fillRect(px, k * rowH + rowH * 0.2, 1, Math.max(1, rowH * 0.6));
+    }
+  });
+  const w = viewWindow();
+  ctx.strokeStyle = '#1d5fd1';
+  ctx.lineWidth = 2 * dpr;
+  ctx.strokeRect(x(w.startMs) + dpr, dpr, Math.max(2 * dpr, x(w.startMs + w.spanMs) - x(w.startMs) - 2 * dpr), H - 2 * dpr);
+}
+
+// What the pointer is over, while paused: the departure nearest it on that lane's timeline (within POINTER_PX).
+function describePointer(lane, clientX) {
+  const c = lane.els.canvas;
+  const rect = c.getBoundingClientRect();
+  const { startMs, spanMs } = viewWindow();
+  const pad = 6;
+  const t = startMs + ((clientX - rect.left - pad) / (rect.width - 2 * pad)) * spanMs;
+  const tol = (POINTER_PX / (rect.width - 2 * pad)) * spanMs;
+  // the nearer of the departures on either side of `t`, if it is close enough
+  const j = lowerBound(lane.times, t);
+  const near = [j - 1, j].filter((k) => k >= 0 && k < lane.times.length && Math.abs(lane.times[k] - t) <= tol);
+  const i = near.sort((a, b) => Math.abs(lane.times[a] - t) - Math.abs(lane.times[b] - t))[0];
+  pointer = { lane, i };
+  $('#pointer').textContent = i === undefined ? '' : `${lane.host}: departure ${lane.dropped + i + 1} at ` +
+    `${sec(lane.times[i])}, waited ${sec(lane.waits[i])}, set by ${layerName(lane.layers[i])}`;
+  drawDirty = true;
+  return pointer;
+}
+
+const LAYER_NAMES = {
+  none: 'nothing (went at once)', burst: 'the token bucket', interval: 'the interval', quota: 'the quota',
+  cooldown: 'the cooldown', concurrency: 'concurrency', serverQuota: 'the server quota',
+};
+const layerName = (layer) => LAYER_NAMES[layer] ?? layer;
 
 function lowerBound(arr, v) {
   let lo = 0;
@@ -600,6 +800,17 @@ function lowerBound(arr, v) {
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (arr[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function upperBound(arr, v) {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid] <= v) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -613,6 +824,7 @@ function render(force = false) {
   }
   if (force || drawDirty) {
     for (const lane of lanes) drawLane(lane);
+    drawOverview();
     drawDirty = false;
   }
 }
@@ -713,6 +925,36 @@ form.addEventListener('click', (e) => {
     navigator.clipboard?.writeText(location.href).then(() => { b.textContent = 'Link copied'; }, () => {});
   }
 });
+// moving in time: the timeline buttons, the wheel over the lanes (with Ctrl: zoom), a click on the overview
+$('.timenav').addEventListener('click', (e) => {
+  const b = e.target.closest('button[data-view]');
+  if (b) moveView(b.dataset.view);
+});
+lanesEl.addEventListener('wheel', (e) => {
+  if (!e.target.matches('canvas')) return;
+  e.preventDefault();
+  const w = viewWindow();
+  const end = w.startMs + w.spanMs;
+  const delta = e.deltaX || e.deltaY;
+  if (e.ctrlKey) setView(w.following ? null : end, w.spanMs * (delta > 0 ? 1.25 : 0.8));
+  else setView(end + (delta / 500) * w.spanMs);
+}, { passive: false });
+$('#overview').addEventListener('click', (e) => {
+  const rect = e.currentTarget.getBoundingClientRect();
+  const t = ((e.clientX - rect.left) / rect.width) * Math.max(clockMs, view.spanMs);
+  setView(t + view.spanMs / 2);
+});
+// paused, the pointer over a timeline describes the departure under it
+lanesEl.addEventListener('pointermove', (e) => {
+  if (speed !== 0 || !e.target.matches('canvas')) return;
+  const lane = lanes.find((l) => l.els.canvas === e.target);
+  if (lane) describePointer(lane, e.clientX);
+});
+lanesEl.addEventListener('pointerleave', () => {
+  pointer = null;
+  $('#pointer').textContent = '';
+  drawDirty = true;
+});
 window.addEventListener('hashchange', () => { if (readHash()) { restart(); renderControls(); } });
 new ResizeObserver(() => { sizeCanvases(); render(true); }).observe(lanesEl);
 
@@ -757,10 +999,11 @@ window.playground = {
     auditAll();
     return lanes.map((lane) => ({
       host: lane.host, kind: lane.kind,
-      departures: lane.times.map((atMs, i) => ({ atMs, layer: lane.layers[i] })),
+      departures: lane.times.map((atMs, i) => ({ atMs, layer: lane.layers[i], waitMs: lane.waits[i] })),
       violations: lane.violations.map((v) => ({ ...v })),
       cooldowns: lane.cooldowns.map((s) => [...s]),
       serverQuota: lane.serverQuota.map((s) => [...s]),
+      answers: lane.answers.map((a) => ({ ...a })), // server answers that changed pacing (marked on the timeline)
       robots: lane.robots ? { ...lane.robots } : undefined,
       refused: [...lane.refused], // times links were refused by robots.txt
       queued: lane.queued === Infinity ? null : lane.queued,
@@ -770,6 +1013,21 @@ window.playground = {
       levels: levels(lane),
     }));
   },
+  /** The part of the run the timelines show: `{ startMs, spanMs, following }`. */
+  get view() { return viewWindow(); },
+  /** Each lane's departures drawn in the view (`atMs`, `layer`, `waitMs`). */
+  get visible() {
+    const { startMs, spanMs } = viewWindow();
+    return lanes.map((lane) => {
+      const out = [];
+      for (let i = lowerBound(lane.times, startMs); i < upperBound(lane.times, startMs + spanMs); i++) {
+        out.push({ atMs: lane.times[i], layer: lane.layers[i], waitMs: lane.waits[i] });
+      }
+      return out;
+    });
+  },
+  /** Move in time as the timeline buttons do: 'earlier', 'later', 'zoom-in', 'zoom-out', 'follow'. */
+  moveView(action) { moveView(action); render(true); return viewWindow(); },
   loadScenario, set, setSpeed, restart: apply,
   pause() { setSpeed(0); },
   advance(ms) { advanceTo(clockMs + ms); render(true); return clockMs; },

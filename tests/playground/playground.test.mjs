@@ -441,6 +441,154 @@ test('a long run keeps a bounded access log per lane and stays polite', async ()
   }
 });
 
+/** What each lane's levels show in the page: the vessel's level and owed part, the slot, seat and text readouts. */
+const shown = (page) => page.evaluate(() => [...document.querySelectorAll('.lane')].map((lane) => ({
+  level: parseFloat(lane.querySelector('.level').style.height) / 100,
+  owedRem: parseFloat(lane.querySelector('.owed').style.height) || 0,
+  slotBar: parseFloat(lane.querySelector('.slot-fill').style.width) / 100,
+  slotsTaken: lane.querySelectorAll('.slots i.taken').length,
+  seatsTaken: lane.querySelectorAll('.seats i.taken').length,
+  seats: lane.querySelectorAll('.seats i').length,
+  text: [...lane.querySelectorAll('.levels > div:not([hidden])')].map((d) => d.textContent.trim()).join(' | '),
+})));
+
+test('each layer is drawn as the module reports it: vessel, owed tokens, reserved slots, seats; no negative number', async () => {
+  const { page, errors } = await open();
+  try {
+    const scenarios = [
+      ['Discover 40 links', [0, 250, 1000, 7000]],
+      ['Server answers 429 with Retry-After N', [2000, 3300, 8000, 16_000]],
+      ['robots.txt says Crawl-delay N', [1000, 5000]],
+      ['RateLimit remaining 0', [2000, 4000, 12_000]],
+      ['New host warms up', [1000, 9000]],
+    ];
+    let owedSeen = false;
+    for (const [title, times] of scenarios) {
+      await runScenario(page, title, 0);
+      let at = 0;
+      for (const t of times) {
+        await page.evaluate((ms) => window.playground.advance(ms), t - at);
+        at = t;
+        const [state, view] = [await lanes(page), await shown(page)];
+        assert.equal(view.length, state.length);
+        state.forEach((lane, i) => {
+          const lv = lane.levels;
+          const where = `${title} at ${t} ms, ${lane.host} (${lane.kind})`;
+          if (lv.tokens !== undefined) {
+            // the vessel's level is the module's tokens over capacity, read in the same frame
+            assert.ok(lv.tokens >= 0 && lv.tokenDebt >= 0, `${where}: tokens ${lv.tokens}, debt ${lv.tokenDebt}`);
+            assert.ok(Math.abs(view[i].level - Math.min(1, lv.tokens / lv.capacity)) < 0.001, `${where}: level ${view[i].level}`);
+            assert.ok(Math.abs(view[i].owedRem - Math.min(1, lv.tokenDebt / lv.capacity) * 0.6) < 0.001, `${where}: owed`);
+            owedSeen ||= lv.tokenDebt > 0 && view[i].owedRem > 0;
+          }
+          if (lv.nextSlotInMs !== undefined) assert.equal(view[i].slotBar > 0, lv.nextSlotInMs > 0, `${where}: next slot bar`);
+          const ahead = lane.departures.filter((d) => d.atMs > t).length;
+          assert.equal(lv.reservedAhead, ahead, `${where}: reserved ahead`);
+          assert.equal(view[i].slotsTaken, Math.min(8, ahead), `${where}: slots drawn`);
+          if (lv.inFlight !== undefined) assert.equal(view[i].seatsTaken, Math.min(view[i].seats, lv.inFlight), `${where}: seats`);
+          assert.doesNotMatch(view[i].text, /-\s*\d|\d\.\d{3,}/, `${where}: numbers shown as they mean: ${view[i].text}`);
+        });
+      }
+      await shot(page, `levels-${title.replace(/\W+/g, '-').toLowerCase()}`);
+    }
+    assert.ok(owedSeen, 'a debt was shown below the rim at least once (discover: 40 links reserved at t=0)');
+
+    // permits as seats: two of two taken while two requests are in flight
+    await runScenario(page, 'Discover 40 links', 0);
+    await page.evaluate(() => window.playground.set({ maxConcurrency: 2, compare: false, latencyMs: 2000 }));
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(600); });
+    const [lane] = await lanes(page);
+    const [view] = await shown(page);
+    assert.equal(lane.levels.inFlight, 2);
+    assert.deepEqual([view.seats, view.seatsTaken], [2, 2]);
+    assert.match(view.text, /2 of 2 taken/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('server answers that changed pacing are marked where they came: 429, RateLimit, robots.txt', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Server answers 429 with Retry-After N', 20_000);
+    const busy = (await lanes(page))[0];
+    // the 429 answered the first request that left at or after 3 s, one latency later
+    const asked = busy.departures.find((d) => d.atMs >= 3000);
+    const settings = await page.evaluate(() => window.playground.settings);
+    assert.deepEqual(busy.answers, [{ atMs: asked.atMs + settings.latencyMs, status: 429, text: '429 Retry-After: 10' }]);
+    assert.equal(busy.answers[0].atMs, busy.cooldowns[0][0], 'the mark sits where the cooldown starts');
+
+    await runScenario(page, 'RateLimit remaining 0', 12_000);
+    const api = (await lanes(page))[0];
+    assert.ok(api.serverQuota.length >= 1);
+    assert.deepEqual(api.answers.map((a) => a.atMs), api.serverQuota.map((s) => s[0]), 'one mark per block, at its start');
+    for (const a of api.answers) assert.match(a.text, /^200 RateLimit: limit=6, remaining=0, reset=\d+$/);
+
+    await runScenario(page, 'robots.txt says Crawl-delay N', 1000);
+    const slow = (await lanes(page))[0];
+    assert.deepEqual(slow.answers, [{ atMs: 0, status: 200, text: 'robots.txt: Crawl-delay: 3, Disallow: /private/' }]);
+    assert.deepEqual((await lanes(page))[1].answers, [], 'the other host heard nothing that changed its pace');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('time you can move in: at 10x the whole run stays reachable, the overview jumps, paused the pointer explains', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Server answers 429 with Retry-After N', 0);
+    await page.getByRole('button', { name: '10×' }).click();
+    await page.waitForFunction(() => window.playground.nowMs >= 60_000, null, { timeout: 30_000 });
+    await page.getByRole('button', { name: 'Pause' }).click();
+    const view = () => page.evaluate(() => window.playground.view);
+    const visible = async () => (await page.evaluate(() => window.playground.visible))[0];
+    const busy = (await lanes(page))[0];
+    const first = busy.departures[0];
+    let v = await view();
+    assert.equal(v.following, true);
+    assert.ok(v.startMs > first.atMs, 'at the present the start of the run is out of view');
+    // back with "Earlier" until the start is in view: the first departure is still there
+    for (let k = 0; k < 20 && v.startMs > 0; k++) {
+      await page.getByRole('button', { name: 'Earlier' }).click();
+      v = await view();
+    }
+    assert.deepEqual([v.startMs, v.following], [0, false]);
+    assert.deepEqual((await visible())[0], first, 'the first departure is reachable');
+    // zoomed out, the whole run is in one view
+    await page.getByRole('button', { name: 'Zoom out' }).click();
+    await page.getByRole('button', { name: 'Zoom out' }).click();
+    v = await view();
+    assert.ok(v.spanMs >= 60_000 && v.startMs === 0, `span ${v.spanMs}`);
+    assert.equal((await visible()).length, busy.departures.length);
+    await page.getByRole('button', { name: 'Zoom in' }).click();
+    await page.getByRole('button', { name: 'Zoom in' }).click();
+    assert.equal((await view()).spanMs, 24_000);
+    // "Follow present" comes back to the present; a click at the overview's left edge goes to the start
+    await page.getByRole('button', { name: 'Follow present' }).click();
+    assert.equal((await view()).following, true);
+    const strip = await page.locator('#overview').boundingBox();
+    await page.mouse.click(strip.x + 2, strip.y + strip.height / 2);
+    v = await view();
+    assert.deepEqual([v.startMs, v.following], [0, false]);
+    // paused, the pointer over the departure that waited out the cooldown says when, how long and why
+    const resumed = busy.departures.find((d) => d.layer === 'cooldown');
+    const canvas = await page.locator('.lane canvas').first().boundingBox();
+    const px = canvas.x + 6 + ((resumed.atMs - v.startMs) / v.spanMs) * (canvas.width - 12);
+    await page.mouse.move(px, canvas.y + canvas.height - 20);
+    const text = await page.locator('#pointer').textContent();
+    const n = busy.departures.indexOf(busy.departures.find((d) => d.atMs === resumed.atMs)) + 1;
+    const sec = (ms) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+    assert.equal(text, `busy.example: departure ${n} at ${sec(resumed.atMs)}, waited ${sec(resumed.waitMs)}, set by the cooldown`);
+    assert.ok(resumed.waitMs >= 9000, `it waited out the cooldown: ${resumed.waitMs} ms`);
+    await shot(page, 'timeline-history');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('rendering: 20 hosts at 10x keep the frame budget (performance.now in the page)', async () => {
   const { page, errors } = await open('#scenario=retry429&hosts=20');
   try {
