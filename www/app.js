@@ -48,6 +48,9 @@ const DEFAULTS = {
 const BOOLEAN_KEYS = ['adaptive', 'compare'];
 const INTEGER_KEYS = ['quotaLimit', 'maxConcurrency', 'maxRetries', 'steps', 'hosts'];
 const SPEEDS = [0, 1, 10];
+const CHART_PX = 24; // CSS height of the token chart under a timeline
+const SAMPLE_MS = 100; // the chart samples the token level at least this often (virtual time), and at every event
+const SAMPLES_KEEP = 30_000; // samples kept per lane (the oldest 5,000 go when it is full)
 const SLOT_CELLS = 8; // reserved future departures drawn as slots
 const MAX_SEATS = 20; // permits drawn as seats (more are counted in the text)
 
@@ -57,6 +60,7 @@ const ok = () => ({ status: 200, headers: {} });
 const SCENARIOS = {
   discover: {
     title: 'Discover 40 links',
+    knob: null, // N plays no part
     note: (s) => `A page links to 40 URLs on one host, all discovered at t=0. The token bucket (capacity ${s.burstCapacity}) ` +
       `sends them together; the leaky bucket sends one per interval; hostpace's layered limiter keeps the interval floor ` +
       `(${s.minIntervalSec} s) whatever the burst capacity. Same average rate, very different access log.`,
@@ -66,6 +70,7 @@ const SCENARIOS = {
   },
   retry429: {
     title: 'Server answers 429 with Retry-After N',
+    knob: 'Retry-After N (s)',
     note: (s) => `busy.example answers its first request after t=3 s with 429 and Retry-After: ${s.n}. Nothing departs to it until ` +
       `the cooldown (capped by max backoff, ${s.maxBackoffSec} s) ends; the other hosts keep going.`,
     settings: { ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 3, n: 10, latencyMs: 200, compare: false },
@@ -84,6 +89,7 @@ const SCENARIOS = {
   },
   crawlDelay: {
     title: 'robots.txt says Crawl-delay N',
+    knob: 'Crawl-delay N (s)',
     note: (s) => `slowpoke.example's robots.txt says Crawl-delay: ${s.n}. It raises that host's interval floor (never lowers ` +
       `it; capped by the module); the other hosts keep the configured pace. It also says Disallow: /private/, and every ` +
       `fourth link there points into it: the module refuses it (✕ on the lane) and it never departs.`,
@@ -99,6 +105,7 @@ const SCENARIOS = {
   },
   rateLimit0: {
     title: 'RateLimit remaining 0',
+    knob: 'Server window N (s)',
     note: (s) => `api.example allows 6 requests per ${s.n} s window and says so in a RateLimit header on every answer ` +
       `(remaining, reset). When remaining reaches 0 the host waits for the reset (layer "server quota").`,
     settings: { ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 2, n: 10, latencyMs: 200, compare: false },
@@ -120,6 +127,7 @@ const SCENARIOS = {
   },
   warmup: {
     title: 'New host warms up',
+    knob: null,
     note: (s) => `Adaptive pacing: every host starts at ${s.minRatePerSec}/s with a burst of 1 and widens toward ` +
       `${s.ratePerSec}/s after each success faster than ${s.targetLatencyMs} ms. fast.example answers in ${s.latencyMs} ms ` +
       `and widens; slow.example answers in ${2 * s.targetLatencyMs} ms and stays narrow.`,
@@ -214,6 +222,7 @@ function makeLane(spec, kind) {
     cooldowns: [], serverQuota: [], // [startMs, endMs] spans learnt from responses (drawn, and audited)
     violations: [], audited: 0, auditDirty: true, serverState: {},
     answers: [], // server answers that changed pacing: { atMs, status, text } (marked on the timeline)
+    sampleT: [], sampleTokens: [], sampleDebt: [], // the token level over time (the chart under the timeline)
     bucket: null, els: null,
   };
   if (kind === 'token') lane.bucket = new TokenBucket(settings.ratePerSec, settings.burstCapacity);
@@ -248,6 +257,7 @@ function restart() {
         lane.answers.push({ atMs: 0, status: 200, text: `robots.txt: ${rules.join(', ')}` });
       }
     }
+    for (const lane of lanes) sample(lane, 0, true);
   } catch (e) {
     configError = e.message;
     for (const lane of lanes) lane.bucket?.free();
@@ -364,6 +374,29 @@ function respond(lane, t) {
   lane.auditDirty = true;
 }
 
+// The lane's token level at `t` as the module reports it, `[tokens, tokenDebt]`; null for a bare leaky bucket.
+function tokenLevel(lane, t) {
+  if (lane.kind === 'leaky') return null;
+  if (lane.kind === 'token') {
+    const tokens = lane.bucket.tokens(t);
+    return [Math.max(0, tokens), Math.max(0, -tokens)];
+  }
+  const s = limiter.stats(lane.host, t);
+  return s ? [s.tokens, s.tokenDebt] : [settings.burstCapacity, 0];
+}
+
+// Record the lane's token level for the chart: at every event (before and after it), and at least every SAMPLE_MS.
+function sample(lane, t, always) {
+  const n = lane.sampleT.length;
+  if (!always && n && t - lane.sampleT[n - 1] < SAMPLE_MS) return;
+  const level = tokenLevel(lane, t);
+  if (!level) return;
+  if (n >= SAMPLES_KEEP) for (const a of [lane.sampleT, lane.sampleTokens, lane.sampleDebt]) a.splice(0, 5000);
+  lane.sampleT.push(t);
+  lane.sampleTokens.push(level[0]);
+  lane.sampleDebt.push(level[1]);
+}
+
 // What a server's answer said that bears on pacing, as the mark on the timeline reads it.
 function said(answer) {
   const h = answer.headers;
@@ -398,10 +431,13 @@ function advanceTo(toMs) {
     const e = nextEvent();
     if (!e.lane || e.t > toMs) break;
     clockMs = Math.max(clockMs, e.t);
+    sample(e.lane, clockMs, true);
     if (e.isResponse) respond(e.lane, clockMs);
     else tryDepart(e.lane, clockMs);
+    sample(e.lane, clockMs, true);
   }
   clockMs = Math.max(clockMs, toMs);
+  for (const lane of lanes) sample(lane, clockMs, false);
   drawDirty = true;
 }
 
@@ -481,7 +517,9 @@ function buildLanes() {
       cooldown: node.querySelector('.cooldown'),
       inflight: node.querySelector('.inflight'),
       rate: node.querySelector('.rate'),
-      canvas: node.querySelector('canvas'),
+      canvas: node.querySelector('canvas.timeline'),
+      chart: node.querySelector('canvas.chart'),
+      differs: node.querySelector('.differs'),
       text: {},
       style: new Map(),
     };
@@ -492,6 +530,8 @@ function buildLanes() {
         if (!shown.includes(key)) lane.els[key].closest('.levels > div').hidden = true;
       }
     }
+    lane.els.chart.hidden = lane.kind === 'leaky';
+    lane.els.chart.setAttribute('aria-label', `Token level of ${lane.host} over the part of the run in view`);
     lane.els.slots.append(...cells(SLOT_CELLS));
     lane.els.seats.append(...cells(Math.min(settings.maxConcurrency, MAX_SEATS)));
     lanesEl.append(node);
@@ -512,6 +552,9 @@ function sizeCanvases() {
     const w = Math.max(100, Math.round(c.clientWidth * dpr));
     const h = Math.round(TIMELINE_PX * dpr);
     if (c.width !== w || c.height !== h) { c.width = w; c.height = h; }
+    const chart = lane.els.chart;
+    const ch = Math.round(CHART_PX * dpr);
+    if (chart.width !== w || chart.height !== ch) { chart.width = w; chart.height = ch; }
   }
   drawDirty = true;
 }
@@ -547,9 +590,9 @@ function renderText() {
   renderView();
   for (const lane of lanes) {
     const lv = levels(lane);
-    const queued = lane.queued === Infinity ? '∞' : String(lane.queued);
+    const queued = lane.queued === Infinity ? 'links keep coming' : `${lane.queued} queued`;
     const v = lane.violations.length;
-    setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} queued · ${v} audit violation${v === 1 ? '' : 's'}` +
+    setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} · ${v} audit violation${v === 1 ? '' : 's'}` +
       (lane.gaveUp ? ` · ${lane.gaveUp} given up` : '') +
       (lane.refusedCount ? ` · ${lane.refusedCount} refused by robots.txt` : ''));
     // the token bucket: its level, and what is owed below the rim
@@ -585,9 +628,26 @@ function renderText() {
     setText(lane, 'inflight', lv.inFlight === undefined ? '—'
       : settings.maxConcurrency > 0 ? `${lv.inFlight} of ${settings.maxConcurrency} taken` : `${lv.inFlight} in flight (no limit)`);
     setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${num(lv.ratePerSec, 2)}/s`);
+    setText(lane, 'differs', settings.compare ? accessLogLine(lane) : '');
     lane.els.canvas.setAttribute('aria-label',
       `Access log of ${lane.host} (${lane.kind}): ${lane.times.length + lane.dropped} departures, ${v} audit violations`);
   }
+}
+
+// In compare mode, what a lane's access log shows that the others' do not, in one line: its busiest second, its
+// two closest departures, and what went during a Retry-After.
+function accessLogLine(lane) {
+  const ts = lane.times;
+  let busiest = 0;
+  let closest = Infinity;
+  for (let i = 0, j = 0; i < ts.length; i++) {
+    while (ts[i] - ts[j] >= 1000) j++;
+    busiest = Math.max(busiest, i - j + 1);
+    if (i > 0) closest = Math.min(closest, ts[i] - ts[i - 1]);
+  }
+  const during = ts.filter((t) => lane.cooldowns.some(([a, b]) => t > a && t < b)).length;
+  return `Access log: at most ${busiest} in one second · the closest two ${closest === Infinity ? '—' : sec(closest)} apart` +
+    (lane.cooldowns.length ? ` · ${during} sent during a Retry-After` : '');
 }
 
 // One lane's access log over the part of the run in view.
@@ -703,6 +763,39 @@ function drawLane(lane) {
     ctx.lineWidth = dpr;
     ctx.strokeRect(Math.floor(x(lane.times[pointer.i])) - 2 * dpr, base - mark - 2 * dpr, markW + 4 * dpr, mark + 4 * dpr);
   }
+}
+
+// The token level over the part of the run in view: tokens above the line (up to the capacity), tokens owed
+// hatched below it, on the timeline's time axis.
+function drawChart(lane) {
+  const c = lane.els.chart;
+  const ctx = c.getContext('2d');
+  const W = c.width;
+  const H = c.height;
+  const dpr = H / CHART_PX;
+  const { startMs: start, spanMs } = viewWindow();
+  const pad = 6 * dpr;
+  const x = (t) => pad + ((t - start) / spanMs) * (W - 2 * pad);
+  const zero = Math.round(H * 0.68);
+  const capacity = lane.bucket?.capacity ?? limiter.stats(lane.host, clockMs)?.capacity ?? settings.burstCapacity;
+  const y = (tokens, debt) => zero - (Math.min(tokens, capacity) / capacity) * (zero - dpr) +
+    (Math.min(debt, capacity) / capacity) * (H - zero - dpr);
+  ctx.clearRect(0, 0, W, H);
+  ctx.fillStyle = '#c9ced6';
+  ctx.fillRect(pad, zero, W - 2 * pad, Math.max(1, dpr));
+  const from = Math.max(0, lowerBound(lane.sampleT, start) - 1);
+  const to = Math.min(lane.sampleT.length, upperBound(lane.sampleT, start + spanMs) + 1);
+  if (to - from < 1) return;
+  ctx.beginPath();
+  for (let i = from; i < to; i++) {
+    const px = x(lane.sampleT[i]);
+    const py = y(lane.sampleTokens[i], lane.sampleDebt[i]);
+    if (i === from) ctx.moveTo(px, py);
+    else ctx.lineTo(px, py);
+  }
+  ctx.strokeStyle = LAYER_COLORS.burst;
+  ctx.lineWidth = 1.5 * dpr;
+  ctx.stroke();
 }
 
 // ---- moving in time ----------------------------------------------------------------------------------------------
@@ -823,7 +916,10 @@ function render(force = false) {
     renderText();
   }
   if (force || drawDirty) {
-    for (const lane of lanes) drawLane(lane);
+    for (const lane of lanes) {
+      drawLane(lane);
+      if (lane.kind !== 'leaky') drawChart(lane);
+    }
     drawOverview();
     drawDirty = false;
   }
@@ -838,6 +934,10 @@ function renderControls() {
   for (const b of form.querySelectorAll('[data-scenario]')) b.setAttribute('aria-pressed', String(b.dataset.scenario === scenario));
   for (const b of form.querySelectorAll('[data-speed]')) b.setAttribute('aria-pressed', String(Number(b.dataset.speed) === speed));
   $('#scenario-note').textContent = `${SCENARIOS[scenario].title}: ${SCENARIOS[scenario].note(settings)}`;
+  // N says what it is in this scenario, and is hidden where it plays no part
+  const knob = SCENARIOS[scenario].knob;
+  $('#n-knob').hidden = knob === null;
+  $('#n-knob .knob').textContent = knob ?? 'N (seconds)';
   $('#config-error').textContent = configError;
   $('#warnings').replaceChildren(...(limiter ? limiter.warnings : []).map((w) => {
     const li = document.createElement('li');
@@ -1022,6 +1122,17 @@ window.playground = {
       const out = [];
       for (let i = lowerBound(lane.times, startMs); i < upperBound(lane.times, startMs + spanMs); i++) {
         out.push({ atMs: lane.times[i], layer: lane.layers[i], waitMs: lane.waits[i] });
+      }
+      return out;
+    });
+  },
+  /** Each lane's token level in the chart's view: `[atMs, tokens, tokenDebt]` (none for a bare leaky bucket). */
+  get chart() {
+    const { startMs, spanMs } = viewWindow();
+    return lanes.map((lane) => {
+      const out = [];
+      for (let i = lowerBound(lane.sampleT, startMs); i < upperBound(lane.sampleT, startMs + spanMs); i++) {
+        out.push([lane.sampleT[i], lane.sampleTokens[i], lane.sampleDebt[i]]);
       }
       return out;
     });

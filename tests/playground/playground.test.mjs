@@ -260,7 +260,7 @@ test('robots.txt Crawl-delay N raises that host floor only; a disallowed link is
   const { page, errors } = await open();
   try {
     await runScenario(page, 'robots.txt says Crawl-delay N', 0);
-    await setControl(page, 'N (seconds)', 3);
+    await setControl(page, 'Crawl-delay N (s)', 3);
     await page.evaluate(() => window.playground.advance(30_000));
     const [slow, other] = await lanes(page);
     assert.equal(slow.robots.intervalMs, 3000);
@@ -583,6 +583,43 @@ test('time you can move in: at 10x the whole run stays reachable, the overview j
     assert.equal(text, `busy.example: departure ${n} at ${sec(resumed.atMs)}, waited ${sec(resumed.waitMs)}, set by the cooldown`);
     assert.ok(resumed.waitMs >= 9000, `it waited out the cooldown: ${resumed.waitMs} ms`);
     await shot(page, 'timeline-history');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('the chart under each timeline follows the token level; the knob and the compared lanes say what they mean', async () => {
+  const { page, errors } = await open();
+  try {
+    const chart = () => page.evaluate(() => window.playground.chart);
+    const text = (sel) => page.evaluate((sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent), sel);
+    await runScenario(page, 'Discover 40 links', 7000);
+    const [token, leaky, layered] = await lanes(page);
+    const [tokenChart, leakyChart, layeredChart] = await chart();
+    // the token bucket sends its 40 at t=0: the chart falls from full to empty there, then refills
+    assert.deepEqual(tokenChart.slice(0, 2), [[0, 40, 0], [0, 40, 0]]);
+    assert.deepEqual(tokenChart.find((p) => p[1] === 0), [0, 0, 0]);
+    assert.deepEqual(leakyChart, [], 'a bare leaky bucket has no tokens');
+    for (const [lane, points] of [[token, tokenChart], [layered, layeredChart]]) {
+      assert.deepEqual(points.at(-1), [7000, lane.levels.tokens, lane.levels.tokenDebt], `${lane.kind}: the chart ends at now`);
+      for (let i = 1; i < points.length; i++) assert.ok(points[i][0] >= points[i - 1][0], 'in time order');
+      assert.ok(points.every((p) => p[1] >= 0 && p[2] >= 0));
+    }
+    // compare mode: one line per lane says what its access log shows
+    assert.deepEqual(await text('.lane .differs'), [
+      'Access log: at most 40 in one second · the closest two 0 s apart',
+      'Access log: at most 2 in one second · the closest two 0.50 s apart',
+      'Access log: at most 2 in one second · the closest two 0.50 s apart',
+    ]);
+    // N is hidden where it plays no part, and named for what it is elsewhere
+    assert.equal(await page.locator('#n-knob').isHidden(), true);
+    await runScenario(page, 'Server answers 429 with Retry-After N', 1000);
+    assert.equal(await page.getByLabel('Retry-After N (s)', { exact: true }).inputValue(), '10');
+    assert.deepEqual(await text('.lane .differs'), ['', '', ''], 'the line is for compare mode');
+    assert.match((await text('.lane .summary'))[0], /^\d+ sent · links keep coming · 0 audit violations$/);
+    await runScenario(page, 'RateLimit remaining 0', 0);
+    assert.equal(await page.getByLabel('Server window N (s)', { exact: true }).isVisible(), true);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
