@@ -163,6 +163,9 @@ async function fetchRobots(limiter, robotsUrl, check, onDecision) {
       const init = withUserAgent({ signal: deadline.signal }, limiter.userAgent);
       const told = onDecision && ((event) => onDecision({ ...event, purpose: 'robots' }));
       response = await fetchFollowing(limiter, robotsUrl, init, { maxRedirects: 5, obey: false, onDecision: told });
+      // fetch does not say when it wrote the request (a first connection, a busy event loop delay it): the file's
+      // request is taken as sent when its answer came, so the host's first page keeps its interval after it
+      limiter.sent(robotsUrl);
     } catch (_) {
       report(0); // no answer in time: as a 5xx
       return;

@@ -10,6 +10,8 @@
 // may be a function `(ctx) => headers`. `ctx` is `{ n, nowMs, dateMs, req }`: the 1-based count of requests to
 // that path so far, the arrival time, and the instant the response's `Date` header states (whole seconds).
 
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -26,7 +28,25 @@ export const clockMs = () => performance.timeOrigin + performance.now();
 /** An HTTP-date (IMF-fixdate) for epoch milliseconds (1 s resolution: milliseconds are dropped). */
 export const httpDate = (ms) => new Date(ms).toUTCString();
 
-export class Origin {
+/** What every origin shows of itself: its host key, its URLs and the arrival times in its access log (`log`). */
+class OriginView {
+  /** The host key hostpace gives this origin (`127.0.0.1:PORT`). */
+  get host() {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** An absolute URL on this origin. */
+  url(path = '/') {
+    return `http://${this.host}${path}`;
+  }
+
+  /** Arrival times (epoch ms) of requests, all or to one path. */
+  arrivals(path) {
+    return this.log.filter((e) => path === undefined || e.path === path).map((e) => e.t);
+  }
+}
+
+export class Origin extends OriginView {
   /**
    * Start an origin on 127.0.0.1 (port 0: the system picks one).
    * @param {Record<string, any>} routes per-path scripts (see above); other paths answer 200 with a small body
@@ -43,27 +63,15 @@ export class Origin {
   }
 
   constructor(routes, sendDate) {
+    super();
     this.routes = routes;
     this.sendDate = sendDate;
     /** The access log: `{ t, method, path, url, host, headers, status }` in arrival order (`t`: epoch ms). */
     this.log = [];
     this.counts = new Map();
     this.server = http.createServer((req, res) => this.#handle(req, res));
-  }
-
-  /** The host key hostpace gives this origin (`127.0.0.1:PORT`). */
-  get host() {
-    return `127.0.0.1:${this.port}`;
-  }
-
-  /** An absolute URL on this origin. */
-  url(path = '/') {
-    return `http://${this.host}${path}`;
-  }
-
-  /** Arrival times (epoch ms) of requests, all or to one path. */
-  arrivals(path) {
-    return this.log.filter((e) => path === undefined || e.path === path).map((e) => e.t);
+    /** Called with each log entry once its status is known (an origin in its own process reports it). */
+    this.onLog = undefined;
   }
 
   /**
@@ -94,6 +102,7 @@ export class Origin {
     const { status = 200, body = '', delayMs = 0 } = reply;
     const headers = typeof reply.headers === 'function' ? reply.headers(ctx) : { ...(reply.headers ?? {}) };
     entry.status = status;
+    this.onLog?.(entry);
     if (delayMs > 0) await sleep(delayMs);
     res.sendDate = false;
     if (this.sendDate && !Object.keys(headers).some((k) => k.toLowerCase() === 'date')) {
@@ -113,16 +122,68 @@ export class Origin {
  * The origins a suite starts as it goes, closed together at its end: `start(routes, options)` starts one (as
  * `Origin.start`) and keeps it, `closeAll()` closes every one started.
  */
-export function originPool() {
+export function originPool(Kind = Origin) {
   const started = [];
   return {
     start: async (routes, options) => {
-      const o = await Origin.start(routes, options);
+      const o = await Kind.start(routes, options);
       started.push(o);
       return o;
     },
+    /** Every started origin's log complete so far (for `RemoteOrigin`s). */
+    syncAll: () => Promise.all(started.map((o) => o.sync?.())),
     closeAll: () => Promise.all(started.map((o) => o.close())),
   };
+}
+
+/**
+ * An origin in a process of its own (tests/js/origin-process.mjs), for tests whose crawler runs in the test's
+ * process and blocks its event loop at times (Crawlee's own work): an origin sharing that loop would stamp
+ * arrivals late, as a real target on another machine does not. Routes are plain data (no functions); the log
+ * comes over IPC, complete up to the last `sync()`.
+ */
+export class RemoteOrigin extends OriginView {
+  /** @param {Record<string, any>} routes */
+  static async start(routes = {}) {
+    const child = fork(new URL('./origin-process.mjs', import.meta.url), [JSON.stringify(routes)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const origin = new RemoteOrigin(child);
+    const [ready] = await Promise.race([
+      once(child, 'message'),
+      once(child, 'exit').then(([code]) => Promise.reject(new Error(`the origin process exited (${code})`))),
+    ]);
+    origin.port = ready.port;
+    return origin;
+  }
+
+  constructor(child) {
+    super();
+    this.child = child;
+    /** The access log, as `Origin`'s, received from the origin's process. */
+    this.log = [];
+    this.syncs = [];
+    child.on('message', (m) => {
+      if (m.entry) this.log.push(m.entry);
+      if (m.synced) this.syncs.shift()?.();
+    });
+  }
+
+  /** Resolves once every request the origin has logged so far is in `log` (at once when it is closed). */
+  sync() {
+    if (!this.child.connected) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.syncs.push(resolve);
+      this.child.send('sync');
+    });
+  }
+
+  async close() {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = once(this.child, 'exit');
+    this.child.send('close');
+    await exited;
+  }
 }
 
 /** Start `n` origins (n independent hosts) sharing one route table. */
