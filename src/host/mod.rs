@@ -268,14 +268,9 @@ impl HostState {
     /// slow first connection), and a reservation made for `t` that leaves at `t + 120 ms` would bring the next
     /// one closer than the interval floor (or a burst-1 bucket's spacing) to the target. So a shell calls this
     /// right before sending: zero means go (the departure is recorded); otherwise wait that long and confirm
-    /// again. A cooldown or a server block that began after the departure was reserved holds it too: a
-    /// reservation made before a 429 waits out the `Retry-After`.
+    /// again.
     pub fn depart(&mut self, now: Instant) -> Duration {
-        let held = self.cooldown.earliest(now).max(self.server.as_ref().map_or(now, |s| s.until));
-        if held > now {
-            return held.saturating_duration_since(now);
-        }
-        let interval = self.departure_spacing_ns(now);
+        let interval = self.departure_spacing_ns();
         if interval > 0 && self.departed != Instant::ZERO {
             let earliest = self.departed.add_nanos(interval);
             if now < earliest {
@@ -293,13 +288,10 @@ impl HostState {
         self.departed = self.departed.max(at);
     }
 
-    /// The spacing real departures keep (see [`HostState::depart`]): the interval floor, and the bucket's
-    /// emission interval when its burst is one, or while it refills from empty after a cooldown (departures
-    /// reserved before the cooldown then leave one emission apart, as the bucket allows, not all at its end).
-    fn departure_spacing_ns(&self, now: Instant) -> u64 {
-        let end = self.cooldown.until();
-        let refilling = end != Instant::ZERO && now < end.add_nanos(self.bucket.refill_ns());
-        let bucket = if self.bucket.capacity() <= 1.0 || refilling { self.bucket.emission_ns() } else { 0 };
+    /// The spacing real departures keep (see [`HostState::depart`]): the interval floor, and a burst-1 bucket's
+    /// emission interval.
+    fn departure_spacing_ns(&self) -> u64 {
+        let bucket = if self.bucket.capacity() <= 1.0 { self.bucket.emission_ns() } else { 0 };
         self.meter.interval_ns().max(bucket)
     }
 

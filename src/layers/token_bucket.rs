@@ -68,11 +68,6 @@ impl TokenBucket {
         self.emission_ns
     }
 
-    /// How long an empty bucket takes to fill (nanoseconds): capacity × emission interval.
-    pub fn refill_ns(&self) -> u64 {
-        self.tau_ns.saturating_add(self.emission_ns)
-    }
-
     /// Empty the bucket so that it restarts from zero at `at`: exactly one departure may go at `at` (the one a
     /// cooldown releases), then tokens accrue from empty. Never makes the bucket fuller.
     pub fn restart_empty_at(&mut self, at: Instant) {

@@ -363,46 +363,6 @@ mod tests {
     }
 
     #[test]
-    fn a_departure_reserved_before_a_429_waits_out_the_cooldown_then_leaves_as_the_empty_bucket_allows() {
-        let policy = Policy { rate_per_sec: 10.0, burst_capacity: 4.0, ..Policy::default() };
-        let mut r = Registry::new(policy).unwrap();
-        let h = key("a.example");
-        let ms = Instant::from_millis;
-        let d: Vec<_> = (0..4).map(|_| r.acquire(&h, ms(0)).unwrap().departs).collect();
-        assert_eq!(d, vec![ms(0); 4], "a burst of four, reserved at once");
-        assert_eq!(r.depart(&h, d[0], ms(0)), Duration::ZERO);
-        // the first answers 429 with Retry-After: 1 at 10 ms: the other three were reserved before it
-        assert_eq!(r.throttle(&h, Some(Duration::from_secs(1)), ms(10)).unwrap(), ms(1010));
-        assert_eq!(r.depart(&h, d[1], ms(20)), Duration::from_millis(990));
-        assert_eq!(r.depart(&h, d[1], ms(1010)), Duration::ZERO);
-        // the bucket restarted empty at the cooldown's end: one emission (100 ms) apart, not all at once
-        assert_eq!(r.depart(&h, d[2], ms(1010)), Duration::from_millis(100));
-        assert_eq!(r.depart(&h, d[2], ms(1110)), Duration::ZERO);
-        assert_eq!(r.depart(&h, d[3], ms(1150)), Duration::from_millis(60));
-        assert_eq!(r.depart(&h, d[3], ms(1210)), Duration::ZERO);
-        // once the bucket could be full again, a burst is a burst
-        let later: Vec<_> = (0..2).map(|_| r.acquire(&h, ms(5000)).unwrap().departs).collect();
-        assert_eq!(later, vec![ms(5000); 2]);
-        assert_eq!(r.depart(&h, later[0], ms(5000)), Duration::ZERO);
-        assert_eq!(r.depart(&h, later[1], ms(5000)), Duration::ZERO);
-    }
-
-    #[test]
-    fn a_departure_reserved_before_a_server_block_waits_for_its_reset() {
-        let mut r = Registry::new(Policy { rate_per_sec: 10.0, burst_capacity: 4.0, ..Policy::default() }).unwrap();
-        let h = key("a.example");
-        let ms = Instant::from_millis;
-        let d: Vec<_> = (0..2).map(|_| r.acquire(&h, ms(0)).unwrap().departs).collect();
-        assert_eq!(r.depart(&h, d[0], ms(0)), Duration::ZERO);
-        let headers = [("RateLimit", "limit=6, remaining=0, reset=2")];
-        let response = Response { status: 200, headers: &headers, latency: None, wall_now_ms: None };
-        let obs = r.observe(&h, &Outcome::Response(response), ms(10)).unwrap();
-        assert_eq!(obs.server_quota_until, Some(ms(2010)));
-        assert_eq!(r.depart(&h, d[1], ms(20)), Duration::from_millis(1990));
-        assert_eq!(r.depart(&h, d[1], ms(2010)), Duration::ZERO);
-    }
-
-    #[test]
     fn a_request_written_after_its_confirmation_moves_the_spacing_to_when_it_was_written() {
         let policy = Policy { rate_per_sec: 4.0, burst_capacity: 1.0, ..Policy::default() };
         let mut r = Registry::new(policy).unwrap();

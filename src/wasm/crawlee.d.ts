@@ -19,8 +19,8 @@ export interface HostpaceCrawleeOptions {
    * one as those responses come in. Each such request holds one of the crawler's `maxConcurrency` slots, waiting
    * for its turn for at most about `holdMs`. With 1, nothing is reserved for a host before its last response was
    * observed, so a 429 is always seen before the next request's turn is taken; raise it for hosts paced faster than
-   * one request per response time (a request whose host began to cool down after its turn was reserved then
-   * waits the cooldown out in its task, holding its slot).
+   * one request per response time (a request whose host began to cool down after its turn was reserved is then
+   * not sent, and fails its attempt with `HostThrottled` to go again after the cooldown).
    */
   perHost?: number;
 }

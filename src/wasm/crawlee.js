@@ -26,9 +26,9 @@
 // and the other slots keep crawling the other hosts.
 //
 // Why until the response, not until the departure: a 429 cools its host down from the moment it is observed, and
-// a departure reserved before that waits the cooldown out in its task (the limiter's `depart` holds it), keeping
-// its Crawlee slot meanwhile. With one request of a host at a time (the default) nothing of that host is reserved
-// before its last response is in, so no slot waits out a cooldown.
+// a departure reserved before that still goes (the limiter's `depart` keeps the spacing, not the cooldown). With
+// one request of a host at a time (the default) nothing of that host is reserved before its last response is in.
+// With more, a request whose host began to cool down after its turn was reserved is not sent (see `send`).
 //
 // The departure itself is `limiter.schedule`: robots.txt first (fetched through the host's pacing, once a day),
 // then the reserved turn, confirmed right before sending, then the response observed and the permit given back.
@@ -57,6 +57,8 @@ const THROTTLED = new Set([429, 503]);
 /** The names of the errors this file rejects with (robots.txt refusals come from the limiter). */
 const OURS = new Set(['RobotsDisallowed', 'RobotsUnavailable', 'HostThrottled']);
 
+/** What a send that did not go returns to `schedule` (not a response: nothing is observed). */
+const NOT_SENT = Symbol('not sent');
 
 function errorNamed(name, message, fields) {
   return Object.assign(new Error(message), { name }, fields);
@@ -189,14 +191,22 @@ class Pacer {
     let entry = url === request.url ? this.active.get(idOf(request)) : undefined;
     if (entry && (entry.context !== undefined || entry.request !== request)) entry = undefined;
     if (entry) entry.context = context;
-    let seen;
+    let seen = NOT_SENT;
     try {
       // the task runs at the departure; what it returns goes to `observe` when it is a response
       const observed = await this.limiter.schedule(url, async () => {
+        // A 429 (or a server quota at zero) observed after this turn was reserved does not hold the turn back:
+        // such a request is not sent, and goes again after the pause.
+        const { layer } = this.limiter.peek(url);
+        if (layer === 'cooldown' || layer === 'serverQuota') return NOT_SENT;
         seen = await task();
         const status = statusOf(seen);
         return status === undefined ? seen : { status, headers: headerPairs(seen.headers) };
       });
+      if (observed === NOT_SENT) {
+        const message = `${url} not sent: its host asked for a pause after its turn was reserved (hostpace)`;
+        throw errorNamed('HostThrottled', message, { url });
+      }
       if (observed !== seen && THROTTLED.has(observed.status)) this.throttled(request, url, observed.status);
       return seen;
     } catch (error) {
