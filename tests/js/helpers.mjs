@@ -167,6 +167,11 @@ export class RemoteOrigin extends OriginView {
       if (m.entry) this.log.push(m.entry);
       if (m.synced) this.syncs.shift()?.();
     });
+    // gone: nothing more will be logged, so every sync waiting is complete (a send to it fails the same way)
+    child.on('exit', () => {
+      for (const resolve of this.syncs.splice(0)) resolve();
+    });
+    child.on('error', () => {});
   }
 
   /** Resolves once every request the origin has logged so far is in `log` (at once when it is closed). */
