@@ -765,8 +765,8 @@ function drawLane(lane) {
   }
 }
 
-// The token level over the part of the run in view: tokens above the line (up to the capacity), tokens owed
-// hatched below it, on the timeline's time axis.
+// The token level over the part of the run in view, on the timeline's time axis: tokens above the grey line (up
+// to the capacity), tokens owed below it.
 function drawChart(lane) {
   const c = lane.els.chart;
   const ctx = c.getContext('2d');
@@ -1031,11 +1031,13 @@ $('.timenav').addEventListener('click', (e) => {
   if (b) moveView(b.dataset.view);
 });
 lanesEl.addEventListener('wheel', (e) => {
-  if (!e.target.matches('canvas')) return;
+  // a plain vertical wheel scrolls the page; sideways, or with Shift, it moves in time; with Ctrl it zooms
+  const sideways = Math.abs(e.deltaX) > Math.abs(e.deltaY);
+  if (!e.target.matches('canvas') || !(sideways || e.shiftKey || e.ctrlKey)) return;
   e.preventDefault();
   const w = viewWindow();
   const end = w.startMs + w.spanMs;
-  const delta = e.deltaX || e.deltaY;
+  const delta = sideways ? e.deltaX : e.deltaY;
   if (e.ctrlKey) setView(w.following ? null : end, w.spanMs * (delta > 0 ? 1.25 : 0.8));
   else setView(end + (delta / 500) * w.spanMs);
 }, { passive: false });
