@@ -45,8 +45,8 @@ impl HostState {
     /// - 429 and 503: cooldown until `now + min(Retry-After, maxBackoffSec)`; Retry-After in delay-seconds or
     ///   HTTP-date form (resolved against the response's `Date`); missing or unparsable → `defaultRetryAfterSec`
     ///   (the unparsable value, a signed number included, is reported in [`Observation::ignored`]); a past date
-    ///   → 0, which still leaves the other layers in force (the bucket restarts empty: no retry storm). Retry-After wins over
-    ///   RateLimit fields on the same response.
+    ///   → 0, which still leaves the other layers in force (the bucket restarts empty: no retry storm).
+    ///   Retry-After wins over RateLimit fields on the same response.
     /// - `RateLimit` / `RateLimit-Policy` / `X-RateLimit-*` (ignored when `Age` > 0): remaining 0 → nothing
     ///   departs until the reset (capped by `maxBackoffSec`; layer `serverQuota`); a policy of q per w caps the
     ///   host's rate at q/w, never above the configuration and never below one request per `maxBackoffSec`, for

@@ -4,7 +4,7 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, N
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
-use super::{clock_ms, duration_ms, instant, is_ms, js_error, ms, ms_arg};
+use super::{clock_ms, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
@@ -554,10 +554,7 @@ impl JsLimiter {
     ) -> Result<f64, JsValue> {
         let key = self.shared.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
-        let departs = match departs_ms {
-            None => now,
-            Some(v) => Instant::from_millis_f64(ms_arg(v, "departsMs")?),
-        };
+        let departs = instant_or(departs_ms, "departsMs", now)?;
         Ok(ms(self.shared.registry.borrow_mut().depart(&key, departs, now)))
     }
 
@@ -571,10 +568,7 @@ impl JsLimiter {
     ) -> Result<(), JsValue> {
         let key = self.shared.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
-        let at = match at_ms {
-            None => now,
-            Some(v) => Instant::from_millis_f64(ms_arg(v, "atMs")?),
-        };
+        let at = instant_or(at_ms, "atMs", now)?;
         self.shared.registry.borrow_mut().sent(&key, at, now);
         Ok(())
     }

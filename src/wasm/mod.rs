@@ -70,6 +70,16 @@ pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     }
 }
 
+/// An optional instant argument `name` in milliseconds (validated), or `default` when it is left out. (Inlined:
+/// as a call of its own it costs the package about 300 bytes gzipped.)
+#[inline(always)]
+pub(crate) fn instant_or(ms: Option<f64>, name: &str, default: Instant) -> Result<Instant, JsValue> {
+    match ms {
+        None => Ok(default),
+        Some(ms) => Ok(Instant::from_millis_f64(ms_arg(ms, name)?)),
+    }
+}
+
 /// A duration of `ms` milliseconds (saturating; NaN and negatives are zero): no float-to-duration routine of
 /// `std` in the package.
 pub(crate) fn duration_ms(ms: f64) -> std::time::Duration {
