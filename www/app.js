@@ -18,6 +18,7 @@ const { Limiter, TokenBucket, LeakyBucket } = hostpace;
 const VIEW_MS = 24_000; // virtual milliseconds a timeline shows at first
 const MIN_VIEW_MS = 2_000; // zoomed all the way in
 const MAX_VIEW_MS = 600_000; // zoomed all the way out
+const PAD_PX = 6; // t=0 sits this far (CSS px) inside a timeline's left edge
 const POINTER_PX = 6; // a departure this close to the pointer (CSS px) is the one described
 const MAX_FRAME_MS = 100; // a late frame (background tab) advances at most this much real time
 const TEXT_EVERY_MS = 100; // text readouts refresh at 10 Hz, timelines every frame
@@ -223,6 +224,7 @@ function makeLane(spec, kind) {
     violations: [], audited: 0, auditDirty: true, serverState: {},
     answers: [], // server answers that changed pacing: { atMs, status, text } (marked on the timeline)
     sampleT: [], sampleTokens: [], sampleDebt: [], // the token level over time (the chart under the timeline)
+    capacity: 1, // the bucket's capacity at the last sample
     bucket: null, els: null,
   };
   if (kind === 'token') lane.bucket = new TokenBucket(settings.ratePerSec, settings.burstCapacity);
@@ -374,15 +376,16 @@ function respond(lane, t) {
   lane.auditDirty = true;
 }
 
-// The lane's token level at `t` as the module reports it, `[tokens, tokenDebt]`; null for a bare leaky bucket.
+// The lane's token level at `t` as the module reports it, `[tokens, tokenDebt, capacity]`; null for a bare leaky
+// bucket.
 function tokenLevel(lane, t) {
   if (lane.kind === 'leaky') return null;
   if (lane.kind === 'token') {
     const tokens = lane.bucket.tokens(t);
-    return [Math.max(0, tokens), Math.max(0, -tokens)];
+    return [Math.max(0, tokens), Math.max(0, -tokens), lane.bucket.capacity];
   }
   const s = limiter.stats(lane.host, t);
-  return s ? [s.tokens, s.tokenDebt] : [settings.burstCapacity, 0];
+  return s ? [s.tokens, s.tokenDebt, s.capacity] : [settings.burstCapacity, 0, settings.burstCapacity];
 }
 
 // Record the lane's token level for the chart: at every event (before and after it), and at least every SAMPLE_MS.
@@ -395,6 +398,7 @@ function sample(lane, t, always) {
   lane.sampleT.push(t);
   lane.sampleTokens.push(level[0]);
   lane.sampleDebt.push(level[1]);
+  lane.capacity = level[2]; // the chart's scale (adaptive pacing changes it)
 }
 
 // What a server's answer said that bears on pacing, as the mark on the timeline reads it.
@@ -650,17 +654,21 @@ function accessLogLine(lane) {
     (lane.cooldowns.length ? ` · ${during} sent during a Retry-After` : '');
 }
 
-// One lane's access log over the part of the run in view.
-function drawLane(lane) {
-  const c = lane.els.canvas;
-  const ctx = c.getContext('2d');
+// The time axis a lane's timeline and chart share: the part of the run in view across canvas `c` (drawn
+// `cssHeight` px high), `x(t)` in canvas pixels. `start` and `VIEW` are the view's first instant and its span.
+function axis(c, cssHeight) {
   const W = c.width;
   const H = c.height;
-  const dpr = H / TIMELINE_PX;
+  const dpr = H / cssHeight;
   const { startMs: start, spanMs: VIEW } = viewWindow();
-  const pad = 6 * dpr; // t=0 sits a little inside the left edge
-  const pxPerMs = (W - 2 * pad) / VIEW;
-  const x = (t) => pad + (t - start) * pxPerMs;
+  const pad = PAD_PX * dpr;
+  const x = (t) => pad + ((t - start) / VIEW) * (W - 2 * pad);
+  return { ctx: c.getContext('2d'), W, H, dpr, start, VIEW, pad, x };
+}
+
+// One lane's access log over the part of the run in view.
+function drawLane(lane) {
+  const { ctx, W, H, dpr, start, VIEW, x } = axis(lane.els.canvas, TIMELINE_PX);
   ctx.clearRect(0, 0, W, H);
   // a time grid (lines every `grid` ms, labels every five lines) that stays legible at any zoom
   const grid = VIEW <= 30_000 ? 1000 : VIEW <= 150_000 ? 5000 : 30_000;
@@ -768,23 +776,16 @@ function drawLane(lane) {
 // The token level over the part of the run in view, on the timeline's time axis: tokens above the grey line (up
 // to the capacity), tokens owed below it.
 function drawChart(lane) {
-  const c = lane.els.chart;
-  const ctx = c.getContext('2d');
-  const W = c.width;
-  const H = c.height;
-  const dpr = H / CHART_PX;
-  const { startMs: start, spanMs } = viewWindow();
-  const pad = 6 * dpr;
-  const x = (t) => pad + ((t - start) / spanMs) * (W - 2 * pad);
+  const { ctx, W, H, dpr, start, VIEW, pad, x } = axis(lane.els.chart, CHART_PX);
   const zero = Math.round(H * 0.68);
-  const capacity = lane.bucket?.capacity ?? limiter.stats(lane.host, clockMs)?.capacity ?? settings.burstCapacity;
+  const capacity = lane.capacity;
   const y = (tokens, debt) => zero - (Math.min(tokens, capacity) / capacity) * (zero - dpr) +
     (Math.min(debt, capacity) / capacity) * (H - zero - dpr);
   ctx.clearRect(0, 0, W, H);
   ctx.fillStyle = '#c9ced6';
   ctx.fillRect(pad, zero, W - 2 * pad, Math.max(1, dpr));
   const from = Math.max(0, lowerBound(lane.sampleT, start) - 1);
-  const to = Math.min(lane.sampleT.length, upperBound(lane.sampleT, start + spanMs) + 1);
+  const to = Math.min(lane.sampleT.length, upperBound(lane.sampleT, start + VIEW) + 1);
   if (to - from < 1) return;
   ctx.beginPath();
   for (let i = from; i < to; i++) {
@@ -867,9 +868,8 @@ function describePointer(lane, clientX) {
   const c = lane.els.canvas;
   const rect = c.getBoundingClientRect();
   const { startMs, spanMs } = viewWindow();
-  const pad = 6;
-  const t = startMs + ((clientX - rect.left - pad) / (rect.width - 2 * pad)) * spanMs;
-  const tol = (POINTER_PX / (rect.width - 2 * pad)) * spanMs;
+  const t = startMs + ((clientX - rect.left - PAD_PX) / (rect.width - 2 * PAD_PX)) * spanMs;
+  const tol = (POINTER_PX / (rect.width - 2 * PAD_PX)) * spanMs;
   // the nearer of the departures on either side of `t`, if it is close enough
   const j = lowerBound(lane.times, t);
   const near = [j - 1, j].filter((k) => k >= 0 && k < lane.times.length && Math.abs(lane.times[k] - t) <= tol);
