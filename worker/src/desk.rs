@@ -519,7 +519,8 @@ impl HostDesk {
         self.robots_text.as_ref().map(|text| format!("{}\n{text}", fetched.as_nanos()))
     }
 
-    /// Policy, state and counters at `now`; `None` if the host never made a decision or observation.
+    /// Policy, state and counters at `now` (no departures: those are the host object's [`crate::journal`]);
+    /// `None` if the host never made a decision or observation.
     pub fn report(&self, now: Instant) -> Option<HostReport> {
         let stats = self.registry.stats(&self.key, now)?;
         Some(HostReport {
@@ -535,6 +536,7 @@ impl HostDesk {
                 failures: self.robots.failures(),
             },
             last_seen_ms: ms(self.registry.last_seen()),
+            departures: Vec::new(),
         })
     }
 }

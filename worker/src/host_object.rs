@@ -9,10 +9,11 @@ use crate::api::ApiError;
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
+use crate::journal::{Journal, Purpose};
 use crate::js;
 use crate::protocol::{
-    AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, ObserveReply, ObserveRequest, Outgoing,
-    RobotsReply, RobotsRequest, SendReply, SendRequest,
+    robots_entry, AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, HostReport, ObserveReply,
+    ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
 };
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
@@ -36,6 +37,8 @@ pub struct HostObject {
     /// The text last written to storage (a change is written, an unchanged state is not).
     saved: RefCell<Option<String>>,
     waiters: RefCell<Vec<js_sys::Function>>,
+    /// Each token's recent departures (memory only: see [`crate::journal`]).
+    journal: RefCell<Journal>,
 }
 
 /// The object's clock: epoch-based, so persisted instants survive a restart.
@@ -149,7 +152,7 @@ impl HostObject {
         match (self.ask(&req).await?, &req.send) {
             (AskReply::Go(dep), Some(request)) if dep.reserved => {
                 let claim = dep.claim(req.asker.as_ref());
-                self.send_at(&req.host, claim.as_ref(), dep.departs_ms, request, Some(dep.clone())).await
+                self.send_at(&req.host, claim.as_ref(), None, dep.departs_ms, request, Some(dep.clone())).await
             }
             (ask, _) => reply(&ask),
         }
@@ -178,15 +181,25 @@ impl HostObject {
                 };
                 Ok(((ask, now), issued))
             })?;
+            let at_ms = ask.1.as_millis_f64();
             match ask {
                 (Ask::Go(d), _) if !d.reserved => {
                     // every concurrency permit is held: wait for a release (woken by it) or the first lease's end,
                     // then ask again
                     self.hold(d.wait.min(HOLD_POLL)).await;
                 }
-                (Ask::Go(d), _) => return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) })),
+                (Ask::Go(d), _) => {
+                    if let (Some(a), Some(id)) = (&req.asker, &issued) {
+                        self.journal.borrow_mut().reserved(&a.token, id, Purpose::Request, d.layer.as_str(), at_ms);
+                    }
+                    return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) }));
+                }
                 (Ask::Robots(d, fetch), _) => {
-                    return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }))
+                    if let Some(a) = &req.asker {
+                        let key = robots_entry(fetch);
+                        self.journal.borrow_mut().reserved(&a.token, &key, Purpose::Robots, d.layer.as_str(), at_ms);
+                    }
+                    return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }));
                 }
                 (Ask::Disallowed(rule), _) => return Ok(AskReply::Disallowed { rule }),
                 (Ask::Unavailable { retry_after }, _) => {
@@ -231,11 +244,13 @@ impl HostObject {
     /// `sends`: the object sends the request itself right after ([`HostObject::handle_send`]): the departure
     /// ends going (one whose record went, the oldest being forgotten first, still goes at `departs`), each
     /// confirmation comes only once every write before it is stored, and what it changes is not written (the
-    /// caller writes it once the request is on its way).
+    /// caller writes it once the request is on its way). A departure that goes is stamped in the journal as
+    /// `entry` (the claim's own, or robots.txt fetched for a token).
     async fn confirm(
         &self,
         host: &str,
         claim: Option<&Claim>,
+        entry: Option<&Claim>,
         departs: Instant,
         sends: bool,
     ) -> Result<Confirmed, ApiError> {
@@ -256,6 +271,9 @@ impl HostObject {
             Ok(wait.as_secs_f64() * 1000.0)
         };
         let confirmed = confirm_until_go(100, Timer::PastTheWait, confirm).await?;
+        if let (Confirmed::Go { .. }, Some(e)) = (confirmed, entry) {
+            self.journal.borrow_mut().departed(&e.token, &e.id, js::now_ms());
+        }
         if let (Confirmed::Go { .. }, Some(c)) = (confirmed, claim) {
             self.with_desk(host, save, |desk, _| {
                 desk.departed(&c.token, &c.id, sends);
@@ -277,7 +295,8 @@ impl HostObject {
     /// `/v1/depart`: a token confirms its own departure right before sending it.
     async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
         let req: DepartRequest = parse(body)?;
-        let wait_ms = match self.confirm(&req.host, Some(&req.departure), now(), false).await? {
+        let claim = Some(&req.departure);
+        let wait_ms = match self.confirm(&req.host, claim, claim, now(), false).await? {
             Confirmed::Go { .. } => 0.0,
             Confirmed::NotYet { waited_ms } => waited_ms,
         };
@@ -292,22 +311,24 @@ impl HostObject {
     /// departure left.) The answer is the target's response with the [`SendReply`] in a header, or a reply alone.
     async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
         let req: SendRequest = parse(body)?;
-        self.send_at(&req.host, req.departure.as_ref(), req.departs_ms, &req.request, None).await
+        self.send_at(&req.host, req.departure.as_ref(), req.journal.as_ref(), req.departs_ms, &req.request, None).await
     }
 
     /// Send `request` at the departure reserved for `departs_ms` (`claim`'s, when issued to a token): wait for it,
     /// confirm it and send, as [`HostObject::handle_send`] says. `departure`, when the same call reserved it, goes
-    /// back in the reply.
+    /// back in the reply. The journal entry stamped is the claim's, else `journal`'s, and gets the answer's status.
     async fn send_at(
         &self,
         host: &str,
         claim: Option<&Claim>,
+        journal: Option<&Claim>,
         departs_ms: f64,
         request: &Outgoing,
         departure: Option<Departure>,
     ) -> Result<Response, ApiError> {
         let departs = Instant::from_millis_f64(departs_ms);
-        let waited_ms = match self.confirm(host, claim, departs, true).await {
+        let entry = claim.or(journal);
+        let waited_ms = match self.confirm(host, claim, entry, departs, true).await {
             Ok(Confirmed::Go { waited_ms }) => waited_ms,
             Ok(Confirmed::NotYet { waited_ms }) => {
                 self.save(host)?;
@@ -325,6 +346,10 @@ impl HostObject {
         if let Err(e) = self.save(host) {
             // the request went: its answer is the caller's all the same
             crate::gateway::logs::error(&e);
+        }
+        if let Some(e) = entry {
+            let status = fetched.as_ref().map_or(0, |r| r.unchecked_ref::<web_sys::Response>().status());
+            self.journal.borrow_mut().answered(&e.token, &e.id, status);
         }
         let no_answer = |e: &JsValue, what: &str| SendReply::NoAnswer {
             departure: departure.clone(),
@@ -383,6 +408,14 @@ impl HostObject {
             };
             Ok(ObserveReply::of(&req.host, &observation, verdict, released))
         });
+        if let (Ok(_), Some(c)) = (&reply, &req.departure) {
+            let mut journal = self.journal.borrow_mut();
+            match (req.status, req.timeout) {
+                (_, true) => journal.answered(&c.token, &c.id, 0),
+                (Some(status), false) => journal.answered(&c.token, &c.id, status),
+                (None, false) => journal.cancelled(&c.token, &c.id),
+            }
+        }
         // a released permit (or a cooldown that moved) may let a holding caller go
         self.wake_all();
         reply
@@ -418,8 +451,11 @@ impl HostObject {
         Ok(reply)
     }
 
-    fn handle_stats(&self, host: &str) -> Result<Option<crate::protocol::HostReport>, ApiError> {
-        self.with_desk(host, false, |desk, now| Ok(desk.report(now)))
+    /// The host's report, with the asking token's departures.
+    fn handle_stats(&self, body: &str) -> Result<Option<HostReport>, ApiError> {
+        let req: StatsRequest = parse(body)?;
+        let report = self.with_desk(&req.host, false, |desk, now| Ok(desk.report(now)))?;
+        Ok(report.map(|r| HostReport { departures: self.journal.borrow().departures(&req.token), ..r }))
     }
 }
 
@@ -431,6 +467,7 @@ impl DurableObject for HostObject {
             desk: RefCell::new(None),
             saved: RefCell::new(None),
             waiters: RefCell::new(Vec::new()),
+            journal: RefCell::new(Journal::default()),
         }
     }
 
@@ -445,7 +482,7 @@ impl DurableObject for HostObject {
             "/robots" => self.handle_robots(&body).map(|r| json(&r)),
             "/stats" => match self.handle_stats(&body) {
                 Ok(Some(report)) => Ok(json(&report)),
-                Ok(None) => Err(ApiError::new(404, "unknown_host", format!("no state for host {body}"))),
+                Ok(None) => Err(ApiError::new(404, "unknown_host", "no state for this host")),
                 Err(e) => Err(e),
             },
             other => Err(ApiError::internal(format!("unknown host object operation {other}"))),

@@ -1,7 +1,7 @@
 //! The Durable Object that bounds how many hosts one token may create: one object per token (named by
 //! [`crate::auth::token_id`]), holding the set of hosts it admitted in SQLite. A host already admitted is always
 //! admitted again; a new one only while the token is under its bound. It also answers which hosts a token has
-//! used (what the token may read reports of). Synchronous storage: no await.
+//! used (what the token may read reports of), and lists them. Synchronous storage: no await.
 
 use crate::api::ApiError;
 use serde::{Deserialize, Serialize};
@@ -27,9 +27,23 @@ pub struct AdmitReply {
     pub count: u32,
 }
 
+/// Ledger → Worker: the hosts, and how many the token has used in all.
+#[derive(Serialize, Deserialize)]
+pub struct ListReply {
+    /// Host keys, at most the asked limit.
+    pub hosts: Vec<String>,
+    /// Hosts this token has used.
+    pub total: u32,
+}
+
 #[derive(Deserialize)]
 struct Count {
     n: f64,
+}
+
+#[derive(Deserialize)]
+struct Host {
+    host: String,
 }
 
 /// A token's ledger of hosts.
@@ -38,15 +52,26 @@ pub struct TokenLedger {
     state: State,
 }
 
+fn fail(e: worker::Error) -> ApiError {
+    ApiError::internal(format!("token ledger storage: {e}"))
+}
+
+/// The number a `SELECT count(*) AS n` query gives.
+fn count(sql: &worker::SqlStorage, q: &str, b: Vec<SqlStorageValue>) -> Result<u32, ApiError> {
+    let rows: Vec<Count> = sql.exec(q, b).map_err(fail)?.to_array().map_err(fail)?;
+    Ok(rows.first().map_or(0, |r| r.n as u32))
+}
+
 impl TokenLedger {
-    fn admit(&self, req: &AdmitRequest) -> Result<AdmitReply, ApiError> {
+    /// The ledger's table, made on first use.
+    fn sql(&self) -> Result<worker::SqlStorage, ApiError> {
         let sql = self.state.storage().sql();
-        let fail = |e: worker::Error| ApiError::internal(format!("token ledger storage: {e}"));
         sql.exec("CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY)", None).map_err(fail)?;
-        let count = |sql: &worker::SqlStorage, q: &str, b: Vec<SqlStorageValue>| -> Result<u32, ApiError> {
-            let rows: Vec<Count> = sql.exec(q, b).map_err(fail)?.to_array().map_err(fail)?;
-            Ok(rows.first().map_or(0, |r| r.n as u32))
-        };
+        Ok(sql)
+    }
+
+    fn admit(&self, req: &AdmitRequest) -> Result<AdmitReply, ApiError> {
+        let sql = self.sql()?;
         if count(&sql, "SELECT count(*) AS n FROM hosts WHERE host = ?", vec![req.host.as_str().into()])? > 0 {
             let n = count(&sql, "SELECT count(*) AS n FROM hosts", vec![])?;
             return Ok(AdmitReply { admitted: true, count: n });
@@ -58,6 +83,28 @@ impl TokenLedger {
         sql.exec("INSERT INTO hosts (host) VALUES (?)", vec![req.host.as_str().into()]).map_err(fail)?;
         Ok(AdmitReply { admitted: true, count: n + 1 })
     }
+
+    /// The first `limit` hosts the token used, in that order.
+    fn list(&self, limit: u32) -> Result<ListReply, ApiError> {
+        let sql = self.sql()?;
+        let q = "SELECT host FROM hosts ORDER BY rowid LIMIT ?";
+        let rows: Vec<Host> = sql.exec(q, vec![f64::from(limit).into()]).map_err(fail)?.to_array().map_err(fail)?;
+        let total = count(&sql, "SELECT count(*) AS n FROM hosts", vec![])?;
+        Ok(ListReply { hosts: rows.into_iter().map(|r| r.host).collect(), total })
+    }
+
+    /// The answer to operation `op` with `body`: an [`AdmitRequest`] (`admit`), or the limit (`list`).
+    fn answer(&self, op: &str, body: &str) -> Result<String, ApiError> {
+        let bad = |e: String| ApiError::internal(format!("bad request to the token ledger: {e}"));
+        let text = match op {
+            "/admit" => {
+                serde_json::to_string(&self.admit(&serde_json::from_str(body).map_err(|e| bad(e.to_string()))?)?)
+            }
+            "/list" => serde_json::to_string(&self.list(body.parse().map_err(|_| bad(format!("limit {body:?}")))?)?),
+            other => return Err(ApiError::internal(format!("unknown token ledger operation {other}"))),
+        };
+        text.map_err(|e| ApiError::internal(e.to_string()))
+    }
 }
 
 impl DurableObject for TokenLedger {
@@ -67,11 +114,8 @@ impl DurableObject for TokenLedger {
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
         let body = crate::js::call_text(&mut req).await?;
-        let answer = serde_json::from_str::<AdmitRequest>(&body)
-            .map_err(|e| ApiError::internal(format!("bad request to the token ledger: {e}")))
-            .and_then(|r| self.admit(&r));
-        match answer {
-            Ok(reply) => crate::js::reply(&serde_json::to_string(&reply)?),
+        match self.answer(&req.path(), &body) {
+            Ok(text) => crate::js::reply(&text),
             Err(e) => Response::error(e.body(), e.status),
         }
     }

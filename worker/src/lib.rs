@@ -23,6 +23,7 @@ pub mod auth;
 pub mod config;
 pub mod desk;
 pub mod headers;
+pub mod journal;
 pub mod protocol;
 pub mod router;
 pub mod target;

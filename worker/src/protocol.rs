@@ -1,6 +1,7 @@
 //! JSON bodies: the public API's requests and answers, and the Worker ↔ Durable Object protocol. Instants cross
 //! as epoch milliseconds (JSON numbers hold them exactly enough; the objects keep nanoseconds inside).
 
+use crate::journal::Departed;
 use hostpace::{Decision, HostStats, Instant, Observation, Policy, RetryVerdict, RobotsOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -56,6 +57,11 @@ impl From<&Decision> for Departure {
             robots_fetch: None,
         }
     }
+}
+
+/// The name in a host's journal of robots.txt fetch number `fetch`.
+pub fn robots_entry(fetch: u32) -> String {
+    format!("robots {fetch}")
 }
 
 /// Worker → host object: may one request leave?
@@ -177,6 +183,10 @@ pub struct SendRequest {
     /// The departure, when it was issued to a token (it ends when it goes); none for robots.txt and its redirects.
     #[serde(default)]
     pub departure: Option<Claim>,
+    /// The journal entry the send stamps when it is not the departure's own: robots.txt fetched before a
+    /// token's request (the token, and the fetch's name in the journal, [`robots_entry`]).
+    #[serde(default)]
+    pub journal: Option<Claim>,
     /// The departure's reserved instant, epoch milliseconds: the object waits until it before confirming.
     pub departs_ms: f64,
     /// The request.
@@ -375,6 +385,124 @@ pub struct HostReport {
     pub robots: RobotsReport,
     /// The latest instant the host's object has seen (epoch ms).
     pub last_seen_ms: f64,
+    /// The asking token's last departures to the host, oldest first (at most [`crate::journal::Journal::KEEP`]; another
+    /// token's are never shown).
+    #[serde(default)]
+    pub departures: Vec<Departed>,
+}
+
+impl HostReport {
+    /// The host in one line, for a list: its rate, the token's recent departures, when the next may go, a
+    /// cooldown or server block under way, and robots.txt (`2 req/s · 14 recent departures · next now ·
+    /// robots.txt: rules`).
+    pub fn summary(&self) -> String {
+        let s = &self.stats;
+        let secs = |ms: f64| match ms {
+            ms if ms < 1000.0 => format!("{} ms", ms.ceil()),
+            ms => format!("{:.1} s", ms / 1000.0),
+        };
+        let mut parts = vec![
+            format!("{} req/s", (s.rate_per_sec * 100.0).round() / 100.0),
+            match self.departures.len() {
+                1 => "1 recent departure".to_owned(),
+                n => format!("{n} recent departures"),
+            },
+            match s.next_departure_in_ms {
+                ms if ms <= 0.0 => "next now".to_owned(),
+                ms => format!("next in {}", secs(ms)),
+            },
+        ];
+        if s.cooldown_remaining_ms > 0.0 {
+            parts.push(format!("cooling down {}", secs(s.cooldown_remaining_ms)));
+        }
+        if s.server_quota_remaining_ms > 0.0 {
+            parts.push(format!("server quota spent for {}", secs(s.server_quota_remaining_ms)));
+        }
+        parts.push(format!("robots.txt: {}", self.robots.status));
+        parts.join(" · ")
+    }
+}
+
+/// One host in `GET /v1/hosts`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostListing {
+    /// The host key.
+    pub host: String,
+    /// [`HostReport::summary`].
+    pub summary: String,
+    /// The latest instant the host's object has seen (epoch ms).
+    pub last_seen_ms: f64,
+    /// With `?detail=1`: what `GET /v1/hosts/{host}` answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<HostReport>,
+}
+
+/// The query of `GET /v1/hosts`: `detail` (`1`/`true`: each host's full report) and `limit` (how many hosts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Each host with its report.
+    pub detail: bool,
+    /// The most hosts listed, 1 to [`ListQuery::MAX_LIMIT`].
+    pub limit: u32,
+}
+
+impl ListQuery {
+    /// Hosts listed unless `limit` says otherwise.
+    pub const DEFAULT_LIMIT: u32 = 100;
+    /// The most hosts one answer lists (each costs a call to its host's object).
+    pub const MAX_LIMIT: u32 = 500;
+
+    /// The query read from its pairs; a 400 `invalid_query` names a parameter that is unknown or a value out of
+    /// place.
+    pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<ListQuery, crate::ApiError> {
+        let bad = |m: String| crate::ApiError::bad_request("invalid_query", m);
+        let mut q = ListQuery { detail: false, limit: Self::DEFAULT_LIMIT };
+        for (name, value) in pairs {
+            match name {
+                "detail" => {
+                    q.detail = match value {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        _ => return Err(bad("detail must be 1, true, 0 or false".into())),
+                    }
+                }
+                "limit" => {
+                    q.limit = value
+                        .parse()
+                        .ok()
+                        .filter(|l| (1..=Self::MAX_LIMIT).contains(l))
+                        .ok_or_else(|| bad(format!("limit must be a whole number from 1 to {}", Self::MAX_LIMIT)))?
+                }
+                other => {
+                    let shown: String = other.chars().take(64).collect();
+                    return Err(bad(format!("unknown query parameter {shown:?} (known: detail, limit)")));
+                }
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// `GET /v1/hosts`: the hosts the calling token has used, in the order it first used them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostList {
+    /// The gateway's clock when it answered (epoch ms), to place the departures' times.
+    pub now_ms: f64,
+    /// Hosts the token has used in all (more than listed when over the limit).
+    pub total: u32,
+    /// The hosts listed (the first ones the token used, at most the limit).
+    pub hosts: Vec<HostListing>,
+}
+
+/// Worker → host object: the report of a host, with `token`'s departures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatsRequest {
+    /// The host key.
+    pub host: String,
+    /// The asking token's id ([`crate::auth::token_id`]).
+    pub token: String,
 }
 
 /// What `GET /v1/hosts/{host}` says of the host's robots.txt.

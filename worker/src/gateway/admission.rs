@@ -3,8 +3,8 @@
 
 use crate::api::ApiError;
 use crate::auth::token_id;
-use crate::gateway::host_client::{call, object_stub};
-use crate::ledger::{AdmitReply, AdmitRequest};
+use crate::gateway::host_client::{call, call_raw, object_stub};
+use crate::ledger::{AdmitReply, AdmitRequest, ListReply};
 use hostpace::HostKey;
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -33,6 +33,12 @@ pub(crate) async fn admit(env: &Env, token: &str, key: &HostKey, max: u32) -> Re
 /// Whether `token` has used `key` (asked of its ledger; nothing is admitted).
 pub(crate) async fn has_used(env: &Env, token: &str, key: &HostKey) -> Result<bool, ApiError> {
     ask_ledger(env, token, key, 0, false).await
+}
+
+/// The hosts `token` has used (at most `limit`, in the order it first used them), and how many in all.
+pub(crate) async fn used_hosts(env: &Env, token: &str, limit: u32) -> Result<ListReply, ApiError> {
+    let stub = object_stub(env, "LEDGER", &token_id(token), "token ledger")?;
+    call_raw(&stub, "list", limit.to_string()).await
 }
 
 /// Ask `token`'s ledger about `key` (admitting it under `max` when `create`); a yes is remembered per isolate.

@@ -147,7 +147,7 @@ impl FetchRun<'_> {
     /// for this attempt.
     async fn arrival(&self, sent: Sent, dep: &Departure, waited: f64) -> Result<(Arrival, f64), ApiError> {
         let (sent, waited) = match sent {
-            Sent::NotYet => match send_at(&self.visit.host, dep, self.asker.as_ref(), &self.request).await {
+            Sent::NotYet => match send_at(&self.visit.host, dep, self.asker.as_ref(), None, &self.request).await {
                 Ok((sent, waited_ms)) => (sent, waited + waited_ms),
                 Err(e) => {
                     // whether or not it went, nothing will report on it: its permit goes back

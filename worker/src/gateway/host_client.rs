@@ -5,7 +5,7 @@ use crate::api::ApiError;
 use crate::js;
 use crate::protocol::{
     AskReply, AskRequest, AskerWire, Claim, DepartReply, DepartRequest, Departure, HostReport, ObserveReply,
-    ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest,
+    ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
@@ -44,7 +44,7 @@ pub(crate) async fn call<T: Serialize, R: DeserializeOwned>(stub: &JsValue, op: 
 }
 
 /// Call operation `op` of the object behind `stub` with the text `body`; its answer, parsed.
-async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -> Result<R, ApiError> {
+pub(crate) async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -> Result<R, ApiError> {
     parse_answer(&called(js::object_call(stub, op, body)).await?)
 }
 
@@ -208,8 +208,9 @@ impl HostClient {
         Ok(())
     }
 
-    /// The host's policy, state and counters (404 `unknown_host` if it never decided anything).
-    pub async fn stats(&self) -> Result<HostReport, ApiError> {
-        call_raw(&self.stub, "stats", self.host.clone()).await
+    /// The host's policy, state and counters, with the departures of the token whose id is `token` (404
+    /// `unknown_host` if the host never decided anything).
+    pub async fn stats(&self, token: &str) -> Result<HostReport, ApiError> {
+        call(&self.stub, "stats", &StatsRequest { host: self.host.clone(), token: token.to_owned() }).await
     }
 }

@@ -16,7 +16,7 @@ use crate::gateway::host_client::{HostClient, Sent};
 use crate::gateway::logs;
 use crate::gateway::turn::{send_at, HostVisit};
 use crate::js;
-use crate::protocol::{AskReply, Departure, Outgoing, RobotsRequest};
+use crate::protocol::{robots_entry, AskReply, AskerWire, Claim, Departure, Outgoing, RobotsRequest};
 use crate::target::{check_target, Target};
 use hostpace::robots::MAX_ROBOTS_BYTES;
 use worker::web_sys;
@@ -32,8 +32,13 @@ struct Fetched {
     body: String,
 }
 
-/// Fetch the host's robots.txt at the departure `dep`, and report it (or its failure) to the host's object.
-pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Result<(), ApiError> {
+/// Fetch the host's robots.txt at the departure `dep`, and report it (or its failure) to the host's object. The
+/// fetch is in the host's journal as `asker`'s (its first request; redirects are not).
+pub(crate) async fn fetch_robots(
+    visit: &HostVisit<'_>,
+    dep: &Departure,
+    asker: Option<&AskerWire>,
+) -> Result<(), ApiError> {
     let cfg = visit.cfg;
     let Some(fetch) = dep.robots_fetch else {
         visit.host.release(dep.permit_id).await?;
@@ -41,7 +46,8 @@ pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Resu
     };
     // the fetch's time runs from its departure, not from now
     let deadline = dep.departs_ms.max(js::now_ms()) + cfg.fetch_timeout.as_secs_f64() * 1000.0;
-    let fetched = follow(visit, dep, deadline).await;
+    let journal = asker.map(|a| Claim { token: a.token.clone(), id: robots_entry(fetch) });
+    let fetched = follow(visit, dep, journal, deadline).await;
     let status = fetched.as_ref().map(|f| f.status);
     let (headers, body) = fetched.map(|f| (f.headers, f.body)).unwrap_or_default();
     let report = RobotsRequest {
@@ -58,8 +64,14 @@ pub(crate) async fn fetch_robots(visit: &HostVisit<'_>, dep: &Departure) -> Resu
 }
 
 /// GET the host's `/robots.txt` at `dep`, following redirects; `None` when no answer came by `deadline_ms` (epoch
-/// ms). Each departure's permit goes back as soon as its answer has come (before a hop asks for one).
-async fn follow(visit: &HostVisit<'_>, dep: &Departure, deadline_ms: f64) -> Option<Fetched> {
+/// ms). Each departure's permit goes back as soon as its answer has come (before a hop asks for one). The first
+/// request stamps `journal`.
+async fn follow(
+    visit: &HostVisit<'_>,
+    dep: &Departure,
+    mut journal: Option<Claim>,
+    deadline_ms: f64,
+) -> Option<Fetched> {
     let cfg = visit.cfg;
     let headers = [("user-agent".to_owned(), cfg.user_agent.clone()), ("accept".to_owned(), "text/plain".to_owned())];
     let mut url = visit.target.robots_url();
@@ -73,7 +85,7 @@ async fn follow(visit: &HostVisit<'_>, dep: &Departure, deadline_ms: f64) -> Opt
         let sent = match left > 0.0 {
             true => {
                 let request = Outgoing { url: url.clone(), headers: headers.to_vec(), timeout_ms: left };
-                send_at(host, dep, None, &request).await
+                send_at(host, dep, None, journal.take(), &request).await
             }
             false => Ok((Sent::NotYet, 0.0)),
         };

@@ -30,12 +30,13 @@ enum Handler {
 }
 
 /// The routes, in the order the 404 answer lists them.
-static ROUTES: [Route<Handler>; 7] = [
+static ROUTES: [Route<Handler>; 8] = [
     Route::get("/v1/fetch", Handler::Token(|c| Box::pin(fetch::handle_fetch(c)))).usage("?url="),
     Route::post("/v1/acquire", Handler::Token(|c| Box::pin(permission::handle_acquire(c)))),
     Route::post("/v1/depart", Handler::Token(|c| Box::pin(permission::handle_depart(c)))),
     Route::post("/v1/observe", Handler::Token(|c| Box::pin(permission::handle_observe(c)))),
     Route::post("/v1/cancel", Handler::Token(|c| Box::pin(permission::handle_cancel(c)))),
+    Route::get("/v1/hosts", Handler::Token(|c| Box::pin(reports::handle_hosts(c)))).usage("?detail=1"),
     Route::get("/v1/hosts/{host}", Handler::Token(|c| Box::pin(reports::handle_host(c)))),
     Route::get("/healthz", Handler::Open(reports::handle_healthz)),
 ];

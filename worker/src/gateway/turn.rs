@@ -10,7 +10,7 @@ use crate::gateway::host_client::{Asked, HostClient, Sent};
 use crate::gateway::logs::{self, Decision};
 use crate::gateway::responses::{disallowed_by_robots, robots_unavailable};
 use crate::gateway::robots::fetch_robots;
-use crate::protocol::{AskReply, AskerWire, Departure, Outgoing, SendRequest};
+use crate::protocol::{AskReply, AskerWire, Claim, Departure, Outgoing, SendRequest};
 use crate::target::Target;
 use std::time::Duration;
 use worker::{Context, Env, Response};
@@ -129,7 +129,7 @@ impl HostVisit<'_> {
                 AskReply::Robots(dep) => {
                     // the fetch's time counts against the caller's bound like any wait
                     let started = crate::js::now_ms();
-                    fetch_robots(self, &dep).await?;
+                    fetch_robots(self, &dep, asker.as_ref()).await?;
                     waited += crate::js::now_ms() - started;
                 }
                 AskReply::Go(dep) if !dep.reserved && hold => {
@@ -144,15 +144,18 @@ impl HostVisit<'_> {
 
 /// Have `host`'s object send `request` at `dep`, a departure reserved there (issued to `asker`'s token when
 /// given): the object waits for the instant, confirms the departure and sends in one step. What came back (never
-/// [`Sent::NotYet`]), and the milliseconds the object waited for it.
+/// [`Sent::NotYet`]), and the milliseconds the object waited for it. `journal`: the entry the send stamps in the
+/// host's journal when the departure is not the token's own (robots.txt fetched for it).
 pub(crate) async fn send_at(
     host: &HostClient,
     dep: &Departure,
     asker: Option<&AskerWire>,
+    journal: Option<Claim>,
     request: &Outgoing,
 ) -> Result<(Sent, f64), ApiError> {
     let departure = dep.claim(asker);
-    let req = SendRequest { host: host.host.clone(), departure, departs_ms: dep.departs_ms, request: request.clone() };
+    let departs_ms = dep.departs_ms;
+    let req = SendRequest { host: host.host.clone(), departure, journal, departs_ms, request: request.clone() };
     let mut waited = 0.0;
     for _ in 0..SEND_ROUNDS {
         let (sent, waited_ms) = host.send(&req).await?;
