@@ -9,8 +9,15 @@
 //
 // The crawler waits in the scheduler, not the fetcher: a host's next link is reserved with `acquire` only once `peek`
 // says it may go now, so a 429 that arrives while links are queued stops every later departure.
+//
+// Served by the gateway, the page also has a live mode (live.js): one lane per host a gateway token has used, with
+// the departures, levels and answers the gateway reports, judged by the same `audit`, drawn by the same code.
 
 import * as hostpace from './pkg/browser.js';
+import {
+  GatewayClient, POLL_MS, TOLERANCE_MS, liveLane, mergeHost, liveLevels, auditLiveLane, liveLaneState,
+  lowerBound,
+} from './live.js';
 
 const { Limiter, TokenBucket, LeakyBucket } = hostpace;
 
@@ -156,6 +163,11 @@ let auditCursor = 0;
 let textDue = 0;
 let lastFrame = null;
 let drawDirty = true;
+// live mode: the lanes of the hosts the gateway token has used, by host, and the gateway client
+let mode = 'simulated'; // 'simulated' | 'live'
+const liveLanes = new Map();
+let liveSince = NaN; // the gateway's clock when the page first heard from it with this token
+const client = new GatewayClient({ periodMs: POLL_MS, onAnswer: liveAnswer, onChange: renderLiveStatus });
 const frameWork = new Float64Array(FRAME_SAMPLES);
 const frameGap = new Float64Array(FRAME_SAMPLES);
 let frameCount = 0;
@@ -175,6 +187,7 @@ function limiterConfig(s = settings) {
   return config;
 }
 
+// The settings as the JavaScript that builds the same limiter (with the module's warnings).
 function snippet(s = settings) {
   const c = limiterConfig(s);
   const lines = Object.entries(c).map(([k, v]) => `  ${k}: ${typeof v === 'object' ? JSON.stringify(v).replace(/"(\w+)":/g, '$1: ').replace(/,/g, ', ') : v},`);
@@ -208,6 +221,7 @@ function hostSpecs() {
   return specs;
 }
 
+// A simulated lane for host `spec`: a layered one on the shared limiter, or a bare token or leaky bucket.
 function makeLane(spec, kind) {
   const lane = {
     kind, host: spec.host, url: `https://${spec.host}/`, spec,
@@ -235,6 +249,7 @@ function makeLane(spec, kind) {
   return lane;
 }
 
+// Starts the scenario again at t=0 with the settings: a new limiter, new lanes, drawn at once.
 function restart() {
   for (const lane of lanes) lane.bucket?.free();
   limiter?.free();
@@ -409,6 +424,7 @@ function said(answer) {
   return String(answer.status);
 }
 
+// The simulation's next event: the earliest response or departure attempt of any lane.
 function nextEvent() {
   // the earliest thing that happens; at equal times a response comes before a departure (it may stop it)
   let best = Infinity;
@@ -430,6 +446,7 @@ function nextEvent() {
   return { t: best, lane, isResponse };
 }
 
+// Runs the simulation's events up to `toMs` of virtual time.
 function advanceTo(toMs) {
   for (let n = 0; n < MAX_EVENTS; n++) {
     const e = nextEvent();
@@ -445,6 +462,7 @@ function advanceTo(toMs) {
   drawDirty = true;
 }
 
+// Advances the virtual clock to the next event (or by a second when none is due).
 function step() {
   const e = nextEvent();
   advanceTo(e.lane && Number.isFinite(e.t) && e.t > clockMs ? e.t : clockMs + 1000);
@@ -452,6 +470,10 @@ function step() {
 
 // ---- audit (the module's) --------------------------------------------------------------------------------------
 function auditLane(lane) {
+  if (lane.kind === 'live') {
+    auditLiveLane(lane, hostpace.audit);
+    return;
+  }
   lane.auditDirty = false;
   if (typeof hostpace.audit !== 'function' || !limiter) return;
   const config = limiterConfig();
@@ -464,13 +486,15 @@ function auditLane(lane) {
   lane.audited = lane.times.length;
 }
 
+// Audits every lane on the board whose log changed since its last audit.
 function auditAll() {
-  for (const lane of lanes) if (lane.auditDirty) auditLane(lane);
+  for (const lane of board()) if (lane.auditDirty) auditLane(lane);
 }
 
 // ---- levels (the module's) -------------------------------------------------------------------------------------
 // What each layer holds at the clock. Tokens are never negative: what departures reserved ahead owe is `tokenDebt`.
 function levels(lane) {
+  if (lane.kind === 'live') return liveLevels(lane, presentMs()) ?? {};
   const t = clockMs;
   const reservedAhead = lane.times.length - upperBound(lane.times, t); // departures reserved after now
   if (lane.kind === 'token') {
@@ -495,15 +519,17 @@ function levels(lane) {
 const $ = (sel) => document.querySelector(sel);
 const form = $('#controls');
 const lanesEl = $('#lanes');
+const tokenField = $('#live-token');
 const template = $('#lane-template');
 
+// Builds the board's lanes from the template (and says why there are none, when there are none).
 function buildLanes() {
   lanesEl.replaceChildren();
-  for (const lane of lanes) {
+  for (const lane of board()) {
     const node = template.content.firstElementChild.cloneNode(true);
     node.dataset.kind = lane.kind;
     node.querySelector('.host').textContent = lane.host;
-    node.querySelector('.kind').textContent = { token: 'token bucket only', leaky: 'leaky bucket only', layered: 'hostpace (layered)' }[lane.kind];
+    node.querySelector('.kind').textContent = KIND_NAMES[lane.kind];
     node.setAttribute('aria-label', `${lane.host}, ${lane.kind}`);
     lane.els = {
       node,
@@ -528,7 +554,7 @@ function buildLanes() {
       style: new Map(),
     };
     // a bare bucket has no quota, cooldown, permits or adaptive rate (and a leaky one no tokens): those rows go
-    if (lane.kind !== 'layered') {
+    if (lane.kind === 'token' || lane.kind === 'leaky') {
       const shown = lane.kind === 'token' ? ['tokens', 'slot'] : ['slot'];
       for (const key of ['tokens', 'slot', 'quota', 'cooldown', 'inflight', 'rate']) {
         if (!shown.includes(key)) lane.els[key].closest('.levels > div').hidden = true;
@@ -536,11 +562,17 @@ function buildLanes() {
     }
     lane.els.chart.hidden = lane.kind === 'leaky';
     lane.els.chart.setAttribute('aria-label', `Token level of ${lane.host} over the part of the run in view`);
-    lane.els.slots.append(...cells(SLOT_CELLS));
-    lane.els.seats.append(...cells(Math.min(settings.maxConcurrency, MAX_SEATS)));
+    // the gateway reports no departures reserved ahead: a live lane's slot shows the next one's countdown only
+    lane.els.slots.append(...cells(lane.kind === 'live' ? 0 : SLOT_CELLS));
+    lane.els.seats.append(...cells(seatCount(lane)));
     lanesEl.append(node);
   }
-  if (configError) {
+  if (mode === 'live' && !liveList.length) {
+    const p = document.createElement('p');
+    p.className = 'note';
+    p.textContent = 'No host yet: each host this token sends requests to through the gateway gets a lane here.';
+    lanesEl.append(p);
+  } else if (mode === 'simulated' && configError) {
     const p = document.createElement('p');
     p.className = 'error';
     p.textContent = `No lanes: ${configError}`;
@@ -549,9 +581,20 @@ function buildLanes() {
   sizeCanvases();
 }
 
+const KIND_NAMES = {
+  token: 'token bucket only', leaky: 'leaky bucket only', layered: 'hostpace (layered)', live: 'through the gateway (live)',
+};
+
+// Permits drawn as seats on a lane: the configured concurrency (the gateway's, for a live lane), at most MAX_SEATS.
+function seatCount(lane) {
+  const permits = lane.kind === 'live' ? lane.report?.policy.maxConcurrency ?? 0 : settings.maxConcurrency;
+  return Math.min(permits, MAX_SEATS);
+}
+
+// Sizes each lane's canvases to their CSS width at the device's pixel ratio.
 function sizeCanvases() {
   const dpr = window.devicePixelRatio || 1;
-  for (const lane of lanes) {
+  for (const lane of board()) {
     const c = lane.els.canvas;
     const w = Math.max(100, Math.round(c.clientWidth * dpr));
     const h = Math.round(TIMELINE_PX * dpr);
@@ -577,11 +620,13 @@ function setStyle(lane, el, prop, value) {
   }
 }
 
+// Marks the first `taken` cells of a row of slots or seats as taken.
 function fillCells(el, taken) {
   for (let i = 0; i < el.children.length; i++) el.children[i].classList.toggle('taken', i < taken);
 }
 
 const sec = (ms) => (ms === undefined ? '—' : ms === 0 ? '0 s' : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`);
+// Sets a lane's text readout only when it changes.
 function setText(lane, key, value) {
   if (lane.els.text[key] !== value) {
     lane.els.text[key] = value;
@@ -589,16 +634,25 @@ function setText(lane, key, value) {
   }
 }
 
+// The text readouts and level bars of every lane, at the present.
 function renderText() {
   $('#clock').value = `${(clockMs / 1000).toFixed(1)} s`;
   renderView();
-  for (const lane of lanes) {
+  const now = presentMs();
+  for (const lane of board()) {
     const lv = levels(lane);
-    const queued = lane.queued === Infinity ? 'links keep coming' : `${lane.queued} queued`;
+    const isLive = lane.kind === 'live';
     const v = lane.violations.length;
-    setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} · ${v} audit violation${v === 1 ? '' : 's'}` +
-      (lane.gaveUp ? ` · ${lane.gaveUp} given up` : '') +
-      (lane.refusedCount ? ` · ${lane.refusedCount} refused by robots.txt` : ''));
+    if (isLive) {
+      // the gateway's own line for the host, dated when the gateway has not answered for a while
+      const stale = now - lane.reportAtMs > 3 * POLL_MS ? `as of ${clockTime(lane.reportAtMs)} · ` : '';
+      setText(lane, 'summary', stale + lane.summary);
+    } else {
+      const queued = lane.queued === Infinity ? 'links keep coming' : `${lane.queued} queued`;
+      setText(lane, 'summary', `${lane.times.length + lane.dropped} sent · ${queued} · ${v} audit violation${v === 1 ? '' : 's'}` +
+        (lane.gaveUp ? ` · ${lane.gaveUp} given up` : '') +
+        (lane.refusedCount ? ` · ${lane.refusedCount} refused by robots.txt` : ''));
+    }
     // the token bucket: its level, and what is owed below the rim
     const capacity = lv.capacity ?? 1;
     const level = lv.tokens === undefined ? 0 : Math.min(1, lv.tokens / capacity);
@@ -609,16 +663,16 @@ function renderText() {
       : `${num(lv.tokens)} of ${num(capacity, 2)}${lv.tokenDebt >= 0.05 ? ` · ${num(lv.tokenDebt)} owed` : ''}`);
     // the leaky layer: the time left until its next slot (a bar over one slot's length), and the future slots
     // already reserved
-    const slotMs = lv.intervalMs || lane.slotMs || 1000 / settings.ratePerSec;
+    const slotMs = lv.intervalMs || lane.slotMs || 1000 / (isLive ? lv.ratePerSec || 1 : settings.ratePerSec);
     setStyle(lane, lane.els.slotFill, 'width', `${(Math.min(1, (lv.nextSlotInMs ?? 0) / slotMs) * 100).toFixed(1)}%`);
-    fillCells(lane.els.slots, lv.reservedAhead);
+    fillCells(lane.els.slots, lv.reservedAhead ?? 0);
     const floor = lv.intervalMs ? ` (floor ${sec(lv.intervalMs)}${lv.crawlDelayMs ? ', Crawl-delay' : ''})` : '';
-    setText(lane, 'slot', `${lv.reservedAhead} reserved ahead` +
-      (lv.nextSlotInMs === undefined ? '' : ` · next in ${sec(lv.nextSlotInMs)}${floor}`));
+    const next = lv.nextSlotInMs === undefined ? '' : `next in ${sec(lv.nextSlotInMs)}${floor}`;
+    setText(lane, 'slot', isLive ? next || '—' : `${lv.reservedAhead} reserved ahead${next ? ` · ${next}` : ''}`);
     // the quota: a window that fills
     setStyle(lane, lane.els.quotaFill, 'width', lv.quotaLimit ? `${(Math.min(1, lv.quotaUsed / lv.quotaLimit) * 100).toFixed(1)}%` : '0%');
-    setText(lane, 'quota', lv.quotaLimit ? `${lv.quotaUsed} of ${lv.quotaLimit} in ${num(settings.quotaWindowSec)} s`
-      : lane.kind === 'layered' ? 'off' : '—');
+    setText(lane, 'quota', lv.quotaLimit ? `${lv.quotaUsed} of ${lv.quotaLimit} in ${num(lv.quotaWindowSec ?? settings.quotaWindowSec)} s`
+      : lane.kind === 'layered' || isLive ? 'off' : '—');
     // the cooldown or the server's block: a countdown
     const block = lv.cooldownRemainingMs > 0 ? ['cooldown', lv.cooldownRemainingMs, lane.cooldowns]
       : lv.serverQuotaRemainingMs > 0 ? ['server quota', lv.serverQuotaRemainingMs, lane.serverQuota] : null;
@@ -628,14 +682,30 @@ function renderText() {
     setText(lane, 'cooldown', lv.cooldownRemainingMs === undefined ? '—'
       : block ? `${block[0] === 'cooldown' ? '' : 'server quota '}${sec(block[1])} left` : 'none');
     // permits: seats taken
+    const permits = lv.maxConcurrency ?? settings.maxConcurrency;
+    if (lane.els.seats.children.length !== seatCount(lane)) lane.els.seats.replaceChildren(...cells(seatCount(lane)));
     fillCells(lane.els.seats, lv.inFlight ?? 0);
     setText(lane, 'inflight', lv.inFlight === undefined ? '—'
-      : settings.maxConcurrency > 0 ? `${lv.inFlight} of ${settings.maxConcurrency} taken` : `${lv.inFlight} in flight (no limit)`);
-    setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${num(lv.ratePerSec, 2)}/s`);
-    setText(lane, 'differs', settings.compare ? accessLogLine(lane) : '');
+      : permits > 0 ? `${lv.inFlight} of ${permits} taken` : `${lv.inFlight} in flight (no limit)`);
+    setText(lane, 'rate', lv.ratePerSec === undefined ? '—' : `${num(lv.ratePerSec, 2)}/s` +
+      (lv.serverRateCap !== undefined ? ` (the server's policy caps it at ${num(lv.serverRateCap, 2)}/s)` : ''));
+    setText(lane, 'differs', isLive ? liveVerdict(lane) : settings.compare ? accessLogLine(lane) : '');
     lane.els.canvas.setAttribute('aria-label',
       `Access log of ${lane.host} (${lane.kind}): ${lane.times.length + lane.dropped} departures, ${v} audit violations`);
   }
+}
+
+// A live lane's verdict: the module's audit of the departures seen, with the tolerance it was given.
+function liveVerdict(lane) {
+  const head = `Audit (the module's, ${TOLERANCE_MS} ms tolerance for network jitter)`;
+  if (lane.auditError) return `${head}: not possible: ${lane.auditError}`;
+  const n = lane.times.length + lane.dropped;
+  const v = lane.violations.length;
+  if (!v) return `${head}: no violation in ${n} departure${n === 1 ? '' : 's'} seen`;
+  const kinds = new Map();
+  for (const x of lane.violations) kinds.set(x.kind, (kinds.get(x.kind) ?? 0) + 1);
+  const which = [...kinds].map(([k, c]) => `${c} ${k}`).join(', ');
+  return `${head}: ${v} violation${v === 1 ? '' : 's'} (${which}) in ${n} departure${n === 1 ? '' : 's'} seen`;
 }
 
 // In compare mode, what a lane's access log shows that the others' do not, in one line: its busiest second, its
@@ -679,7 +749,9 @@ function drawLane(lane) {
   ctx.fillStyle = '#5c6370';
   ctx.font = `${10 * dpr}px system-ui, sans-serif`;
   for (let s = Math.ceil(start / (5 * grid)) * 5 * grid; s <= start + VIEW; s += 5 * grid) {
-    ctx.fillText(`${s / 1000}s`, x(s) + 2 * dpr, H - 2 * dpr);
+    const text = gridLabel(s);
+    if (mode === 'live' && x(s) + 2 * dpr + ctx.measureText(text).width > W) break; // a time of day is shown whole
+    ctx.fillText(text, x(s) + 2 * dpr, H - 2 * dpr);
   }
   // spans the server imposed
   const span = (spans, color) => {
@@ -745,7 +817,8 @@ function drawLane(lane) {
     ctx.fill();
   }
   // the waiting link: where the module says it may go
-  if (Number.isFinite(lane.nextTryMs) && lane.nextTryMs > clockMs && lane.nextTryMs <= start + VIEW && lane.queued > 0) {
+  const now = presentMs();
+  if (Number.isFinite(lane.nextTryMs) && lane.nextTryMs > now && lane.nextTryMs <= start + VIEW && lane.queued > 0) {
     ctx.strokeStyle = LAYER_COLORS[lane.waitLayer] ?? '#000';
     ctx.lineWidth = dpr;
     const px = x(Math.min(lane.nextTryMs, start + VIEW));
@@ -761,15 +834,15 @@ function drawLane(lane) {
     ctx.fillText(a.text, px + 2 * dpr, 16 * dpr);
   }
   // now, when in view
-  if (clockMs <= start + VIEW) {
+  if (now <= start + VIEW) {
     ctx.fillStyle = '#111';
-    ctx.fillRect(Math.round(x(clockMs)), 0, Math.max(1, dpr), H - 12 * dpr);
+    ctx.fillRect(Math.round(x(now)), 0, Math.max(1, dpr), H - 12 * dpr);
   }
   // the departure described under the pointer
-  if (pointer?.lane === lane && pointer.i !== undefined) {
+  if (pointer?.lane === lane && pointer.atMs !== undefined) {
     ctx.strokeStyle = '#111';
     ctx.lineWidth = dpr;
-    ctx.strokeRect(Math.floor(x(lane.times[pointer.i])) - 2 * dpr, base - mark - 2 * dpr, markW + 4 * dpr, mark + 4 * dpr);
+    ctx.strokeRect(Math.floor(x(pointer.atMs)) - 2 * dpr, base - mark - 2 * dpr, markW + 4 * dpr, mark + 4 * dpr);
   }
 }
 
@@ -802,24 +875,28 @@ function drawChart(lane) {
 // ---- moving in time ----------------------------------------------------------------------------------------------
 // The part of the run in view: the last `spanMs` up to the present while following it, else up to `endMs`.
 function viewWindow() {
-  const endMs = view.endMs === null ? clockMs : Math.min(view.endMs, clockMs);
-  return { startMs: Math.max(0, endMs - view.spanMs), spanMs: view.spanMs, following: view.endMs === null };
+  const now = presentMs();
+  const endMs = view.endMs === null ? now : Math.min(view.endMs, now);
+  return { startMs: Math.max(originMs(), endMs - view.spanMs), spanMs: view.spanMs, following: view.endMs === null };
 }
 
+// Shows `spanMs` of the run ending at `endMs` (null: the present, followed).
 function setView(endMs, spanMs = view.spanMs) {
   view.spanMs = Math.max(MIN_VIEW_MS, Math.min(MAX_VIEW_MS, spanMs));
   // the view's end, kept within the run; at the present it follows it again
-  const end = Math.max(Math.min(view.spanMs, clockMs), Math.min(endMs, clockMs));
-  view.endMs = endMs === null || end >= clockMs ? null : end;
+  const now = presentMs();
+  const end = Math.max(Math.min(originMs() + view.spanMs, now), Math.min(endMs, now));
+  view.endMs = endMs === null || end >= now ? null : end;
   pointer = null;
   drawDirty = true;
   renderView();
 }
 
+// Moves the view as the timeline buttons say: 'earlier', 'later', 'zoom-in', 'zoom-out', 'follow'.
 function moveView(action) {
   const w = viewWindow();
   const end = w.startMs + w.spanMs;
-  if (action === 'earlier') setView(Math.max(w.spanMs / 2, end - w.spanMs / 2));
+  if (action === 'earlier') setView(Math.max(originMs() + w.spanMs / 2, end - w.spanMs / 2));
   else if (action === 'later') setView(end + w.spanMs / 2);
   else if (action === 'zoom-in') setView(w.following ? null : end - w.spanMs / 4, w.spanMs / 2);
   else if (action === 'zoom-out') setView(w.following ? null : end + w.spanMs / 2, w.spanMs * 2);
@@ -827,9 +904,11 @@ function moveView(action) {
   else throw new Error(`unknown timeline action: ${action}`);
 }
 
+// Says which part of the run the timelines show, and whether they follow the present.
 function renderView() {
   const w = viewWindow();
-  $('#view-range').value = `showing ${sec(w.startMs)} – ${sec(w.startMs + w.spanMs)}${w.following ? ' (the present)' : ''}`;
+  const at = mode === 'live' ? clockTime : sec;
+  $('#view-range').value = `showing ${at(w.startMs)} – ${at(w.startMs + w.spanMs)}${w.following ? ' (the present)' : ''}`;
   for (const b of document.querySelectorAll('[data-view="follow"]')) b.setAttribute('aria-pressed', String(w.following));
 }
 
@@ -842,19 +921,24 @@ function drawOverview() {
   if (c.width !== W || c.height !== H) { c.width = W; c.height = H; }
   const ctx = c.getContext('2d');
   ctx.clearRect(0, 0, W, H);
-  const runMs = Math.max(clockMs, view.spanMs);
-  const x = (t) => (t / runMs) * W;
+  const shown = board();
+  const origin = originMs();
+  const runMs = Math.max(presentMs() - origin, view.spanMs);
+  const x = (t) => ((t - origin) / runMs) * W;
   ctx.fillStyle = 'rgba(214, 40, 40, 0.25)';
-  for (const lane of lanes) for (const [a, b] of lane.cooldowns) ctx.fillRect(x(a), 0, Math.max(1, x(b) - x(a)), H);
-  const rowH = H / Math.max(1, lanes.length);
+  for (const lane of shown) for (const [a, b] of lane.cooldowns) ctx.fillRect(x(a), 0, Math.max(1, x(b) - x(a)), H);
+  const rowH = H / Math.max(1, shown.length);
   ctx.fillStyle = '#5c6370';
-  lanes.forEach((lane, k) => {
-    let last = -1;
-    for (const t of lane.times) {
-      const px = Math.floor(x(t));
-      if (px === last) continue;
-      last = px;
+  // one tick per pixel column that holds a departure: after each tick, skip to the first departure of the next
+  // column (a long log costs its columns, not its length)
+  const msPerPx = runMs / W;
+  shown.forEach((lane, k) => {
+    const ts = lane.times;
+    for (let i = 0; i < ts.length;) {
+      const px = Math.floor(x(ts[i]));
       ctx.fillRect(px, k * rowH + rowH * 0.2, 1, Math.max(1, rowH * 0.6));
+      const j = lowerBound(ts, origin + (px + 1) * msPerPx);
+      i = j > i ? j : i + 1;
     }
   });
   const w = viewWindow();
@@ -874,11 +958,20 @@ function describePointer(lane, clientX) {
   const j = lowerBound(lane.times, t);
   const near = [j - 1, j].filter((k) => k >= 0 && k < lane.times.length && Math.abs(lane.times[k] - t) <= tol);
   const i = near.sort((a, b) => Math.abs(lane.times[a] - t) - Math.abs(lane.times[b] - t))[0];
-  pointer = { lane, i };
-  $('#pointer').textContent = i === undefined ? '' : `${lane.host}: departure ${lane.dropped + i + 1} at ` +
-    `${sec(lane.times[i])}, waited ${sec(lane.waits[i])}, set by ${layerName(lane.layers[i])}`;
+  pointer = { lane, i, atMs: lane.times[i] };
+  $('#pointer').textContent = i === undefined ? '' : lane.kind === 'live' ? liveDeparture(lane, i)
+    : `${lane.host}: departure ${lane.dropped + i + 1} at ${sec(lane.times[i])}, waited ${sec(lane.waits[i])}, ` +
+      `set by ${layerName(lane.layers[i])}`;
   drawDirty = true;
   return pointer;
+}
+
+// A live lane's departure `i` in words: when it left (the gateway's clock), its wait and what set it, its answer.
+function liveDeparture(lane, i) {
+  const status = lane.statuses[i];
+  const answer = status === null ? 'no answer reported yet' : status === 0 ? 'no answer came' : `answered ${status}`;
+  return `${lane.host}: ${lane.purposes[i] === 'robots' ? 'robots.txt ' : ''}departure at ${clockTime(lane.times[i], true)}, ` +
+    `waited ${sec(lane.waits[i])}, set by ${layerName(lane.layers[i])}, ${answer}`;
 }
 
 const LAYER_NAMES = {
@@ -887,17 +980,7 @@ const LAYER_NAMES = {
 };
 const layerName = (layer) => LAYER_NAMES[layer] ?? layer;
 
-function lowerBound(arr, v) {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (arr[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
+// The first index of sorted `arr` whose value is above `v`.
 function upperBound(arr, v) {
   let lo = 0;
   let hi = arr.length;
@@ -909,29 +992,43 @@ function upperBound(arr, v) {
   return lo;
 }
 
+// Draws what changed: the text readouts at 10 Hz, the timelines, charts and overview when dirty. One present is
+// used for the whole of it (live mode's clock moves while it draws).
 function render(force = false) {
   const now = performance.now();
-  if (force || now >= textDue) {
-    textDue = now + TEXT_EVERY_MS;
-    renderText();
-  }
-  if (force || drawDirty) {
-    for (const lane of lanes) {
-      drawLane(lane);
-      if (lane.kind !== 'leaky') drawChart(lane);
+  renderNow = presentMs();
+  try {
+    if (force || now >= textDue) {
+      textDue = now + TEXT_EVERY_MS;
+      renderText();
     }
-    drawOverview();
-    drawDirty = false;
+    if (force || drawDirty) {
+      for (const lane of board()) {
+        drawLane(lane);
+        if (lane.kind !== 'leaky') drawChart(lane);
+      }
+      drawOverview();
+      drawDirty = false;
+    }
+  } finally {
+    renderNow = null;
   }
 }
 
+// The controls as the settings, the scenario, the speed and the mode say.
 function renderControls() {
   for (const el of form.elements) {
     if (!el.name || !(el.name in settings)) continue;
     if (el.type === 'checkbox') el.checked = Boolean(settings[el.name]);
     else if (document.activeElement !== el || Number(el.value) !== settings[el.name]) el.value = String(settings[el.name]);
   }
-  for (const b of form.querySelectorAll('[data-scenario]')) b.setAttribute('aria-pressed', String(b.dataset.scenario === scenario));
+  for (const b of form.querySelectorAll('[data-scenario]')) {
+    b.setAttribute('aria-pressed', String(mode === 'simulated' && b.dataset.scenario === scenario));
+  }
+  // live mode: offered only when a gateway serves the page; the simulation's controls step aside while it is on
+  document.documentElement.dataset.mode = mode;
+  $('#live-enter').hidden = !client.gateway;
+  $('#live-enter').setAttribute('aria-pressed', String(mode === 'live'));
   for (const b of form.querySelectorAll('[data-speed]')) b.setAttribute('aria-pressed', String(Number(b.dataset.speed) === speed));
   $('#scenario-note').textContent = `${SCENARIOS[scenario].title}: ${SCENARIOS[scenario].note(settings)}`;
   // N says what it is in this scenario, and is hidden where it plays no part
@@ -949,6 +1046,7 @@ function renderControls() {
 }
 
 // ---- URL hash (shareable state) --------------------------------------------------------------------------------
+// Writes the scenario and its settings into the URL hash (the gateway token never goes there).
 function writeHash() {
   const p = new URLSearchParams({ scenario });
   for (const k of Object.keys(DEFAULTS)) p.set(k, BOOLEAN_KEYS.includes(k) ? (settings[k] ? '1' : '0') : String(settings[k]));
@@ -956,6 +1054,7 @@ function writeHash() {
   if (location.hash !== hash) history.replaceState(null, '', hash);
 }
 
+// Reads a scenario and its settings from the URL hash; false when it names none.
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const name = p.get('scenario');
@@ -974,6 +1073,158 @@ function readHash() {
 
 const clampHosts = (n) => Math.max(1, Math.min(20, Math.round(n) || 1));
 
+// ---- live mode -------------------------------------------------------------------------------------------------
+const MODE_KEY = 'hostpace-playground-mode'; // sessionStorage: a reload of a live page comes back live
+let liveList = []; // liveLanes' values, in the order the hosts first appeared
+let liveOrigin = NaN; // where the live run starts: its earliest departure seen, or when the gateway first answered
+
+// The lanes on the board: the simulated ones, or in live mode the hosts the gateway token has used.
+function board() {
+  return mode === 'live' ? liveList : lanes;
+}
+
+let renderNow = null; // the present a render in progress uses
+// The board's present: the virtual clock, or in live mode the gateway's clock (this page's plus its offset), held
+// still while a render draws.
+function presentMs() {
+  if (mode !== 'live') return clockMs;
+  return renderNow ?? Date.now() + client.offsetMs;
+}
+
+// Where the board's run starts: t=0 of the scenario, or the live run's start (the present until a first answer).
+function originMs() {
+  if (mode !== 'live') return 0;
+  return Number.isFinite(liveOrigin) ? liveOrigin : presentMs();
+}
+
+// A gateway answer (`GET /v1/hosts?detail=1`): each host's report folded into its lane; a new host gets a lane.
+function liveAnswer(body) {
+  if (!Number.isFinite(liveSince)) liveSince = body.nowMs;
+  let added = false;
+  for (const entry of body.hosts) {
+    if (!entry || typeof entry.host !== 'string') continue;
+    let lane = liveLanes.get(entry.host);
+    if (!lane) {
+      lane = liveLane(entry.host);
+      liveLanes.set(entry.host, lane);
+      added = true;
+    }
+    mergeHost(lane, entry, body.nowMs);
+  }
+  liveList = [...liveLanes.values()];
+  liveOrigin = liveSince;
+  for (const lane of liveList) if (lane.times.length && lane.times[0] < liveOrigin) liveOrigin = lane.times[0];
+  if (mode !== 'live') return;
+  if (added) buildLanes();
+  renderLivePolicy();
+  drawDirty = true;
+}
+
+// Forgets every live lane (another token sees other hosts).
+function resetLive() {
+  liveLanes.clear();
+  liveList = [];
+  liveSince = NaN;
+  liveOrigin = NaN;
+  pointer = null;
+  if (mode === 'live') {
+    buildLanes();
+    renderLivePolicy();
+    render(true);
+  }
+}
+
+// Uses the token in the field, if it is a new one (an empty field keeps the one in use): the lanes start again,
+// polling goes on with it.
+function useToken() {
+  const token = tokenField.value.trim();
+  if (token === '' || client.uses(token)) return;
+  if (client.setToken(token)) resetLive();
+}
+
+// Forgets the token (sessionStorage included) and the lanes it showed.
+function forgetToken() {
+  tokenField.value = '';
+  if (client.hasToken && client.setToken('')) resetLive();
+}
+
+// Switches the board to the live gateway (when one serves the page) and starts polling it.
+function enterLive() {
+  if (!client.gateway || mode === 'live') return;
+  mode = 'live';
+  switchedMode();
+  client.start();
+  if (!client.hasToken) tokenField.focus();
+}
+
+// Back to the simulated scenarios: polling stops, the live lanes are kept for a return.
+function leaveLive() {
+  if (mode !== 'live') return;
+  client.stop();
+  mode = 'simulated';
+  switchedMode();
+}
+
+// What a change of mode redraws: the lanes, the controls, the view (it follows the present again).
+function switchedMode() {
+  try {
+    if (mode === 'live') sessionStorage.setItem(MODE_KEY, 'live');
+    else sessionStorage.removeItem(MODE_KEY);
+  } catch {
+    // storage refused: the mode lasts as long as the page
+  }
+  view.endMs = null;
+  pointer = null;
+  $('#pointer').textContent = '';
+  buildLanes();
+  renderControls();
+  renderLivePolicy();
+  renderLiveStatus();
+  render(true);
+}
+
+// The connection's state in words: what /healthz said (configuration problems included) and how polling goes.
+function renderLiveStatus() {
+  const g = client.gateway;
+  if (!g) return;
+  const problems = g.ok === true ? '' : `The gateway reports problems${g.problems.length ? `: ${g.problems.join('; ')}` : ''}. `;
+  const paused = mode === 'live' && client.hasToken && document.visibilityState === 'hidden' ? ' (paused while the tab is hidden)' : '';
+  $('#live-status').textContent = `${problems}${client.status}${paused}`;
+  $('#live-status').classList.toggle('error', Boolean(problems || client.counts.lastError));
+  tokenField.placeholder = client.hasToken ? 'kept for this tab' : '';
+}
+document.addEventListener('visibilitychange', renderLiveStatus);
+
+// The gateway's policy, as its latest report states it.
+function renderLivePolicy() {
+  const g = client.gateway;
+  const p = liveList.find((l) => l.report)?.report.policy;
+  $('#live-version').textContent = g ? `gateway ${g.version}` : '';
+  if (!p) {
+    $('#live-policy').textContent = '';
+    return;
+  }
+  const quota = p.quota ? `${p.quota.limit} per ${num(p.quota.windowSec)} s` : 'off';
+  $('#live-policy').textContent = `The gateway's policy: ${num(p.ratePerSec, 2)} requests/s, burst ${num(p.burstCapacity, 2)}, ` +
+    `interval floor ${num(p.minIntervalSec, 2)} s (raised by a host's Crawl-delay), quota ${quota}, ` +
+    `${p.maxConcurrency ? `${p.maxConcurrency} permits` : 'permits unlimited'}, max backoff ${num(p.maxBackoffSec)} s, ` +
+    `${p.maxRetries} retries. Each lane's access log is audited against it with a ${TOLERANCE_MS} ms tolerance.`;
+}
+
+// An instant of the gateway's clock as a time of day (HH:MM:SS, with milliseconds when `withMs`).
+function clockTime(ms, withMs = false) {
+  if (!Number.isFinite(ms)) return '—';
+  const d = new Date(ms);
+  const two = (n) => String(n).padStart(2, '0');
+  const hms = `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  return withMs ? `${hms}.${String(d.getMilliseconds()).padStart(3, '0')}` : hms;
+}
+
+// A label of the timelines' time grid: seconds of the scenario, or the gateway's time of day.
+function gridLabel(ms) {
+  return mode === 'live' ? clockTime(ms) : `${ms / 1000}s`;
+}
+
 // ---- actions ---------------------------------------------------------------------------------------------------
 function apply() {
   restart();
@@ -981,6 +1232,7 @@ function apply() {
   writeHash();
 }
 
+// Loads scenario `name` with its settings and replays it.
 function loadScenario(name) {
   if (!(name in SCENARIOS)) throw new Error(`unknown scenario: ${name}`);
   scenario = name;
@@ -988,6 +1240,7 @@ function loadScenario(name) {
   apply();
 }
 
+// Changes some settings and replays the scenario.
 function set(partial) {
   for (const [k, v] of Object.entries(partial)) {
     if (!(k in DEFAULTS)) throw new Error(`unknown setting: ${k}`);
@@ -997,6 +1250,7 @@ function set(partial) {
   apply();
 }
 
+// Sets the virtual clock's speed (0 pauses it).
 function setSpeed(x) {
   speed = x;
   lastFrame = null;
@@ -1013,10 +1267,19 @@ form.addEventListener('change', (e) => {
   set({ [el.name]: v });
 });
 form.addEventListener('submit', (e) => e.preventDefault());
+// the token is used when it is entered (Enter, or leaving the field)
+tokenField.addEventListener('change', useToken);
+tokenField.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter') { e.preventDefault(); useToken(); }
+});
 form.addEventListener('click', (e) => {
   const b = e.target.closest('button');
   if (!b) return;
-  if (b.dataset.scenario) loadScenario(b.dataset.scenario);
+  if (b.dataset.scenario) { leaveLive(); loadScenario(b.dataset.scenario); }
+  else if (b.id === 'live-enter') enterLive();
+  else if (b.id === 'live-leave') leaveLive();
+  else if (b.id === 'live-connect') useToken();
+  else if (b.id === 'live-forget') forgetToken();
   else if (b.dataset.speed !== undefined) setSpeed(Number(b.dataset.speed));
   else if (b.id === 'step') { setSpeed(0); step(); render(true); }
   else if (b.id === 'restart') { restart(); }
@@ -1043,13 +1306,14 @@ lanesEl.addEventListener('wheel', (e) => {
 }, { passive: false });
 $('#overview').addEventListener('click', (e) => {
   const rect = e.currentTarget.getBoundingClientRect();
-  const t = ((e.clientX - rect.left) / rect.width) * Math.max(clockMs, view.spanMs);
+  const origin = originMs();
+  const t = origin + ((e.clientX - rect.left) / rect.width) * Math.max(presentMs() - origin, view.spanMs);
   setView(t + view.spanMs / 2);
 });
-// paused, the pointer over a timeline describes the departure under it
+// paused (and always in live mode), the pointer over a timeline describes the departure under it
 lanesEl.addEventListener('pointermove', (e) => {
-  if (speed !== 0 || !e.target.matches('canvas')) return;
-  const lane = lanes.find((l) => l.els.canvas === e.target);
+  if ((mode === 'simulated' && speed !== 0) || !e.target.matches('canvas')) return;
+  const lane = board().find((l) => l.els.canvas === e.target);
   if (lane) describePointer(lane, e.clientX);
 });
 lanesEl.addEventListener('pointerleave', () => {
@@ -1061,13 +1325,18 @@ window.addEventListener('hashchange', () => { if (readHash()) { restart(); rende
 new ResizeObserver(() => { sizeCanvases(); render(true); }).observe(lanesEl);
 
 // ---- the loop --------------------------------------------------------------------------------------------------
+// One frame: the virtual clock advances (live mode: the present moves with the gateway's clock), a few lanes are
+// re-audited, and what changed is drawn.
 function frame(ts) {
   const t0 = performance.now();
-  if (speed > 0 && lastFrame !== null) {
+  if (mode === 'live') {
+    if (view.endMs === null) drawDirty = true; // following the present: the timelines scroll with it
+  } else if (speed > 0 && lastFrame !== null) {
     advanceTo(clockMs + Math.min(ts - lastFrame, MAX_FRAME_MS) * speed);
   }
-  for (let k = 0; k < AUDITS_PER_FRAME && lanes.length; k++) {
-    const lane = lanes[auditCursor++ % lanes.length];
+  const shown = board();
+  for (let k = 0; k < AUDITS_PER_FRAME && shown.length; k++) {
+    const lane = shown[auditCursor++ % shown.length];
     if (lane.auditDirty) auditLane(lane);
   }
   render();
@@ -1078,6 +1347,7 @@ function frame(ts) {
   requestAnimationFrame(frame);
 }
 
+// Median, p95 and max of the frame samples in `buf`.
 function percentiles(buf) {
   const n = Math.min(frameCount, FRAME_SAMPLES);
   const xs = Array.from(buf.subarray(0, n)).filter(Number.isFinite).sort((a, b) => a - b);
@@ -1086,9 +1356,46 @@ function percentiles(buf) {
 }
 
 // ---- state for tests and the curious (read state, not pixels) --------------------------------------------------
+// `window.playground`, in both modes:
+//   ready                  true once the module runs (the simulation starts at once; the gateway check follows)
+//   mode                   'simulated' | 'live'
+//   nowMs                  the board's present: the virtual clock (ms since the scenario started), or in live mode
+//                          the gateway's clock (epoch ms: Date.now() + liveStats().offsetMs)
+//   lanes                  one entry per lane on the board, audited first. Simulated lanes: { host, kind ('token' |
+//                          'leaky' | 'layered'), departures: [{ atMs, layer, waitMs }], violations, cooldowns,
+//                          serverQuota, answers, robots, refused, queued, waitingFor, gaveUp, dropped, levels }.
+//                          Live lanes, one per host the token has used, in the order they appeared: { host,
+//                          kind: 'live', departures: [{ atMs, waitMs, layer, status, purpose }] (every departure
+//                          seen, oldest first, deduplicated by atMs; status null until reported, 0 for no answer),
+//                          violations (the module's audit: [{ kind, atMs, ... }]), auditError, toleranceMs,
+//                          auditConfig (the config audited against), cooldowns and serverQuota ([startMs, endMs]
+//                          from when the page first saw them), answers ([{ atMs, status, text }]: the 429/503
+//                          answers, at their departure), levels ({ tokens, tokenDebt, capacity, nextSlotInMs,
+//                          intervalMs, crawlDelayMs, nextDepartureInMs, quotaUsed, quotaLimit, quotaWindowSec,
+//                          cooldownRemainingMs, serverQuotaRemainingMs, inFlight, maxConcurrency, ratePerSec,
+//                          serverRateCap, decisions, throttled, asOfMs }: the latest report, times left counted
+//                          down to nowMs), summary (the gateway's line), policy, robots, reportAtMs, dropped }
+//   view, visible, chart   the part of the run the timelines show, the departures and token samples drawn in it
+//                          (visible entries of live lanes also carry status and purpose)
+//   moveView(action)       'earlier' | 'later' | 'zoom-in' | 'zoom-out' | 'follow', as the timeline buttons
+//   frameStats()           { frames, workMs, frameIntervalMs } (each { samples, median, p95, max }); resetFrameStats()
+// Live mode:
+//   gatewayChecked         whether /healthz has been asked; gateway: null (no gateway: Live stays hidden) or
+//                          { ok, version, problems } as /healthz said
+//   enterLive(), leaveLive()   switch modes as the "Live gateway" and "Back to the simulated scenarios" buttons do
+//                          (each returns the mode; enterLive does nothing without a gateway)
+//   setToken(token)        use a token as the token field does (kept in sessionStorage; '' forgets it); false when
+//                          it cannot be a bearer token
+//   liveStatus             the connection's state, as the page says it
+//   liveStats()            { polls (answers of /v1/hosts?detail=1, good or not), requests (every request live mode
+//                          made, /healthz included), errors, lastError, periodMs, polling, inFlight, offsetMs }
+//   nextLivePoll()         a promise of liveStats() once the next poll has been answered (it makes no request)
+// Simulated mode: scenario, settings, config, configError, warnings, auditAvailable, exports, loadScenario(name),
+// set(partial), setSpeed(x), restart(), pause(), advance(ms), step(), speed.
 window.playground = {
   ready: true,
-  get nowMs() { return clockMs; },
+  get mode() { return mode; },
+  get nowMs() { return presentMs(); },
   get speed() { return speed; },
   get scenario() { return scenario; },
   get settings() { return { ...settings }; },
@@ -1099,6 +1406,10 @@ window.playground = {
   get exports() { return { js: snippet(), vars: wranglerVars() }; },
   get lanes() {
     auditAll();
+    if (mode === 'live') {
+      const now = presentMs();
+      return liveList.map((lane) => liveLaneState(lane, now));
+    }
     return lanes.map((lane) => ({
       host: lane.host, kind: lane.kind,
       departures: lane.times.map((atMs, i) => ({ atMs, layer: lane.layers[i], waitMs: lane.waits[i] })),
@@ -1120,10 +1431,12 @@ window.playground = {
   /** Each lane's departures drawn in the view (`atMs`, `layer`, `waitMs`). */
   get visible() {
     const { startMs, spanMs } = viewWindow();
-    return lanes.map((lane) => {
+    return board().map((lane) => {
       const out = [];
       for (let i = lowerBound(lane.times, startMs); i < upperBound(lane.times, startMs + spanMs); i++) {
-        out.push({ atMs: lane.times[i], layer: lane.layers[i], waitMs: lane.waits[i] });
+        const d = { atMs: lane.times[i], layer: lane.layers[i], waitMs: lane.waits[i] };
+        if (lane.kind === 'live') Object.assign(d, { status: lane.statuses[i], purpose: lane.purposes[i] });
+        out.push(d);
       }
       return out;
     });
@@ -1131,7 +1444,7 @@ window.playground = {
   /** Each lane's token level in the chart's view: `[atMs, tokens, tokenDebt]` (none for a bare leaky bucket). */
   get chart() {
     const { startMs, spanMs } = viewWindow();
-    return lanes.map((lane) => {
+    return board().map((lane) => {
       const out = [];
       for (let i = lowerBound(lane.sampleT, startMs); i < upperBound(lane.sampleT, startMs + spanMs); i++) {
         out.push([lane.sampleT[i], lane.sampleTokens[i], lane.sampleDebt[i]]);
@@ -1147,7 +1460,28 @@ window.playground = {
   step() { step(); render(true); return clockMs; },
   frameStats() { return { frames: Math.min(frameCount, FRAME_SAMPLES), workMs: percentiles(frameWork), frameIntervalMs: percentiles(frameGap) }; },
   resetFrameStats() { frameCount = 0; frameWork.fill(0); frameGap.fill(NaN); },
+  get gatewayChecked() { return gatewayChecked; },
+  get gateway() { return client.gateway ? { ...client.gateway, problems: [...client.gateway.problems] } : null; },
+  enterLive() { enterLive(); return mode; },
+  leaveLive() { leaveLive(); return mode; },
+  setToken(token) {
+    tokenField.value = String(token);
+    if (client.uses(token)) return true;
+    const ok = client.setToken(token);
+    if (ok) resetLive();
+    return ok;
+  },
+  get liveStatus() { return $('#live-status').textContent; },
+  liveStats,
+  async nextLivePoll() { await client.nextPoll(); return liveStats(); },
 };
+
+// The live mode's requests so far (see window.playground above).
+function liveStats() {
+  return {
+    ...client.counts, periodMs: client.periodMs, polling: client.polling, inFlight: client.inFlight, offsetMs: client.offsetMs,
+  };
+}
 
 // ---- start -----------------------------------------------------------------------------------------------------
 if (!readHash()) settings = { ...DEFAULTS, ...SCENARIOS[scenario].settings };
@@ -1156,3 +1490,16 @@ renderControls();
 writeHash();
 document.documentElement.dataset.ready = 'true';
 requestAnimationFrame(frame);
+// Live mode is offered only when a gateway serves the page (its /healthz answers); from a static server it stays
+// hidden and nothing else is asked
+let gatewayChecked = false;
+client.probe().then((gateway) => {
+  gatewayChecked = true;
+  document.documentElement.dataset.gateway = gateway ? 'yes' : 'no';
+  if (!gateway) return;
+  renderControls();
+  renderLiveStatus();
+  let wasLive = false;
+  try { wasLive = sessionStorage.getItem(MODE_KEY) === 'live'; } catch { wasLive = false; }
+  if (wasLive) enterLive();
+});

@@ -11,19 +11,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, copyFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { frameLine, launch, measureFrames } from './frames.mjs';
 import { serveStatic } from './server.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const SHOTS = join(root, 'target', 'playground-screenshots');
 const README_SHOT = join(root, 'docs', 'playground.png');
-const LAUNCH = {
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-};
 const EPS = 1e-6;
 
 let server;
@@ -35,7 +28,7 @@ before(async () => {
   });
   await mkdir(SHOTS, { recursive: true });
   server = await serveStatic(join(root, 'www'));
-  browser = await chromium.launch(LAUNCH);
+  browser = await launch();
 });
 
 after(async () => {
@@ -43,15 +36,22 @@ after(async () => {
   await server?.close();
 });
 
-/** A fresh page on the playground (optionally with a hash); collects console errors and page errors. */
+/** The console error Chromium logs for the page's /healthz probe, which a static server answers 404: expected. */
+const healthzNotFound = (m) => /^Failed to load resource: .*404/.test(m.text()) &&
+  new URL(m.location().url || 'about:blank').pathname === '/healthz';
+
+/** A fresh page on the playground (optionally with a hash); collects console errors, page errors and the paths
+ * the page requested. */
 async function open(hash = '', viewport = { width: 1280, height: 900 }) {
   const page = await browser.newPage({ viewport });
   const errors = [];
+  const requested = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => { if (m.type() === 'error' && !healthzNotFound(m)) errors.push(m.text()); });
+  page.on('request', (r) => requested.push(new URL(r.url()).pathname));
   await page.goto(`${server.base}/${hash}`);
   await page.waitForFunction(() => window.playground?.ready === true, null, { timeout: 20_000 });
-  return { page, errors };
+  return { page, errors, requested };
 }
 
 /** Click a scenario button as a person would, pause the clock, and let `ms` of virtual time pass. */
@@ -92,6 +92,36 @@ test('loads with no console errors, the wasm module initialised, audit available
     assert.equal(state.lanes[0].levels.capacity, 40);
     assert.equal(state.lanes[2].levels.capacity, 40);
     await page.waitForTimeout(300); // some frames of the loop run
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('from a static server Live is hidden: one /healthz probe, nothing else asked, the page as it was', async () => {
+  const { page, errors, requested } = await open();
+  try {
+    await page.waitForFunction(() => window.playground.gatewayChecked === true, null, { timeout: 10_000 });
+    const state = await page.evaluate(() => ({
+      gateway: window.playground.gateway,
+      mode: window.playground.mode,
+      entered: window.playground.enterLive(), // refused: no gateway serves the page
+      stats: window.playground.liveStats(),
+      dataset: { ...document.documentElement.dataset },
+      stored: Object.keys(sessionStorage).concat(Object.keys(localStorage)),
+    }));
+    assert.equal(state.gateway, null);
+    assert.deepEqual([state.mode, state.entered], ['simulated', 'simulated']);
+    assert.equal(state.dataset.gateway, 'no');
+    assert.deepEqual([state.stats.requests, state.stats.polls, state.stats.polling], [1, 0, false]);
+    assert.deepEqual(state.stored, []);
+    assert.equal(await page.locator('#live-enter').isHidden(), true, 'no Live button');
+    assert.equal(await page.locator('.f-live').isHidden(), true, 'no live fieldset');
+    assert.equal(await page.locator('.f-limits').isVisible(), true, 'the simulated controls stay');
+    assert.deepEqual((await lanes(page)).map((l) => l.kind), ['token', 'leaky', 'layered']);
+    await page.waitForTimeout(2000);
+    assert.deepEqual(requested.filter((p) => p === '/healthz'), ['/healthz'], 'asked once');
+    assert.deepEqual(requested.filter((p) => p.startsWith('/v1/')), [], 'the gateway API is never asked');
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
@@ -630,13 +660,8 @@ test('rendering: 20 hosts at 10x keep the frame budget (performance.now in the p
   const { page, errors } = await open('#scenario=retry429&hosts=20');
   try {
     await page.getByRole('button', { name: '10×' }).click();
-    await page.waitForTimeout(500); // warm up
-    await page.evaluate(() => window.playground.resetFrameStats());
-    await page.waitForTimeout(5000);
-    const stats = await page.evaluate(() => ({ ...window.playground.frameStats(), lanes: window.playground.lanes.length, t: window.playground.nowMs }));
-    const fmt = (p) => `median ${p.median.toFixed(2)} ms, p95 ${p.p95.toFixed(2)} ms, max ${p.max.toFixed(2)} ms`;
-    const line = `playground 20 hosts 10x: ${stats.frames} frames; page work per frame ${fmt(stats.workMs)}; ` +
-      `frame interval ${fmt(stats.frameIntervalMs)}`;
+    const stats = { ...(await measureFrames(page)), t: await page.evaluate(() => window.playground.nowMs) };
+    const line = frameLine('playground 20 hosts 10x', stats);
     console.log(line);
     test.diagnostic?.(line);
     assert.equal(stats.lanes, 20);
