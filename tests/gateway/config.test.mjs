@@ -54,6 +54,7 @@ describe('gateway configuration', () => {
       assert.equal(health.status, 503);
       const report = await health.json();
       assert.equal(report.ok, false);
+      assert.equal(typeof report.version, 'string', 'a gateway answers (the playground shows the problems)');
       assert.equal(report.problems.length, 3, JSON.stringify(report));
       for (const [i, text] of expected.entries()) assert.ok(report.problems[i].startsWith(text), report.problems[i]);
 

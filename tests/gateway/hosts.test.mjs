@@ -61,12 +61,14 @@ describe('gateway: a token reads only its own hosts and departures', () => {
     // bob on the same host, through the gateway's fetch
     const res = await gateway.fetchVia(shared.url('/b1'), as(BOB));
     assert.equal(res.status, 200, await res.text());
-    // bob on his own host, through the permission API: acquire, depart, send himself, observe
-    for (const p of ['/p1', '/p2']) {
+    // bob on his own host, through the permission API: acquire, depart, send himself, observe; the last one
+    // without /v1/depart (he sends at the instant acquire gave him)
+    for (const p of ['/p1', '/p2', '/p3']) {
       const url = bobs.url(p);
       const dep = await (await gateway.post('/v1/acquire', { url }, as(BOB))).json();
       assert.ok(dep.departureId, JSON.stringify(dep));
-      for (;;) {
+      if (p === '/p3') await new Promise((r) => setTimeout(r, dep.waitMs));
+      else for (;;) {
         const d = await (await gateway.post('/v1/depart', { url, departureId: dep.departureId }, as(BOB))).json();
         if (d.waitMs === 0) break;
         await new Promise((r) => setTimeout(r, d.waitMs));
@@ -120,10 +122,18 @@ describe('gateway: a token reads only its own hosts and departures', () => {
     const own = await get(`/v1/hosts/${bobs.host}`, BOB);
     // bob's own host: robots.txt (404) fetched by the gateway for his first acquire, then what he sent himself
     assertMatches(own.body.departures, bobs.log, 'bob on his host');
-    assert.deepEqual(bobs.log.map((e) => e.path), ['/robots.txt', '/p1', '/p2']);
+    assert.deepEqual(bobs.log.map((e) => e.path), ['/robots.txt', '/p1', '/p2', '/p3']);
   });
 
-  test('another token\'s host is 404 and never listed; a bad query is 400 naming it', async () => {
+  test('another token\'s host is 404 and never listed, even after calls naming it; a bad query is 400', async () => {
+    // calls about a departure at bob's host, which alice never used, are refused and make it none of hers
+    const bogus = { url: bobs.url('/x'), departureId: '0123456789abcdef0123456789abcdef' };
+    for (const [path, body] of [['/v1/cancel', bogus], ['/v1/depart', bogus], ['/v1/observe', { ...bogus, status: 200 }]]) {
+      const refused = await gateway.post(path, body, as(ALICE));
+      assert.equal(refused.status, 403, path);
+      assert.equal((await refused.json()).error.code, 'not_your_departure', path);
+    }
+    assert.deepEqual((await get('/v1/hosts', ALICE)).body.hosts.map((h) => h.host), [shared.host]);
     const res = await get(`/v1/hosts/${bobs.host}`, ALICE);
     assert.equal(res.status, 404);
     assert.equal(res.body.error.code, 'unknown_host');
@@ -131,6 +141,8 @@ describe('gateway: a token reads only its own hosts and departures', () => {
       ['?detail=yes', 'detail'],
       ['?limit=0', 'limit'],
       ['?limit=501', 'limit'],
+      ['?limit=%2B5', 'limit'],
+      ['?limit=2&limit=3', 'limit is given twice'],
       ['?host=x', 'unknown query parameter "host"'],
     ]) {
       const bad = await get(`/v1/hosts${query}`, ALICE);

@@ -9,7 +9,7 @@ use crate::api::ApiError;
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
-use crate::journal::{Journal, Purpose};
+use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
     robots_entry, AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, HostReport, ObserveReply,
@@ -168,6 +168,7 @@ impl HostObject {
             url: &req.url,
         });
         let deadline = max_wait.map(|m| now().saturating_add(m));
+        let asked_ms = js::now_ms();
         loop {
             // the caller's bound counts the time spent holding here
             let max_wait = deadline.map(|d| d.saturating_duration_since(now()));
@@ -181,7 +182,10 @@ impl HostObject {
                 };
                 Ok(((ask, now), issued))
             })?;
-            let at_ms = ask.1.as_millis_f64();
+            let asked = |wait: Duration| Asked {
+                at_ms: asked_ms,
+                departs_ms: ask.1.as_millis_f64() + wait.as_secs_f64() * 1e3,
+            };
             match ask {
                 (Ask::Go(d), _) if !d.reserved => {
                     // every concurrency permit is held: wait for a release (woken by it) or the first lease's end,
@@ -190,14 +194,26 @@ impl HostObject {
                 }
                 (Ask::Go(d), _) => {
                     if let (Some(a), Some(id)) = (&req.asker, &issued) {
-                        self.journal.borrow_mut().reserved(&a.token, id, Purpose::Request, d.layer.as_str(), at_ms);
+                        self.journal.borrow_mut().reserved(
+                            &a.token,
+                            id,
+                            Purpose::Request,
+                            d.layer.as_str(),
+                            asked(d.wait),
+                        );
                     }
                     return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) }));
                 }
                 (Ask::Robots(d, fetch), _) => {
                     if let Some(a) = &req.asker {
                         let key = robots_entry(fetch);
-                        self.journal.borrow_mut().reserved(&a.token, &key, Purpose::Robots, d.layer.as_str(), at_ms);
+                        self.journal.borrow_mut().reserved(
+                            &a.token,
+                            &key,
+                            Purpose::Robots,
+                            d.layer.as_str(),
+                            asked(d.wait),
+                        );
                     }
                     return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }));
                 }

@@ -3,10 +3,11 @@
 //! view, not state the pacing depends on, so it is never written to storage (a restarted object starts a new
 //! journal) and costs no write per request.
 //!
-//! A departure is first reserved for a token ([`Journal::reserved`]: when, and the layer that set its wait); when
-//! it goes ([`Journal::departed`]: the request is sent, or confirmed to the token that sends it) it joins the
-//! token's log, in the order departures went, and gets the status of its answer when one is reported
-//! ([`Journal::answered`]). One given back before it went is dropped ([`Journal::cancelled`]). Each token keeps its
+//! A departure is first reserved for a token ([`Journal::reserved`]: when it was asked for, the instant reserved,
+//! and the layer that set its wait); when it goes ([`Journal::departed`]: the request is sent, or confirmed to the
+//! token that sends it) it joins the token's log, in the order departures went, and gets the status of its answer
+//! when one is reported ([`Journal::answered`]). An answer reported for a departure never confirmed (a token may
+//! send at its reserved instant without asking again) means it went: at the instant reserved for it. One given back before it went is dropped ([`Journal::cancelled`]). Each token keeps its
 //! last [`Journal::KEEP`] departures and as many reservations, so however much a token sends, it only ever pushes
 //! out its own entries; tokens are the gateway's configured ones, so the journal is bounded by their number.
 
@@ -28,7 +29,7 @@ pub enum Purpose {
 pub struct Departed {
     /// When the request left (epoch milliseconds, the host object's clock).
     pub at_ms: f64,
-    /// How long it waited for its turn: from when its departure was reserved until it left, in milliseconds.
+    /// How long it waited for its turn: from when its departure was asked for until it left, in milliseconds.
     pub wait_ms: f64,
     /// The layer that set the wait (a core layer name; `none` when it could go at once).
     pub layer: String,
@@ -44,8 +45,10 @@ pub struct Departed {
 struct Reserved {
     /// The departure's id (or the robots.txt fetch's name) under which the token's calls find it.
     key: String,
-    /// When it was reserved (epoch milliseconds).
-    at_ms: f64,
+    /// When it was asked for (epoch milliseconds).
+    asked_ms: f64,
+    /// The instant reserved for it (epoch milliseconds).
+    departs_ms: f64,
     layer: String,
     purpose: Purpose,
 }
@@ -73,12 +76,22 @@ fn keep_last<T>(list: &mut Vec<T>, item: T) {
     list.push(item);
 }
 
+/// When a departure was reserved for a token: when it was asked for and the instant reserved for it (epoch
+/// milliseconds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Asked {
+    /// When the token asked (the wait shown counts from here, holds at the host included).
+    pub at_ms: f64,
+    /// The instant reserved for the departure.
+    pub departs_ms: f64,
+}
+
 impl Journal {
     /// Departures kept per token (the oldest go first), and reservations not gone yet.
     pub const KEEP: usize = 200;
 
-    /// A departure reserved at `now_ms` for `token`, found later by `key`, its wait set by `layer`.
-    pub fn reserved(&mut self, token: &str, key: &str, purpose: Purpose, layer: &str, now_ms: f64) {
+    /// A departure reserved for `token` as `asked` says, found later by `key`, its wait set by `layer`.
+    pub fn reserved(&mut self, token: &str, key: &str, purpose: Purpose, layer: &str, asked: Asked) {
         let log = match self.logs.iter().position(|l| l.token == token) {
             Some(at) => &mut self.logs[at],
             None => {
@@ -87,7 +100,8 @@ impl Journal {
                 &mut self.logs[last]
             }
         };
-        let reserved = Reserved { key: key.to_owned(), at_ms: now_ms, layer: layer.to_owned(), purpose };
+        let (asked_ms, departs_ms) = (asked.at_ms, asked.departs_ms);
+        let reserved = Reserved { key: key.to_owned(), asked_ms, departs_ms, layer: layer.to_owned(), purpose };
         keep_last(&mut log.reserved, reserved);
     }
 
@@ -95,17 +109,18 @@ impl Journal {
     pub fn departed(&mut self, token: &str, key: &str, now_ms: f64) {
         let Some(log) = self.log(token) else { return };
         let Some(at) = log.reserved.iter().position(|r| r.key == key) else { return };
-        let r = log.reserved.remove(at);
-        let wait_ms = (now_ms - r.at_ms).max(0.0);
-        let departed = Departed { at_ms: now_ms, wait_ms, layer: r.layer, status: None, purpose: r.purpose };
-        keep_last(&mut log.departed, (r.key, departed));
+        log.went(at, now_ms, None);
     }
 
-    /// The answer to `token`'s departure `key`, which went, came with `status` (`0`: none came).
+    /// The answer to `token`'s departure `key` came with `status` (`0`: none came). A departure not confirmed
+    /// before went at the instant reserved for it.
     pub fn answered(&mut self, token: &str, key: &str, status: u16) {
         let Some(log) = self.log(token) else { return };
         if let Some((_, d)) = log.departed.iter_mut().rev().find(|(k, _)| k == key) {
             d.status = Some(status);
+        } else if let Some(at) = log.reserved.iter().position(|r| r.key == key) {
+            let departs_ms = log.reserved[at].departs_ms;
+            log.went(at, departs_ms, Some(status));
         }
     }
 
@@ -127,15 +142,36 @@ impl Journal {
     }
 }
 
+impl Log {
+    /// The reservation at `at` went at `at_ms`: it joins the departures in the order they went.
+    fn went(&mut self, at: usize, at_ms: f64, status: Option<u16>) {
+        let r = self.reserved.remove(at);
+        let wait_ms = (at_ms - r.asked_ms).max(0.0);
+        let departed = Departed { at_ms, wait_ms, layer: r.layer, status, purpose: r.purpose };
+        keep_last(&mut self.departed, (r.key, departed));
+        // one reported after later ones went moves back to its place
+        let mut i = self.departed.len() - 1;
+        while i > 0 && self.departed[i - 1].1.at_ms > at_ms {
+            self.departed.swap(i - 1, i);
+            i -= 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Asked for at `ms`, reserved for then.
+    fn at(ms: f64) -> Asked {
+        Asked { at_ms: ms, departs_ms: ms }
+    }
+
     #[test]
     fn a_departure_is_shown_once_it_left_with_its_wait_layer_and_status() {
         let mut j = Journal::default();
-        j.reserved("a", "d1", Purpose::Request, "none", 1000.0);
-        j.reserved("a", "d2", Purpose::Request, "interval", 1000.0);
+        j.reserved("a", "d1", Purpose::Request, "none", at(1000.0));
+        j.reserved("a", "d2", Purpose::Request, "interval", at(1000.0));
         assert_eq!(j.departures("a"), vec![], "nothing has left yet");
         j.departed("a", "d1", 1001.0);
         j.departed("a", "d2", 1500.0);
@@ -156,8 +192,8 @@ mod tests {
     #[test]
     fn a_token_sees_only_its_own_departures() {
         let mut j = Journal::default();
-        j.reserved("a", "d1", Purpose::Request, "none", 0.0);
-        j.reserved("b", "d2", Purpose::Robots, "none", 0.0);
+        j.reserved("a", "d1", Purpose::Request, "none", at(0.0));
+        j.reserved("b", "d2", Purpose::Robots, "none", at(0.0));
         j.departed("a", "d1", 1.0);
         j.departed("b", "d2", 2.0);
         // another token naming a's departure changes nothing
@@ -172,14 +208,14 @@ mod tests {
     }
 
     #[test]
-    fn a_cancelled_reservation_is_dropped_and_a_status_needs_a_departure() {
+    fn a_cancelled_reservation_is_dropped_and_one_that_went_stays() {
         let mut j = Journal::default();
-        j.reserved("a", "d1", Purpose::Request, "burst", 0.0);
-        j.answered("a", "d1", 503); // not sent: no status
+        j.reserved("a", "d1", Purpose::Request, "burst", at(0.0));
         j.cancelled("a", "d1");
         j.departed("a", "d1", 5.0);
-        assert_eq!(j.departures("a"), vec![]);
-        j.reserved("a", "d2", Purpose::Request, "none", 0.0);
+        j.answered("a", "d1", 503);
+        assert_eq!(j.departures("a"), vec![], "given back: it never went");
+        j.reserved("a", "d2", Purpose::Request, "none", at(0.0));
         j.departed("a", "d2", 1.0);
         j.cancelled("a", "d2"); // it went: it stays
         j.answered("a", "d2", 0);
@@ -187,13 +223,28 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_without_a_confirmation_went_at_its_reserved_instant_in_its_place() {
+        let mut j = Journal::default();
+        // asked at 100, held, reserved for 900: sent by the token itself, never confirmed
+        j.reserved("a", "early", Purpose::Request, "interval", Asked { at_ms: 100.0, departs_ms: 900.0 });
+        j.reserved("a", "late", Purpose::Request, "interval", Asked { at_ms: 150.0, departs_ms: 1100.0 });
+        j.departed("a", "late", 1100.0);
+        j.answered("a", "late", 200);
+        j.answered("a", "early", 429); // reported after a later one went
+        let shown: Vec<_> = j.departures("a").iter().map(|d| (d.at_ms, d.wait_ms, d.status)).collect();
+        assert_eq!(shown, vec![(900.0, 800.0, Some(429)), (1100.0, 950.0, Some(200))]);
+        j.departed("a", "early", 1200.0); // a confirmation after its answer changes nothing
+        assert_eq!(j.departures("a").len(), 2);
+    }
+
+    #[test]
     fn each_token_keeps_its_last_entries_and_a_flood_pushes_out_only_its_own() {
         let mut j = Journal::default();
-        j.reserved("victim", "v", Purpose::Request, "none", 0.0);
+        j.reserved("victim", "v", Purpose::Request, "none", at(0.0));
         j.departed("victim", "v", 1.0);
         for i in 0..Journal::KEEP + 50 {
             let key = format!("f{i}");
-            j.reserved("flood", &key, Purpose::Request, "none", i as f64);
+            j.reserved("flood", &key, Purpose::Request, "none", at(i as f64));
             j.departed("flood", &key, i as f64 + 0.5);
         }
         let flood = j.departures("flood");

@@ -436,6 +436,10 @@ pub struct HostListing {
     /// With `?detail=1`: what `GET /v1/hosts/{host}` answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<HostReport>,
+    /// The error code when the host's object could not answer (its summary then says why; the other hosts are
+    /// listed all the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The query of `GET /v1/hosts`: `detail` (`1`/`true`: each host's full report) and `limit` (how many hosts).
@@ -458,27 +462,28 @@ impl ListQuery {
     pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<ListQuery, crate::ApiError> {
         let bad = |m: String| crate::ApiError::bad_request("invalid_query", m);
         let mut q = ListQuery { detail: false, limit: Self::DEFAULT_LIMIT };
+        let mut seen: Vec<&str> = Vec::new();
         for (name, value) in pairs {
+            let shown: String = name.chars().take(64).collect();
             match name {
+                "detail" | "limit" if seen.contains(&name) => return Err(bad(format!("{shown} is given twice"))),
                 "detail" => {
                     q.detail = match value {
-                        "1" | "true" => true,
+                        "" | "1" | "true" => true,
                         "0" | "false" => false,
                         _ => return Err(bad("detail must be 1, true, 0 or false".into())),
                     }
                 }
                 "limit" => {
-                    q.limit = value
-                        .parse()
-                        .ok()
+                    q.limit = Some(value)
+                        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                        .and_then(|v| v.parse().ok())
                         .filter(|l| (1..=Self::MAX_LIMIT).contains(l))
                         .ok_or_else(|| bad(format!("limit must be a whole number from 1 to {}", Self::MAX_LIMIT)))?
                 }
-                other => {
-                    let shown: String = other.chars().take(64).collect();
-                    return Err(bad(format!("unknown query parameter {shown:?} (known: detail, limit)")));
-                }
+                _ => return Err(bad(format!("unknown query parameter {shown:?} (known: detail, limit)"))),
             }
+            seen.push(name);
         }
         Ok(q)
     }
@@ -635,5 +640,35 @@ mod tests {
         assert_eq!(a.headers.unwrap().into_pairs(), b.headers.unwrap().into_pairs());
         assert!(serde_json::from_str::<ObserveBody>(r#"{"url":"x","stauts":200}"#).is_err());
         assert!(serde_json::from_str::<AcquireBody>(r#"{"url":1}"#).is_err());
+    }
+
+    #[test]
+    fn a_list_query_takes_detail_and_a_plain_limit_once_and_names_anything_else() {
+        let parse = |q: &[(&str, &str)]| ListQuery::parse(q.iter().copied()).map(|q| (q.detail, q.limit));
+        assert_eq!(parse(&[]).unwrap(), (false, ListQuery::DEFAULT_LIMIT));
+        for (query, want) in [
+            (&[("detail", "1"), ("limit", "7")][..], (true, 7)),
+            (&[("detail", "")][..], (true, ListQuery::DEFAULT_LIMIT)),
+            (&[("detail", "false"), ("limit", "500")][..], (false, 500)),
+        ] {
+            assert_eq!(parse(query).unwrap(), want, "{query:?}");
+        }
+        for (query, says) in [
+            (&[("limit", "0")][..], "limit must be"),
+            (&[("limit", "501")][..], "limit must be"),
+            (&[("limit", "-1")][..], "limit must be"),
+            (&[("limit", "+5")][..], "limit must be"),
+            (&[("limit", "abc")][..], "limit must be"),
+            (&[("limit", "")][..], "limit must be"),
+            (&[("limit", "99999999999999999999")][..], "limit must be"),
+            (&[("limit", "5"), ("limit", "6")][..], "limit is given twice"),
+            (&[("detail", "1"), ("detail", "0")][..], "detail is given twice"),
+            (&[("detail", "yes")][..], "detail must be"),
+            (&[("host", "x")][..], "unknown query parameter \"host\""),
+        ] {
+            let e = parse(query).unwrap_err();
+            assert_eq!((e.status, e.code), (400, "invalid_query"), "{query:?}");
+            assert!(e.message.contains(says), "{query:?}: {}", e.message);
+        }
     }
 }

@@ -73,7 +73,7 @@ async fn departure_of<'a>(caller: &Caller<'a>, route: &'static str) -> Result<(H
     let body: DepartureBody = caller.read_json().await?;
     let target = caller.target(&body.url)?;
     let departure = claim(caller, body.departure_id)?;
-    Ok((caller.visit(target, route).await?, departure))
+    Ok((caller.revisit(target, route).await?, departure))
 }
 
 /// `POST /v1/observe {url, departureId, status, headers, latencyMs?, attempt?}`: learn from a response to a
@@ -87,7 +87,7 @@ pub(crate) async fn handle_observe(caller: Caller<'_>) -> Result<Response, ApiEr
         }
     }
     let departure = claim(&caller, body.departure_id)?;
-    let visit = caller.visit(target, "observe").await?;
+    let visit = caller.revisit(target, "observe").await?;
     let headers: Vec<(String, String)> =
         body.headers.map(|h| h.into_pairs()).unwrap_or_default().into_iter().take(MAX_HEADERS).collect();
     let reply = visit

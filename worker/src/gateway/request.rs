@@ -5,7 +5,7 @@
 use crate::api::{wait_bound, ApiError};
 use crate::auth::token_id;
 use crate::config::GatewayConfig;
-use crate::gateway::admission::admit;
+use crate::gateway::admission::{admit, has_used};
 use crate::gateway::host_client::HostClient;
 use crate::gateway::responses::internal;
 use crate::gateway::turn::HostVisit;
@@ -95,9 +95,27 @@ impl<'a> Caller<'a> {
         Some(AskerWire { token: token_id(self.token), max_reservations: self.cfg.max_reservations_per_token, waits })
     }
 
-    /// The host of `target`, once the caller's token is admitted to it; `route` names the route in the log.
+    /// The host of `target`, once the caller's token is admitted to it (it becomes one of the token's hosts);
+    /// `route` names the route in the log.
     pub async fn visit(&self, target: Target, route: &'static str) -> Result<HostVisit<'a>, ApiError> {
         admit(self.env, self.token, &target.key, self.cfg.max_hosts_per_token).await?;
+        self.host_visit(target, route)
+    }
+
+    /// The host of `target` for a call about one of the caller's departures there: only a host the token has
+    /// used has any (403 `not_your_departure` for another, which stays none of the token's hosts).
+    pub async fn revisit(&self, target: Target, route: &'static str) -> Result<HostVisit<'a>, ApiError> {
+        if !has_used(self.env, self.token, &target.key).await? {
+            return Err(ApiError::new(
+                403,
+                "not_your_departure",
+                format!("this token has no departure at host {}: it has never used it", target.key),
+            ));
+        }
+        self.host_visit(target, route)
+    }
+
+    fn host_visit(&self, target: Target, route: &'static str) -> Result<HostVisit<'a>, ApiError> {
         let host = HostClient::new(self.env, &target.key)?;
         Ok(HostVisit { env: self.env, cfg: self.cfg, ctx: self.ctx, target, host, route })
     }
