@@ -1134,11 +1134,11 @@ function resetLive() {
   }
 }
 
-// Uses the token in the field, if it is a new one (an empty field keeps the one in use): the lanes start again,
-// polling goes on with it.
+// Uses the token in the field, if it is a new one or the gateway refused it (an empty field keeps the one in
+// use): the lanes start again, polling goes on with it.
 function useToken() {
   const token = tokenField.value.trim();
-  if (token === '' || client.uses(token)) return;
+  if (token === '' || (client.uses(token) && !client.refused)) return;
   if (client.setToken(token)) resetLive();
 }
 

@@ -66,14 +66,17 @@ export class GatewayClient {
   }
 
   /** Whether `token` is the one in use. */
-  uses(token) { return String(token).trim() === this.#token; }
+  uses(token) { return String(token).trim().replace(/^Bearer\s+/i, '') === this.#token; }
 
   /** Whether a token has been entered. */
   get hasToken() { return this.#token !== ''; }
 
+  /** Whether the gateway refused the token in use (401): entering it again tries it again. */
+  get refused() { return this.#refused; }
+
   /** Uses `token` from now on (kept in sessionStorage; empty forgets it). False when it cannot be a bearer token. */
   setToken(token) {
-    const t = String(token).trim();
+    const t = String(token).trim().replace(/^Bearer\s+/i, ''); // pasted as a header's value: the token is the rest
     if (t !== '' && !/^[\x21-\x7e]+$/.test(t)) {
       this.#say('A token is printable ASCII without spaces; this one was not used.');
       return false;

@@ -64,6 +64,38 @@ describe('playground Live mode: the departures a token\'s lanes show are its ori
     await origins.closeAll();
   });
 
+  test('the page is served with a policy that keeps it to its own origin, and runs under it', async () => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    const sentTo = [];
+    page.on('request', (r) => sentTo.push({ url: r.url(), auth: r.headers().authorization ?? '' }));
+    try {
+      const res = await page.goto(`${gateway.base}/`);
+      const csp = res.headers()['content-security-policy'] ?? '';
+      for (const part of ["connect-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "frame-ancestors 'none'"]) {
+        assert.ok(csp.includes(part), `${part} missing from ${JSON.stringify(csp)}`);
+      }
+      await page.waitForFunction(() => window.playground?.gatewayChecked === true, null, { timeout: 20_000 });
+      await page.getByRole('button', { name: 'Live gateway' }).click();
+      await page.getByLabel('Gateway token').fill(`Bearer ${FLEET}`); // pasted as a header's value
+      await page.getByRole('button', { name: 'Use this token' }).click();
+      await page.waitForFunction(() => window.playground.liveStats().polls > 0, null, { timeout: 20_000 });
+      assert.deepEqual(errors, [], 'no error under the policy');
+      assert.equal((await page.evaluate(() => window.playground.liveStats())).errors, 0, 'the token was accepted');
+      const withToken = sentTo.filter((r) => r.auth !== '');
+      assert.ok(withToken.length > 0, 'the token was used');
+      for (const r of withToken) {
+        assert.ok(r.url.startsWith(`${gateway.base}/`), `the token went to ${r.url}`);
+        assert.equal(r.auth, `Bearer ${FLEET}`);
+      }
+      assert.ok(sentTo.every((r) => !r.url.includes(FLEET)), 'the token is in no URL');
+    } finally {
+      await page.close();
+    }
+  });
+
   test('two crawler processes of one token, shown live; another token\'s host never appears', async () => {
     const x = await origins.start({ '/x/4': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200 }] });
     const y = await origins.start({ '/robots.txt': { status: 200, body: 'User-agent: *\nAllow: /\n' } });
