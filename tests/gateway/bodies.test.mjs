@@ -2,7 +2,8 @@
 // by the deadline is a failed download for curl and for fetch, never a clean end; a body without a length cut by
 // its connection is a 502; a body over the limit (decoded,
 // or without a length) is a 502 before any byte; an oversized JSON request is refused by its Content-Length, and
-// the gateway keeps serving.
+// the gateway keeps serving. All of it with concurrency permits (a body's end gives one back, so the gateway
+// watches it pass) and without (a body with a length then goes as it came, cut by the fetch's own deadline).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +19,6 @@ const VARS = {
   CRAWL_RATE_PER_SEC: '50',
   CRAWL_BURST_CAPACITY: '50',
   CRAWL_ROBOTS_TTL_SEC: '0',
-  CRAWL_MAX_CONCURRENCY: '64',
   CRAWL_FETCH_TIMEOUT_SEC: '3',
   CRAWL_MAX_BODY_BYTES: String(MAX_BODY),
 };
@@ -73,7 +73,7 @@ async function startOrigin() {
   return { server, url: (p) => `http://127.0.0.1:${server.address().port}${p}` };
 }
 
-describe('gateway: bodies', () => {
+for (const concurrency of ['64', '0']) describe(`gateway: bodies, CRAWL_MAX_CONCURRENCY=${concurrency}`, () => {
   let gateway;
   let origin;
   const via = (target) => `${gateway.base}/v1/fetch?url=${encodeURIComponent(target)}`;
@@ -85,7 +85,7 @@ describe('gateway: bodies', () => {
 
   before(async () => {
     origin = await startOrigin();
-    gateway = await Gateway.start({ vars: VARS });
+    gateway = await Gateway.start({ vars: { ...VARS, CRAWL_MAX_CONCURRENCY: concurrency } });
   });
 
   after(async () => {

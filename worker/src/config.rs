@@ -56,7 +56,7 @@ pub struct GatewayConfig {
     pub max_wait: Duration,
     /// The largest response body passed through (`CRAWL_MAX_BODY_BYTES`).
     pub max_body_bytes: u64,
-    /// How long an upstream fetch may take to answer (`CRAWL_FETCH_TIMEOUT_SEC`).
+    /// How long an upstream fetch may take, its body included, from when it is sent (`CRAWL_FETCH_TIMEOUT_SEC`).
     pub fetch_timeout: Duration,
     /// The most departures one token may hold reserved and unconfirmed at one host, from `/v1/fetch` and
     /// `/v1/acquire` (`CRAWL_MAX_RESERVATIONS_PER_TOKEN`).

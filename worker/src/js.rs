@@ -9,8 +9,8 @@ use worker::web_sys;
 // A call to a Durable Object: `[status, reply, response]`. A small message (the usual case) travels
 // percent-encoded in a header each way instead of a body, so neither side makes or reads a body stream.
 // `response` is the target's response when a host object sent a request for the call (`ask` with a request,
-// `send`; marked by `hostpace-sent`, its reply in `hostpace-reply`, both removed), else null; the target's
-// redirect is the answer, never followed on the way back from the object.
+// `send`; marked by `hostpace-sent`, its reply in `hostpace-reply`, two headers the relay never passes on), else
+// null; the target's redirect is the answer, never followed on the way back from the object.
 export async function object_call(stub, op, body) {
   const encoded = header_form(body);
   const init = encoded !== null
@@ -21,10 +21,7 @@ export async function object_call(stub, op, body) {
   if (res.headers.get('hostpace-sent') === null) {
     return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text(), null];
   }
-  const response = new Response(res.body, res);
-  response.headers.delete('hostpace-reply');
-  response.headers.delete('hostpace-sent');
-  return [200, decodeURIComponent(reply), response];
+  return [200, decodeURIComponent(reply), res];
 }
 
 // The target's response as a host object's answer to `send`, with the object's reply (set over any header of

@@ -19,9 +19,10 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    /// The response, with its headers read.
+    /// The response, with its headers read (less the two the host object adds to carry its reply).
     pub fn new(response: web_sys::Response) -> Upstream {
-        let headers = js::pairs(&response.headers());
+        let mut headers = js::pairs(&response.headers());
+        headers.retain(|(n, _)| !(n.eq_ignore_ascii_case("hostpace-reply") || n.eq_ignore_ascii_case("hostpace-sent")));
         Upstream { response, headers }
     }
 
@@ -82,8 +83,10 @@ thread_local! {
 ///
 /// A cut body must fail visibly, and workerd ends a failed body without a length as if it were complete. So a body
 /// of known exact length (declared, not content-coded) streams as the caller reads it, keeping its
-/// `Content-Length` (cut short, by a failure or `CRAWL_FETCH_TIMEOUT_SEC` after its headers, it is a short
-/// download every client sees); any other body (no length, or a coding the runtime decodes) is read whole first,
+/// `Content-Length` (cut short, by a failure or by the fetch's deadline, `CRAWL_FETCH_TIMEOUT_SEC` from when it
+/// was sent, it is a short download every client sees): as it came when no permit goes back at its end, else
+/// through a stream that sees it end (and cuts it `CRAWL_FETCH_TIMEOUT_SEC` after its headers at the latest);
+/// any other body (no length, or a coding the runtime decodes) is read whole first,
 /// within `CRAWL_MAX_BODY_BYTES` of decoded bytes and the same deadline, and answered with its length or a 502
 /// before any byte — while the isolate holds less than [`BUFFER_BUDGET`] of such bodies (503 `gateway_busy`
 /// past it).
@@ -105,6 +108,11 @@ pub(crate) async fn relay(
     let deadline_ms = visit.cfg.fetch_timeout.as_secs_f64() * 1000.0;
     let response = match body {
         Some(stream) => match length.filter(|_| !upstream.content_coded()) {
+            // nothing to give back when it ends: the body goes on as it came, with its length (the fetch's
+            // own deadline cuts it short)
+            Some(_) if permit.is_none() => {
+                web_sys::Response::new_with_opt_readable_stream_and_init(Some(&stream), &init)
+            }
             Some(exact) => {
                 let readable = stream_then_release(visit, &stream, exact, deadline_ms, permit);
                 web_sys::Response::new_with_opt_readable_stream_and_init(Some(&readable), &init)
