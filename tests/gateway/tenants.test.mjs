@@ -150,14 +150,14 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
     const granted = answers.filter((a) => a.status === 200);
     assert.equal(granted.length, 4, 'four reservations, then refused');
     assert.ok(answers.slice(4).every((a) => a.status === 429 && a.body.error.code === 'reservation_limit'));
+    const cancelled = await attacker.post('/v1/cancel', { url: o.url('/hoard0'), departureId: granted[0].body.departureId });
+    assert.equal(cancelled.status, 200, await cancelled.text());
+    assert.equal((await attacker.acquire(o.url('/again'))).status, 200, 'one back after a cancel');
     o.log.length = 0;
     const t0 = Date.now();
     await crawl(victim, o, ['/v']);
     const waited = o.arrivals()[0] - t0;
     assert.ok(waited <= 5 * (1000 / RATE) + GATEWAY_TOL, `the victim waited ${waited} ms behind four reservations, not sixteen more`);
-    const cancelled = await attacker.post('/v1/cancel', { url: o.url('/hoard0'), departureId: granted[0].body.departureId });
-    assert.equal(cancelled.status, 200, await cancelled.text());
-    assert.equal((await attacker.acquire(o.url('/again'))).status, 200, 'one back after a cancel');
     const stolen = await attacker.post('/v1/cancel', { url: o.url('/x'), departureId: 'f'.repeat(32) });
     assert.equal(stolen.status, 403);
   });
@@ -177,6 +177,27 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
     const waited = o.log.find((e) => e.path === '/v').t - t0;
     assert.ok(waited <= 5 * (1000 / RATE) + GATEWAY_TOL, `the victim waited ${waited} ms behind the flood`);
     assert.deepEqual(await Promise.all(flood), Array(20).fill(200), 'the flood is served, at the host\'s pace');
+    assertSpacing(assert, o.arrivals(), 1000 / RATE, GATEWAY_TOL, 'flood and victim, one host');
+  });
+
+  test('a flood and a crawl of one host take turns: between two of the victim\'s requests, one of the flood', async () => {
+    const o = await origin({});
+    const flood = Array.from({ length: 24 }, async (_, i) => {
+      const res = await attacker.fetchVia(o.url(`/flood${i}`));
+      await res.arrayBuffer();
+      return res.status;
+    });
+    await within(until(() => o.arrivals().length > 0), 5000, 'the flood never reached the origin');
+    await sleep(100);
+    await crawl(victim, o, ['/v1', '/v2', '/v3', '/v4']);
+    const order = o.log.map((e) => (e.path.startsWith('/v') ? 'V' : 'f')).join('');
+    const first = order.indexOf('V');
+    const between = order.slice(first, order.lastIndexOf('V') + 1).split('V').slice(1, -1);
+    assert.ok(
+      between.every((run) => run.length <= 1),
+      `the origin's log (f: flood, V: victim): ${order}; each victim request after its first should follow at most one of the flood`,
+    );
+    assert.deepEqual(await Promise.all(flood), Array(24).fill(200), 'the flood is served, at the host\'s pace');
     assertSpacing(assert, o.arrivals(), 1000 / RATE, GATEWAY_TOL, 'flood and victim, one host');
   });
 

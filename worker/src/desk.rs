@@ -350,15 +350,18 @@ impl HostDesk {
     ) -> Result<(Ask, Option<String>), ApiError> {
         let now = now.max(self.registry.last_seen());
         let (held, first) = self.tenants.outstanding(asker.token, now, self.max_backoff());
+        let bound = self.tenants.bound(asker.token, asker.max_reservations as usize, now);
+        self.tenants.asked(asker.token, now);
         let (blocked, layer) = match self.tenants.tenant_cooldown(asker.token, now) {
             Some(until) => (Some((until, until)), "cooldown"),
-            None if held >= asker.max_reservations as usize => {
+            None if held >= bound => {
                 if !asker.waits {
                     return Err(ApiError::new(
                         429,
                         "reservation_limit",
                         "this token holds the most unconfirmed reservations for this host it may \
-                         (CRAWL_MAX_RESERVATIONS_PER_TOKEN): depart or cancel one first",
+                         (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants the host): depart \
+                         or cancel one first",
                     ));
                 }
                 // its first departure should go then (and wake the holder); it stops counting by the grace's end
@@ -837,16 +840,57 @@ mod tests {
         let alice = Asker { token: "token-a", max_reservations: 2, waits: true };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(100)).unwrap();
         assert!(matches!(ask, Ask::Go(d) if d.departs == t(400)), "{ask:?}");
+        // while alice wants the host, mallory holds one reservation at a time: its next comes once m2 has gone
         desk.departed("token-m", "m1", true);
-        let (ask, id) = desk.ask_as(mallory, "m3".into(), None, None, t(100)).unwrap();
-        assert!(matches!(ask, Ask::Go(d) if d.departs == t(600)), "{ask:?}");
+        let (held, _) = desk.ask_as(mallory, "m3".into(), None, None, t(100)).unwrap();
+        assert_eq!(held, Ask::Hold { until: t(200).saturating_add(RESERVATION_GRACE) });
+        desk.departed("token-m", "m2", true);
+        let (ask, id) = desk.ask_as(mallory, "m3".into(), None, None, t(200)).unwrap();
+        assert!(matches!(ask, Ask::Go(d) if d.departs == t(600)), "after alice's turn: {ask:?}");
         assert_eq!(id.as_deref(), Some("m3"));
-        // its next departure (m2, at 200 ms) is 100 ms away: beyond a bound of 50 ms, nothing is reserved
-        let (later, _) = desk.ask_as(mallory, "m4".into(), Some(Duration::from_millis(50)), None, t(100)).unwrap();
+        // its next departure (m3, at 600 ms) is 100 ms away: beyond a bound of 50 ms, nothing is reserved
+        let (later, _) = desk.ask_as(mallory, "m4".into(), Some(Duration::from_millis(50)), None, t(500)).unwrap();
         assert!(matches!(later, Ask::Later { layer: "reservations", wait } if wait == Duration::from_millis(100)));
-        // one left unconfirmed stops counting 5 s after its instant
-        let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, t(5201)).unwrap();
+        // one left unconfirmed stops counting 5 s after its instant (and alice no longer wants the host)
+        let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, t(5601)).unwrap();
         assert!(matches!(ask, Ask::Go(_)), "{ask:?}");
+    }
+
+    #[test]
+    fn tokens_that_want_one_host_take_turns() {
+        // 5/s, burst 1: turns 200 ms apart; mallory reserved four ahead before alice came
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let askers = [
+            Asker { token: "token-m", max_reservations: 4, waits: true },
+            Asker { token: "token-a", max_reservations: 4, waits: true },
+        ];
+        let mut turns: Vec<(usize, String, u64)> = Vec::new(); // (asker, id, departs ms), in the order reserved
+        let mut asked = [0, 0];
+        let mut ask = |desk: &mut HostDesk, turns: &mut Vec<(usize, String, u64)>, who: usize, now_ms: u64| {
+            let id = format!("{who}-{}", asked[who]);
+            if let Ask::Go(d) = desk.ask_as(askers[who], id.clone(), None, None, t(now_ms)).unwrap().0 {
+                turns.push((who, id, (d.departs.as_nanos() - t(0).as_nanos()) / 1_000_000));
+                asked[who] += 1;
+            }
+        };
+        for _ in 0..4 {
+            ask(&mut desk, &mut turns, 0, 0);
+        }
+        // from 10 ms on both want the host, and each asks again at every turn (its held request tries again)
+        for now in (10..2_000u64).step_by(100) {
+            let due: Vec<_> =
+                turns.iter().filter(|(_, _, at)| (now.saturating_sub(100)..now).contains(at)).cloned().collect();
+            for (who, id, _) in due {
+                desk.departed(askers[who].token, &id, true);
+            }
+            ask(&mut desk, &mut turns, 1, now);
+            ask(&mut desk, &mut turns, 0, now);
+        }
+        turns.sort_by_key(|(_, _, at)| *at);
+        let order: String = turns.iter().map(|(who, _, _)| ['M', 'A'][*who]).collect();
+        assert!(order.starts_with("MMMMAMAMAMAM"), "four held before alice came, then one each: {order}");
+        let at: Vec<u64> = turns.iter().map(|(_, _, at)| *at).collect();
+        assert!(at.windows(2).all(|w| w[1] - w[0] == 200), "the host's pace is the same: {at:?}");
     }
 
     #[test]

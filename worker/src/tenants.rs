@@ -19,6 +19,13 @@
 //!   however many requests a token sends, it holds at most `max_reservations` of a host's future departures,
 //!   and another token asking is at most that many turns behind it: `/v1/acquire` beyond the bound is refused,
 //!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes.
+//! - **Tokens that want one host take turns**: while another token wants the host (it holds a reservation there
+//!   that still counts, or asked for one within [`WANTS_FOR`]), a token's bound is one ([`Tenants::bound`]). A
+//!   token's next reservation then comes only once its last one has gone, after those the others made meanwhile:
+//!   a token that arrives waits behind the at most `max_reservations` departures each other token held before
+//!   it asked, and from then on, between two of its departures, each other token has at most one. The host's
+//!   pace is the same (a held `/v1/fetch` takes the next free turn as soon as its token's last one goes); what
+//!   shrinks is how far ahead one token may reserve.
 //! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
 //!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
 //!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
@@ -36,6 +43,9 @@ pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
 
 /// How long after its instant an unconfirmed departure still counts against its token's reservations.
 pub const RESERVATION_GRACE: Duration = Duration::from_secs(5);
+
+/// How long after it last asked for a departure at a host a token counts as wanting the host (see the module).
+pub const WANTS_FOR: Duration = Duration::from_secs(5);
 
 /// The most issued departures a host keeps (the oldest are forgotten first; each token's own bound is smaller).
 pub const MAX_ISSUED: usize = 4096;
@@ -104,12 +114,14 @@ pub struct Tenants {
     fleet_throttles: Vec<(String, u64)>,
     /// Per token, a cooldown that applies to it alone, until (nanoseconds).
     own_cooldowns: Vec<(String, u64)>,
+    /// Per token, when it last asked for a departure (nanoseconds; kept [`WANTS_FOR`]).
+    asks: Vec<(String, u64)>,
 }
 
 impl Tenants {
     /// The tenants as text, for the host's saved state: a line per entry, `d <id> <token> <departs> <permit|->
     /// <0|1>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
-    /// cooldown (instants in nanoseconds; ids and token ids hold no spaces). Written by hand: the Worker's wasm
+    /// cooldown, `a <token> <at>` for its last ask (instants in nanoseconds; ids and token ids hold no spaces). Written by hand: the Worker's wasm
     /// budget has no room for another serde type.
     pub fn encode(&self) -> String {
         let mut out = String::new();
@@ -122,6 +134,9 @@ impl Tenants {
         }
         for (token, until) in &self.own_cooldowns {
             let _ = writeln!(out, "c {token} {until}");
+        }
+        for (token, at) in &self.asks {
+            let _ = writeln!(out, "a {token} {at}");
         }
         out
     }
@@ -145,6 +160,7 @@ impl Tenants {
                 }),
                 ["f", token, at] => t.fleet_throttles.push(((*token).to_owned(), at.parse().ok()?)),
                 ["c", token, until] => t.own_cooldowns.push(((*token).to_owned(), until.parse().ok()?)),
+                ["a", token, at] => t.asks.push(((*token).to_owned(), at.parse().ok()?)),
                 _ => return None,
             }
         }
@@ -157,6 +173,28 @@ impl Tenants {
         let window = max_backoff.saturating_mul(2);
         self.fleet_throttles.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(window) > now);
         self.own_cooldowns.retain(|(_, until)| Instant::from_nanos(*until) > now);
+        self.asks.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+    }
+
+    /// `token` asks for a departure at `now`: it wants the host for [`WANTS_FOR`].
+    pub fn asked(&mut self, token: &str, now: Instant) {
+        match self.asks.iter_mut().find(|(t, _)| t == token) {
+            Some((_, at)) => *at = (*at).max(now.as_nanos()),
+            None => self.asks.push((token.to_owned(), now.as_nanos())),
+        }
+    }
+
+    /// The most unconfirmed reservations `token` may hold at `now`: `max` while no other token wants the host,
+    /// one while another does (it holds a reservation here that still counts, or asked within [`WANTS_FOR`]).
+    pub fn bound(&self, token: &str, max: usize, now: Instant) -> usize {
+        let asking =
+            self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        let holding = self.issued.iter().any(|d| d.token != token && !d.departed && d.counts_until() > now);
+        if asking || holding {
+            max.min(1)
+        } else {
+            max
+        }
     }
 
     /// Departures `token` holds at `now`, reserved and not yet confirmed (nor abandoned: see
@@ -254,10 +292,11 @@ mod tests {
         ts.departed("a2", "token-2", false);
         ts.throttle_scope("token-2", t(12), BACKOFF);
         ts.cool_tenant("token-2", t(40));
+        ts.asked("token-1", t(12));
         let text = ts.encode();
         assert_eq!(Tenants::decode(&text), Some(ts));
         assert_eq!(Tenants::decode(""), Some(Tenants::default()));
-        for bad in ["x", "d a b c - 0", "d a b 1 - 2", "f a", "c a b", "d a b 1 x 0"] {
+        for bad in ["x", "d a b c - 0", "d a b 1 - 2", "f a", "c a b", "d a b 1 x 0", "a b", "a b c"] {
             assert_eq!(Tenants::decode(bad), None, "{bad}");
         }
     }
@@ -318,5 +357,25 @@ mod tests {
         assert_eq!(ts.tenant_cooldown("mallory", t(260)), Some(t(300)));
         assert_eq!(ts.tenant_cooldown("alice", t(260)), None);
         assert_eq!(ts.tenant_cooldown("mallory", t(300)), None);
+    }
+
+    #[test]
+    fn a_token_may_reserve_ahead_while_alone_and_one_at_a_time_while_another_wants_the_host() {
+        let mut ts = Tenants::default();
+        assert_eq!(ts.bound("alice", 4, t(0)), 4, "alone");
+        ts.asked("alice", t(0));
+        assert_eq!(ts.bound("alice", 4, t(1)), 4, "its own asks do not count");
+        assert_eq!(ts.bound("bob", 4, t(1)), 1, "alice asked 1 s ago");
+        assert_eq!(ts.bound("alice", 0, t(1)), 0, "never above the configured bound");
+        ts.asked("bob", t(2));
+        assert_eq!(ts.bound("alice", 4, t(6)), 1, "bob asked 4 s ago");
+        assert_eq!(ts.bound("alice", 4, t(7)), 4, "bob asked 5 s ago: no longer");
+        ts.issue("b1".into(), "bob", t(20), None);
+        assert_eq!(ts.bound("alice", 4, t(10)), 1, "bob holds a reservation that counts");
+        ts.departed("b1", "bob", false);
+        assert_eq!(ts.bound("alice", 4, t(10)), 4, "bob's went");
+        ts.asked("carol", t(100));
+        ts.prune(t(105), BACKOFF);
+        assert_eq!(ts.asks, vec![], "asks are kept for WANTS_FOR");
     }
 }
