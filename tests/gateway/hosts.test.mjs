@@ -10,6 +10,7 @@ import { Gateway } from './gateway.mjs';
 
 const ALICE = 'alice-token-1d93e0';
 const BOB = 'bob-token-6a02f7';
+const CAROL = 'carol-token-e5c4b8';
 /** How far a departure the gateway shows may be from the origin's own stamp of its arrival (ms). */
 const MATCH_MS = 50;
 const VARS = {
@@ -33,7 +34,7 @@ function assertMatches(shown, arrived, what) {
     const a = arrived[i];
     assert.ok(Math.abs(d.atMs - a.t) <= MATCH_MS, `${what} ${i} (${a.path}): shown at ${d.atMs}, arrived at ${a.t}`);
     assert.equal(d.status, a.status, `${what} ${i} (${a.path}): status`);
-    assert.equal(d.purpose, a.path === '/robots.txt' ? 'robots' : 'request', `${what} ${i}: purpose`);
+    assert.equal(d.purpose, ['/robots.txt', '/moved-robots.txt'].includes(a.path) ? 'robots' : 'request', `${what} ${i}: purpose`);
     assert.ok(d.waitMs >= 0 && typeof d.layer === 'string', `${what} ${i}: ${JSON.stringify(d)}`);
   });
 }
@@ -43,21 +44,29 @@ describe('gateway: a token reads only its own hosts and departures', () => {
   const origins = originPool();
   let shared; // crawled by both tokens through /v1/fetch
   let bobs; // crawled by bob alone, through the permission API
+  let moved; // crawled by carol alone: its robots.txt is a redirect
 
   before(async () => {
-    gateway = await Gateway.start({ vars: VARS, token: `${ALICE},${BOB}` });
+    gateway = await Gateway.start({ vars: VARS, token: `${ALICE},${BOB},${CAROL}` });
     shared = await origins.start({
       '/robots.txt': { status: 200, body: 'User-agent: *\nDisallow: /private\n' },
       '/a2': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200 }],
     });
     bobs = await origins.start({ '/robots.txt': { status: 404 } });
+    moved = await origins.start({
+      '/robots.txt': { status: 301, headers: { Location: '/moved-robots.txt' } },
+      '/moved-robots.txt': { status: 200, body: 'User-agent: *\nAllow: /\n' },
+    });
     await shared.warm();
     await bobs.warm();
+    await moved.warm();
     // alice: robots.txt first, then three pages, one answered 429 once (retried by the gateway after 1 s)
     for (const p of ['/a1', '/a2', '/a3']) {
       const res = await gateway.fetchVia(shared.url(p), as(ALICE));
       assert.equal(res.status, 200, await res.text());
     }
+    const res0 = await gateway.fetchVia(moved.url('/m1'), as(CAROL));
+    assert.equal(res0.status, 200, await res0.text());
     // bob on the same host, through the gateway's fetch
     const res = await gateway.fetchVia(shared.url('/b1'), as(BOB));
     assert.equal(res.status, 200, await res.text());
@@ -123,6 +132,10 @@ describe('gateway: a token reads only its own hosts and departures', () => {
     // bob's own host: robots.txt (404) fetched by the gateway for his first acquire, then what he sent himself
     assertMatches(own.body.departures, bobs.log, 'bob on his host');
     assert.deepEqual(bobs.log.map((e) => e.path), ['/robots.txt', '/p1', '/p2', '/p3']);
+    // carol's host: robots.txt, its redirect's target, then her page
+    const carol = await get(`/v1/hosts/${moved.host}`, CAROL);
+    assert.deepEqual(moved.log.map((e) => e.path), ['/robots.txt', '/moved-robots.txt', '/m1']);
+    assertMatches(carol.body.departures, moved.log, 'carol, robots.txt redirected');
   });
 
   test('another token\'s host is 404 and never listed, even after calls naming it; a bad query is 400', async () => {

@@ -193,15 +193,14 @@ impl HostObject {
                     self.hold(d.wait.min(HOLD_POLL)).await;
                 }
                 (Ask::Go(d), _) => {
+                    let (layer, asked) = (d.layer.as_str(), asked(d.wait));
+                    let mut journal = self.journal.borrow_mut();
                     if let (Some(a), Some(id)) = (&req.asker, &issued) {
-                        self.journal.borrow_mut().reserved(
-                            &a.token,
-                            id,
-                            Purpose::Request,
-                            d.layer.as_str(),
-                            asked(d.wait),
-                        );
+                        journal.reserved(&a.token, id, Purpose::Request, layer, asked);
+                    } else if let Some(j) = &req.journal {
+                        journal.reserved(&j.token, &j.id, Purpose::Robots, layer, asked);
                     }
+                    drop(journal);
                     return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) }));
                 }
                 (Ask::Robots(d, fetch), _) => {

@@ -136,21 +136,18 @@ impl HostClient {
         Ok(HostClient { stub, host: key.to_string() })
     }
 
-    /// May one request for `url` leave (see [`AskRequest`])? With `asker`, a token reserves for itself.
-    pub async fn ask(
-        &self,
-        max_wait_ms: Option<f64>,
-        robots: bool,
-        asker: Option<AskerWire>,
-        url: &str,
-    ) -> Result<AskReply, ApiError> {
-        match self.ask_or_send(max_wait_ms, robots, asker, url, None).await? {
+    /// May one request for `url` that is no token's own leave (robots.txt fetched not checked; see
+    /// [`AskRequest`])? A departure reserved is in the journal as `journal` when set.
+    pub async fn ask(&self, max_wait_ms: Option<f64>, url: &str, journal: Option<Claim>) -> Result<AskReply, ApiError> {
+        let req = AskRequest { max_wait_ms, url: url.to_owned(), journal, ..self.asking() };
+        match self.asked(&req).await? {
             Asked::Reply(reply) => Ok(reply),
             Asked::Sent { .. } => Err(ApiError::internal("the host object sent a request it was not given")),
         }
     }
 
-    /// [`HostClient::ask`], and with `send`, the request sent at the departure reserved for it.
+    /// May one request for `url` leave, robots.txt first when `robots` (see [`AskRequest`]); with `asker`, a token
+    /// reserves for itself, and with `send`, the request is sent at the departure reserved for it.
     pub async fn ask_or_send(
         &self,
         max_wait_ms: Option<f64>,
@@ -159,9 +156,26 @@ impl HostClient {
         url: &str,
         send: Option<&Outgoing>,
     ) -> Result<Asked, ApiError> {
-        let send = send.cloned();
-        let req = AskRequest { host: self.host.clone(), max_wait_ms, robots, url: url.to_owned(), asker, send };
-        let body = serde_json::to_string(&req).map_err(|e| ApiError::internal(e.to_string()))?;
+        let req = AskRequest { max_wait_ms, robots, url: url.to_owned(), asker, send: send.cloned(), ..self.asking() };
+        self.asked(&req).await
+    }
+
+    /// An ask of this host's object that asks for nothing yet.
+    fn asking(&self) -> AskRequest {
+        AskRequest {
+            host: self.host.clone(),
+            max_wait_ms: None,
+            robots: false,
+            url: String::new(),
+            asker: None,
+            send: None,
+            journal: None,
+        }
+    }
+
+    /// The object's answer to `req`.
+    async fn asked(&self, req: &AskRequest) -> Result<Asked, ApiError> {
+        let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
         let answer = called(js::object_call(&self.stub, "ask", body)).await?;
         if js::get(&answer, "2").is_null() {
             return Ok(Asked::Reply(parse_answer(&answer)?));

@@ -16,7 +16,7 @@ use crate::gateway::host_client::{HostClient, Sent};
 use crate::gateway::logs;
 use crate::gateway::turn::{send_at, HostVisit};
 use crate::js;
-use crate::protocol::{robots_entry, AskReply, AskerWire, Claim, Departure, Outgoing, RobotsRequest};
+use crate::protocol::{robots_entry, robots_hop_entry, AskReply, AskerWire, Claim, Departure, Outgoing, RobotsRequest};
 use crate::target::{check_target, Target};
 use hostpace::robots::MAX_ROBOTS_BYTES;
 use worker::web_sys;
@@ -33,7 +33,7 @@ struct Fetched {
 }
 
 /// Fetch the host's robots.txt at the departure `dep`, and report it (or its failure) to the host's object. The
-/// fetch is in the host's journal as `asker`'s (its first request; redirects are not).
+/// fetch is in the journal as `asker`'s, each redirect hop too (in the journal of the host it went to).
 pub(crate) async fn fetch_robots(
     visit: &HostVisit<'_>,
     dep: &Departure,
@@ -65,13 +65,10 @@ pub(crate) async fn fetch_robots(
 
 /// GET the host's `/robots.txt` at `dep`, following redirects; `None` when no answer came by `deadline_ms` (epoch
 /// ms). Each departure's permit goes back as soon as its answer has come (before a hop asks for one). The first
-/// request stamps `journal`.
-async fn follow(
-    visit: &HostVisit<'_>,
-    dep: &Departure,
-    mut journal: Option<Claim>,
-    deadline_ms: f64,
-) -> Option<Fetched> {
+/// request stamps `journal`, each hop an entry of its own named after it.
+async fn follow(visit: &HostVisit<'_>, dep: &Departure, journal: Option<Claim>, deadline_ms: f64) -> Option<Fetched> {
+    let first = journal.clone();
+    let mut journal = journal;
     let cfg = visit.cfg;
     let headers = [("user-agent".to_owned(), cfg.user_agent.clone()), ("accept".to_owned(), "text/plain".to_owned())];
     let mut url = visit.target.robots_url();
@@ -110,7 +107,8 @@ async fn follow(
             Some(target) if hops < MAX_ROBOTS_HOPS => {
                 js::cancel_body(&response);
                 hops += 1;
-                match hop_turn(visit, &target, deadline_ms).await {
+                journal = first.as_ref().map(|c| Claim { token: c.token.clone(), id: robots_hop_entry(&c.id, hops) });
+                match hop_turn(visit, &target, deadline_ms, journal.clone()).await {
                     Ok(Some(hop)) => at = hop,
                     Ok(None) => return None,
                     Err(e) => {
@@ -144,11 +142,12 @@ async fn read(response: web_sys::Response, deadline_ms: f64) -> Option<Fetched> 
 }
 
 /// A departure for a redirect's target at its host (the visit's own host, or another's object) that may go by
-/// `deadline_ms`, with the host's client; `None` when none may go in time.
+/// `deadline_ms`, with the host's client, reserved in its journal as `journal`; `None` when none may go in time.
 async fn hop_turn(
     visit: &HostVisit<'_>,
     target: &Target,
     deadline_ms: f64,
+    journal: Option<Claim>,
 ) -> Result<Option<(HostClient, Departure)>, ApiError> {
     let host =
         if target.key == visit.target.key { visit.host.clone() } else { HostClient::new(visit.env, &target.key)? };
@@ -157,7 +156,7 @@ async fn hop_turn(
         if left <= 0.0 {
             return Ok(None);
         }
-        match host.ask(Some(left), false, None, &target.url.href).await? {
+        match host.ask(Some(left), &target.url.href, journal.clone()).await? {
             AskReply::Go(dep) if dep.reserved => return Ok(Some((host, dep))),
             // every concurrency permit is held: ask again after the wait
             AskReply::Go(dep) => crate::departure::sleep_ms(dep.wait_ms.min(left)).await,
