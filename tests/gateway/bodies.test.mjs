@@ -35,6 +35,12 @@ async function startOrigin() {
       res.write('0123456789');
       return;
     }
+    if (path === '/short') {
+      // declares 100,000 bytes, sends 50,000, then the connection is dropped
+      res.writeHead(200, { 'content-length': '100000', 'content-type': 'text/plain' });
+      res.write(Buffer.alloc(50_000, 122), () => setTimeout(() => res.destroy(), 50));
+      return;
+    }
     if (path === '/cut') {
       // no length: 256 KiB, then the connection is dropped mid-body
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
@@ -105,6 +111,14 @@ for (const concurrency of ['64', '0']) describe(`gateway: bodies, CRAWL_MAX_CONC
     assert.equal(c.exit, 18, `curl: partial file expected, got exit ${c.exit} (${c.out})`);
     const res = await fetch(via(origin.url('/stall')), { headers: auth() });
     assert.equal(res.status, 200);
+    await assert.rejects(res.arrayBuffer(), 'fetch sees the body fail, not end');
+  });
+
+  test('a body cut before its Content-Length is a failed download for curl and for fetch', async () => {
+    const c = await curl(origin.url('/short'));
+    assert.equal(c.exit, 18, `curl: partial file expected, got exit ${c.exit} (${c.out})`);
+    const res = await fetch(via(origin.url('/short')), { headers: auth() });
+    assert.equal(res.headers.get('content-length'), '100000');
     await assert.rejects(res.arrayBuffer(), 'fetch sees the body fail, not end');
   });
 

@@ -162,6 +162,23 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
     assert.equal(stolen.status, 403);
   });
 
+  test('acquiring and giving back, over and over, holds no more of the host\'s turns', async () => {
+    const o = await origin({});
+    let granted = 0;
+    for (let i = 0; i < 50; i += 1) {
+      const a = await attacker.acquire(o.url(`/churn${i}`));
+      if (a.status !== 200) continue;
+      granted += 1;
+      const back = await attacker.post('/v1/cancel', { url: o.url(`/churn${i}`), departureId: a.body.departureId });
+      assert.equal(back.status, 200, await back.text());
+    }
+    assert.ok(granted <= 10, `${granted} of 50 reservations granted: a given-back one counts until its instant`);
+    const t0 = Date.now();
+    await crawl(victim, o, ['/v']);
+    const waited = o.arrivals()[0] - t0;
+    assert.ok(waited <= 5 * (1000 / RATE) + GATEWAY_TOL, `the victim waited ${waited} ms behind the churn`);
+  });
+
   test('a flood of /v1/fetch holds at most four of the host\'s turns: the victim goes within five', async () => {
     const o = await origin({});
     const flood = Array.from({ length: 20 }, async (_, i) => {

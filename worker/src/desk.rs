@@ -351,10 +351,11 @@ impl HostDesk {
         let now = now.max(self.registry.last_seen());
         let (held, first) = self.tenants.outstanding(asker.token, now, self.max_backoff());
         let bound = self.tenants.bound(asker.token, asker.max_reservations as usize, now);
-        self.tenants.asked(asker.token, now);
         let (blocked, layer) = match self.tenants.tenant_cooldown(asker.token, now) {
             Some(until) => (Some((until, until)), "cooldown"),
             None if held >= bound => {
+                // held at its bound, it still wants the host
+                self.tenants.asked(asker.token, now);
                 if !asker.waits {
                     return Err(ApiError::new(
                         429,
@@ -381,8 +382,13 @@ impl HostDesk {
         let ask = self.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
         match &ask {
             Ask::Go(d) if d.reserved => {
+                self.tenants.asked(asker.token, now);
                 self.tenants.issue(id.clone(), asker.token, d.departs, d.permit.map(|p| p.id));
                 Ok((ask, Some(id)))
+            }
+            Ask::Go(_) => {
+                self.tenants.asked(asker.token, now); // waiting for a permit
+                Ok((ask, None))
             }
             _ => Ok((ask, None)),
         }
@@ -854,6 +860,36 @@ mod tests {
         // one left unconfirmed stops counting 5 s after its instant (and alice no longer wants the host)
         let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, t(5601)).unwrap();
         assert!(matches!(ask, Ask::Go(_)), "{ask:?}");
+    }
+
+    #[test]
+    fn giving_reservations_back_reserves_no_more_of_the_hosts_future() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let mallory = Asker { token: "token-m", max_reservations: 4, waits: false };
+        for i in 0..50 {
+            let id = format!("m{i}");
+            if let Ok((Ask::Go(_), Some(id))) = desk.ask_as(mallory, id, None, None, t(i)) {
+                desk.claim("token-m", &id, Use::Cancel, t(i)).unwrap();
+            }
+        }
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(50)).unwrap();
+        // mallory's first was due at once (given back at its instant, it holds nothing ahead), then four ahead
+        assert!(matches!(ask, Ask::Go(d) if d.departs == t(1000)), "behind mallory's five, not fifty: {ask:?}");
+    }
+
+    #[test]
+    fn an_ask_that_takes_nothing_is_not_written_and_keeps_no_one_to_one() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        let mallory = Asker { token: "token-m", max_reservations: 4, waits: true };
+        desk.ask_as(alice, "a1".into(), None, None, t(0)).unwrap();
+        desk.departed("token-a", "a1", true);
+        let saved = desk.save(t(10));
+        let (later, _) = desk.ask_as(mallory, "m1".into(), Some(Duration::ZERO), None, t(10)).unwrap();
+        assert!(matches!(later, Ask::Later { .. }), "{later:?}");
+        assert_eq!(desk.save(t(10)), saved, "nothing to write");
+        assert_eq!(desk.tenants.bound("token-a", 4, t(10)), 4, "mallory took nothing: alice keeps her bound");
     }
 
     #[test]

@@ -195,10 +195,10 @@ impl HostObject {
                 (Ask::Go(d), _) => {
                     let (layer, asked) = (d.layer.as_str(), asked(d.wait));
                     let mut journal = self.journal.borrow_mut();
-                    if let (Some(a), Some(id)) = (&req.asker, &issued) {
-                        journal.reserved(&a.token, id, Purpose::Request, layer, asked);
-                    } else if let Some(j) = &req.journal {
+                    if let Some(j) = &req.journal {
                         journal.reserved(&j.token, &j.id, Purpose::Robots, layer, asked);
+                    } else if let (Some(a), Some(id)) = (&req.asker, &issued) {
+                        journal.reserved(&a.token, id, Purpose::Request, layer, asked);
                     }
                     drop(journal);
                     return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) }));
@@ -331,7 +331,7 @@ impl HostObject {
 
     /// Send `request` at the departure reserved for `departs_ms` (`claim`'s, when issued to a token): wait for it,
     /// confirm it and send, as [`HostObject::handle_send`] says. `departure`, when the same call reserved it, goes
-    /// back in the reply. The journal entry stamped is the claim's, else `journal`'s, and gets the answer's status.
+    /// back in the reply. The journal entry stamped is `journal`'s, else the claim's, and gets the answer's status.
     async fn send_at(
         &self,
         host: &str,
@@ -342,7 +342,7 @@ impl HostObject {
         departure: Option<Departure>,
     ) -> Result<Response, ApiError> {
         let departs = Instant::from_millis_f64(departs_ms);
-        let entry = claim.or(journal);
+        let entry = journal.or(claim);
         let waited_ms = match self.confirm(host, claim, entry, departs, true).await {
             Ok(Confirmed::Go { waited_ms }) => waited_ms,
             Ok(Confirmed::NotYet { waited_ms }) => {

@@ -64,9 +64,10 @@ pub fn robots_entry(fetch: u32) -> String {
     format!("robots {fetch}")
 }
 
-/// The name in a host's journal of redirect hop `hop` (from 1) of the robots.txt fetch named `entry`.
-pub fn robots_hop_entry(entry: &str, hop: u32) -> String {
-    format!("{entry} hop {hop}")
+/// The name in a host's journal of redirect hop `hop` (from 1) of the robots.txt fetch named `entry` at host
+/// `first` (hops of two hosts' fetches may reach one host).
+pub fn robots_hop_entry(entry: &str, first: &str, hop: u32) -> String {
+    format!("{entry} of {first} hop {hop}")
 }
 
 /// Worker → host object: may one request leave?
@@ -91,8 +92,8 @@ pub struct AskRequest {
     /// answers with the target's response ([`SendReply`]) instead of `go`.
     #[serde(default)]
     pub send: Option<Outgoing>,
-    /// The journal entry a departure that is no token's own is reserved under: a redirect hop of robots.txt
-    /// fetched for a token (the token, and the hop's name in the journal, [`robots_hop_entry`]).
+    /// The journal entry the departure is reserved under when it is not the request's own: a redirect hop of
+    /// robots.txt fetched for a token (the token, and the hop's name in the journal, [`robots_hop_entry`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<Claim>,
 }

@@ -13,19 +13,22 @@
 //!   back.
 //! - **Reservations are bounded per token**: a token holds at most `max_reservations` departures not yet
 //!   confirmed at a host ([`Tenants::outstanding`]), whichever route reserved them; `/v1/cancel` gives one back
-//!   (its slot in the host's schedule stays spent: a reserved instant is not handed to someone else), and one
+//!   (its permit at once; its slot in the host's schedule stays spent — a reserved instant is not handed to
+//!   someone else — and counts against the token until its instant, so giving back buys no more), and one
 //!   left unconfirmed [`RESERVATION_GRACE`] past its instant stops counting and can no longer be confirmed (it
 //!   holds no future any more, and cannot be saved up to spend later; it may still be reported or cancelled). So
 //!   however many requests a token sends, it holds at most `max_reservations` of a host's future departures,
 //!   and another token asking is at most that many turns behind it: `/v1/acquire` beyond the bound is refused,
 //!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes.
 //! - **Tokens that want one host take turns**: while another token wants the host (it holds a reservation there
-//!   that still counts, or asked for one within [`WANTS_FOR`]), a token's bound is one ([`Tenants::bound`]). A
+//!   that still counts, or took or waited for one within [`WANTS_FOR`]), a token's bound is one
+//!   ([`Tenants::bound`]). A
 //!   token's next reservation then comes only once its last one has gone, after those the others made meanwhile:
 //!   a token that arrives waits behind the at most `max_reservations` departures each other token held before
 //!   it asked, and from then on, between two of its departures, each other token has at most one. The host's
 //!   pace is the same (a held `/v1/fetch` takes the next free turn as soon as its token's last one goes); what
-//!   shrinks is how far ahead one token may reserve.
+//!   shrinks is how far ahead one token may reserve. (Requests waiting for a free concurrency permit are not
+//!   counted: they get it in the order they started waiting.)
 //! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
 //!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
 //!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
@@ -63,6 +66,9 @@ pub struct Issued {
     pub permit: Option<u64>,
     /// Confirmed with `/v1/depart`.
     pub departed: bool,
+    /// Given back (or reported on) before its instant: no use is left in it, but the slot it holds in the
+    /// host's schedule still counts against its token until that instant.
+    pub ended: bool,
 }
 
 impl Issued {
@@ -72,7 +78,17 @@ impl Issued {
 
     /// When it stops counting against its token's reservations, unless confirmed first.
     fn counts_until(&self) -> Instant {
-        Instant::from_nanos(self.departs_ns).saturating_add(RESERVATION_GRACE)
+        let at = Instant::from_nanos(self.departs_ns);
+        if self.ended {
+            at
+        } else {
+            at.saturating_add(RESERVATION_GRACE)
+        }
+    }
+
+    /// Whether it counts against its token at `now` (see [`Tenants::outstanding`]).
+    fn counts(&self, now: Instant) -> bool {
+        !self.departed && self.counts_until() > now
     }
 }
 
@@ -114,29 +130,29 @@ pub struct Tenants {
     fleet_throttles: Vec<(String, u64)>,
     /// Per token, a cooldown that applies to it alone, until (nanoseconds).
     own_cooldowns: Vec<(String, u64)>,
-    /// Per token, when it last asked for a departure (nanoseconds; kept [`WANTS_FOR`]).
+    /// Per token, when it last asked for a departure it took or waits for (nanoseconds; kept [`WANTS_FOR`], in
+    /// memory only: not worth a storage write per ask, and a restarted object learns it again within one).
     asks: Vec<(String, u64)>,
 }
 
 impl Tenants {
     /// The tenants as text, for the host's saved state: a line per entry, `d <id> <token> <departs> <permit|->
     /// <0|1>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
-    /// cooldown, `a <token> <at>` for its last ask (instants in nanoseconds; ids and token ids hold no spaces). Written by hand: the Worker's wasm
+    /// cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early; ids and
+    /// token ids hold no spaces). The tokens' asks are not kept. Written by hand: the Worker's wasm
     /// budget has no room for another serde type.
     pub fn encode(&self) -> String {
         let mut out = String::new();
         for d in &self.issued {
             let permit = d.permit.map_or_else(|| "-".to_owned(), |p| p.to_string());
-            let _ = writeln!(out, "d {} {} {} {permit} {}", d.id, d.token, d.departs_ns, u8::from(d.departed));
+            let state = if d.ended { 2 } else { u8::from(d.departed) };
+            let _ = writeln!(out, "d {} {} {} {permit} {state}", d.id, d.token, d.departs_ns);
         }
         for (token, at) in &self.fleet_throttles {
             let _ = writeln!(out, "f {token} {at}");
         }
         for (token, until) in &self.own_cooldowns {
             let _ = writeln!(out, "c {token} {until}");
-        }
-        for (token, at) in &self.asks {
-            let _ = writeln!(out, "a {token} {at}");
         }
         out
     }
@@ -147,20 +163,20 @@ impl Tenants {
         for line in text.lines() {
             let f: Vec<&str> = line.split(' ').collect();
             match f.as_slice() {
-                ["d", id, token, departs, permit, departed] => t.issued.push(Issued {
+                ["d", id, token, departs, permit, state] => t.issued.push(Issued {
                     id: (*id).to_owned(),
                     token: (*token).to_owned(),
                     departs_ns: departs.parse().ok()?,
                     permit: if *permit == "-" { None } else { Some(permit.parse().ok()?) },
-                    departed: match *departed {
-                        "0" => false,
+                    departed: match *state {
+                        "0" | "2" => false,
                         "1" => true,
                         _ => return None,
                     },
+                    ended: *state == "2",
                 }),
                 ["f", token, at] => t.fleet_throttles.push(((*token).to_owned(), at.parse().ok()?)),
                 ["c", token, until] => t.own_cooldowns.push(((*token).to_owned(), until.parse().ok()?)),
-                ["a", token, at] => t.asks.push(((*token).to_owned(), at.parse().ok()?)),
                 _ => return None,
             }
         }
@@ -176,7 +192,7 @@ impl Tenants {
         self.asks.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
     }
 
-    /// `token` asks for a departure at `now`: it wants the host for [`WANTS_FOR`].
+    /// `token` took a departure at `now`, or waits for one at its bound: it wants the host for [`WANTS_FOR`].
     pub fn asked(&mut self, token: &str, now: Instant) {
         match self.asks.iter_mut().find(|(t, _)| t == token) {
             Some((_, at)) => *at = (*at).max(now.as_nanos()),
@@ -189,7 +205,7 @@ impl Tenants {
     pub fn bound(&self, token: &str, max: usize, now: Instant) -> usize {
         let asking =
             self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
-        let holding = self.issued.iter().any(|d| d.token != token && !d.departed && d.counts_until() > now);
+        let holding = self.issued.iter().any(|d| d.token != token && d.counts(now));
         if asking || holding {
             max.min(1)
         } else {
@@ -201,7 +217,7 @@ impl Tenants {
     /// [`RESERVATION_GRACE`]), and the earliest of their instants.
     pub fn outstanding(&mut self, token: &str, now: Instant, max_backoff: Duration) -> (usize, Option<Instant>) {
         self.prune(now, max_backoff);
-        let held = self.issued.iter().filter(|d| d.token == token && !d.departed && d.counts_until() > now);
+        let held = self.issued.iter().filter(|d| d.token == token && d.counts(now));
         held.fold((0, None), |(n, first), d| {
             let at = Instant::from_nanos(d.departs_ns);
             (n + 1, Some(first.map_or(at, |f: Instant| f.min(at))))
@@ -219,6 +235,7 @@ impl Tenants {
             departs_ns: departs.as_nanos(),
             permit,
             departed: false,
+            ended: false,
         });
     }
 
@@ -227,13 +244,22 @@ impl Tenants {
         let at = self
             .issued
             .iter()
-            .position(|d| d.id == id && d.token == token && !d.expired(now))
+            .position(|d| d.id == id && d.token == token && !d.ended && !d.expired(now))
             .ok_or(Refusal::NotYours)?;
         match what {
             Use::Depart if self.issued[at].departed => Err(Refusal::AlreadyDeparted),
             // one that stopped counting against its token can no longer go: a token cannot save departures up
             Use::Depart if self.issued[at].counts_until() <= now => Err(Refusal::NotYours),
             Use::Depart => Ok(self.issued[at].clone()),
+            // one ended before its instant keeps its slot counted until then: giving back is no way to reserve more
+            Use::Observe | Use::Cancel
+                if !self.issued[at].departed && Instant::from_nanos(self.issued[at].departs_ns) > now =>
+            {
+                let d = self.issued[at].clone();
+                self.issued[at].ended = true;
+                self.issued[at].permit = None;
+                Ok(d)
+            }
             Use::Observe | Use::Cancel => Ok(self.issued.remove(at)),
         }
     }
@@ -292,11 +318,14 @@ mod tests {
         ts.departed("a2", "token-2", false);
         ts.throttle_scope("token-2", t(12), BACKOFF);
         ts.cool_tenant("token-2", t(40));
-        ts.asked("token-1", t(12));
+        ts.issue("a3".into(), "token-1", t(30), Some(8));
+        ts.claim("a3", "token-1", Use::Cancel, t(12)).unwrap(); // ended early: still counted until t(30)
         let text = ts.encode();
-        assert_eq!(Tenants::decode(&text), Some(ts));
+        assert_eq!(Tenants::decode(&text), Some(ts.clone()));
+        ts.asked("token-1", t(12));
+        assert_eq!(ts.encode(), text, "asks are not kept");
         assert_eq!(Tenants::decode(""), Some(Tenants::default()));
-        for bad in ["x", "d a b c - 0", "d a b 1 - 2", "f a", "c a b", "d a b 1 x 0", "a b", "a b c"] {
+        for bad in ["x", "d a b c - 0", "d a b 1 - 3", "f a", "c a b", "d a b 1 x 0", "a b 1"] {
             assert_eq!(Tenants::decode(bad), None, "{bad}");
         }
     }
@@ -331,7 +360,12 @@ mod tests {
         ts.departed("m0", "mallory", false);
         assert!(ts.claim("m0", "mallory", Use::Observe, t(10)).is_ok(), "a confirmed departure is reported on");
         ts.claim("m1", "mallory", Use::Cancel, t(10)).unwrap();
-        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), (1, Some(t(12))));
+        assert_eq!(
+            ts.outstanding("mallory", t(10), BACKOFF),
+            (2, Some(t(11))),
+            "given back: counted until its instant"
+        );
+        assert_eq!(ts.outstanding("mallory", t(11), BACKOFF), (1, Some(t(12))));
         assert_eq!(ts.outstanding("mallory", t(16), BACKOFF), (1, Some(t(12))), "counted until 5 s past its instant");
         assert_eq!(ts.outstanding("mallory", t(17), BACKOFF), (0, None), "then abandoned");
         assert_eq!(ts.claim("m2", "mallory", Use::Depart, t(17)), Err(Refusal::NotYours), "nor can it go any more");
@@ -357,6 +391,21 @@ mod tests {
         assert_eq!(ts.tenant_cooldown("mallory", t(260)), Some(t(300)));
         assert_eq!(ts.tenant_cooldown("alice", t(260)), None);
         assert_eq!(ts.tenant_cooldown("mallory", t(300)), None);
+    }
+
+    #[test]
+    fn giving_a_reservation_back_before_its_instant_frees_its_permit_not_its_count() {
+        let mut ts = Tenants::default();
+        ts.issue("m1".into(), "mallory", t(10), Some(3));
+        assert_eq!(ts.claim("m1", "mallory", Use::Cancel, t(1)).map(|d| d.permit), Ok(Some(3)), "its permit back");
+        assert_eq!(ts.outstanding("mallory", t(1), BACKOFF), (1, Some(t(10))), "its slot still counts");
+        assert_eq!(ts.claim("m1", "mallory", Use::Depart, t(2)), Err(Refusal::NotYours), "and cannot be used");
+        assert_eq!(ts.claim("m1", "mallory", Use::Observe, t(2)), Err(Refusal::NotYours));
+        assert_eq!(ts.outstanding("mallory", t(10), BACKOFF), (0, None), "until its instant");
+        ts.issue("m2".into(), "mallory", t(20), None);
+        assert!(ts.claim("m2", "mallory", Use::Observe, t(5)).is_ok(), "reported early: the same");
+        assert_eq!(ts.outstanding("mallory", t(5), BACKOFF).0, 2);
+        assert_eq!(ts.bound("alice", 4, t(5)), 1, "and another token sees it held");
     }
 
     #[test]

@@ -136,10 +136,16 @@ impl HostClient {
         Ok(HostClient { stub, host: key.to_string() })
     }
 
-    /// May one request for `url` that is no token's own leave (robots.txt fetched not checked; see
-    /// [`AskRequest`])? A departure reserved is in the journal as `journal` when set.
-    pub async fn ask(&self, max_wait_ms: Option<f64>, url: &str, journal: Option<Claim>) -> Result<AskReply, ApiError> {
-        let req = AskRequest { max_wait_ms, url: url.to_owned(), journal, ..self.asking() };
+    /// May one request for `url` leave, robots.txt not checked (see [`AskRequest`]): `asker`'s when given (under
+    /// its bound), in the journal as `journal` when set.
+    pub async fn ask(
+        &self,
+        max_wait_ms: Option<f64>,
+        url: &str,
+        asker: Option<AskerWire>,
+        journal: Option<Claim>,
+    ) -> Result<AskReply, ApiError> {
+        let req = AskRequest { max_wait_ms, url: url.to_owned(), asker, journal, ..self.asking() };
         match self.asked(&req).await? {
             Asked::Reply(reply) => Ok(reply),
             Asked::Sent { .. } => Err(ApiError::internal("the host object sent a request it was not given")),

@@ -47,7 +47,7 @@ pub(crate) async fn fetch_robots(
     // the fetch's time runs from its departure, not from now
     let deadline = dep.departs_ms.max(js::now_ms()) + cfg.fetch_timeout.as_secs_f64() * 1000.0;
     let journal = asker.map(|a| Claim { token: a.token.clone(), id: robots_entry(fetch) });
-    let fetched = follow(visit, dep, journal, deadline).await;
+    let fetched = follow(visit, dep, asker, journal, deadline).await;
     let status = fetched.as_ref().map(|f| f.status);
     let (headers, body) = fetched.map(|f| (f.headers, f.body)).unwrap_or_default();
     let report = RobotsRequest {
@@ -64,9 +64,16 @@ pub(crate) async fn fetch_robots(
 }
 
 /// GET the host's `/robots.txt` at `dep`, following redirects; `None` when no answer came by `deadline_ms` (epoch
-/// ms). Each departure's permit goes back as soon as its answer has come (before a hop asks for one). The first
-/// request stamps `journal`, each hop an entry of its own named after it.
-async fn follow(visit: &HostVisit<'_>, dep: &Departure, journal: Option<Claim>, deadline_ms: f64) -> Option<Fetched> {
+/// ms). Each departure's permit goes back as soon as its answer has come (before a hop asks for one). A hop is
+/// `asker`'s departure at its host (under its bound, taking its turn there). The first request stamps `journal`,
+/// each hop an entry of its own named after it.
+async fn follow(
+    visit: &HostVisit<'_>,
+    dep: &Departure,
+    asker: Option<&AskerWire>,
+    journal: Option<Claim>,
+    deadline_ms: f64,
+) -> Option<Fetched> {
     let first = journal.clone();
     let mut journal = journal;
     let cfg = visit.cfg;
@@ -82,7 +89,7 @@ async fn follow(visit: &HostVisit<'_>, dep: &Departure, journal: Option<Claim>, 
         let sent = match left > 0.0 {
             true => {
                 let request = Outgoing { url: url.clone(), headers: headers.to_vec(), timeout_ms: left };
-                send_at(host, dep, None, journal.take(), &request).await
+                send_at(host, dep, asker, journal.take(), &request).await
             }
             false => Ok((Sent::NotYet, 0.0)),
         };
@@ -107,8 +114,10 @@ async fn follow(visit: &HostVisit<'_>, dep: &Departure, journal: Option<Claim>, 
             Some(target) if hops < MAX_ROBOTS_HOPS => {
                 js::cancel_body(&response);
                 hops += 1;
-                journal = first.as_ref().map(|c| Claim { token: c.token.clone(), id: robots_hop_entry(&c.id, hops) });
-                match hop_turn(visit, &target, deadline_ms, journal.clone()).await {
+                let from = &visit.host.host;
+                journal =
+                    first.as_ref().map(|c| Claim { token: c.token.clone(), id: robots_hop_entry(&c.id, from, hops) });
+                match hop_turn(visit, &target, deadline_ms, asker, journal.clone()).await {
                     Ok(Some(hop)) => at = hop,
                     Ok(None) => return None,
                     Err(e) => {
@@ -142,11 +151,13 @@ async fn read(response: web_sys::Response, deadline_ms: f64) -> Option<Fetched> 
 }
 
 /// A departure for a redirect's target at its host (the visit's own host, or another's object) that may go by
-/// `deadline_ms`, with the host's client, reserved in its journal as `journal`; `None` when none may go in time.
+/// `deadline_ms`, with the host's client: `asker`'s (it waits at its bound, within the deadline), reserved in its
+/// journal as `journal`; `None` when none may go in time.
 async fn hop_turn(
     visit: &HostVisit<'_>,
     target: &Target,
     deadline_ms: f64,
+    asker: Option<&AskerWire>,
     journal: Option<Claim>,
 ) -> Result<Option<(HostClient, Departure)>, ApiError> {
     let host =
@@ -156,7 +167,8 @@ async fn hop_turn(
         if left <= 0.0 {
             return Ok(None);
         }
-        match host.ask(Some(left), &target.url.href, journal.clone()).await? {
+        let asking = asker.map(|a| AskerWire { waits: true, ..a.clone() });
+        match host.ask(Some(left), &target.url.href, asking, journal.clone()).await? {
             AskReply::Go(dep) if dep.reserved => return Ok(Some((host, dep))),
             // every concurrency permit is held: ask again after the wait
             AskReply::Go(dep) => crate::departure::sleep_ms(dep.wait_ms.min(left)).await,
