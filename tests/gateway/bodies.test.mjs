@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { Gateway } from './gateway.mjs';
@@ -24,6 +25,22 @@ const VARS = {
 };
 const MiB = 1024 * 1024;
 const zipped = gzipSync(Buffer.alloc(16 * MiB, 97)); // 16 MiB decoded, a few KB on the wire
+
+/**
+ * An origin that breaks HTTP framing (node:http will not): `Content-Length: 100000` and `Transfer-Encoding: chunked`
+ * together (the chunked framing wins), one chunk of 50,000 bytes, then the connection is dropped.
+ */
+async function startMisframed() {
+  const server = net.createServer((socket) => {
+    socket.once('data', () => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n' +
+        'Transfer-Encoding: chunked\r\n\r\n');
+      socket.write(`${(50_000).toString(16)}\r\n${'z'.repeat(50_000)}\r\n`, () => setTimeout(() => socket.destroy(), 50));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: (p) => `http://127.0.0.1:${server.address().port}${p}` };
+}
 
 /** An origin with bodies of every kind: stalled, gzip bombs, large and length-less. */
 async function startOrigin() {
@@ -120,6 +137,19 @@ for (const concurrency of ['64', '0']) describe(`gateway: bodies, CRAWL_MAX_CONC
     const res = await fetch(via(origin.url('/short')), { headers: auth() });
     assert.equal(res.headers.get('content-length'), '100000');
     await assert.rejects(res.arrayBuffer(), 'fetch sees the body fail, not end');
+  });
+
+  test('a body whose Content-Length its chunked framing overrides, cut midway, never ends clean', async () => {
+    const misframed = await startMisframed();
+    try {
+      const c = await curl(misframed.url('/'));
+      assert.ok(c.exit !== 0 || !c.out.startsWith('200 '), `curl: ${c.exit} (${c.out}): a cut body must not end clean`);
+      const res = await fetch(via(misframed.url('/')), { headers: auth() });
+      if (res.status === 200) await assert.rejects(res.arrayBuffer(), 'fetch sees the body fail, not end');
+      else assert.ok(res.status >= 500, `status ${res.status}`);
+    } finally {
+      misframed.server.close();
+    }
   });
 
   test('a gzip body within its Content-Length but over the limit decoded is refused', async () => {

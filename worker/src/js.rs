@@ -94,15 +94,6 @@ export function pass_body(body, length, deadlineMs) {
   return { readable: fixed.readable, done };
 }
 
-// A body passed on as it came, as a FixedLengthStream of its declared length: the runtime pipes it without a
-// JavaScript step per chunk, and a body shorter or longer than declared errors (a short download every client
-// sees) instead of ending clean.
-export function fixed_length(body, length) {
-  const fixed = new FixedLengthStream(length);
-  body.pipeTo(fixed.writable).catch(() => {});
-  return fixed.readable;
-}
-
 // Bytes read whole, answered as a body of their exact length (pass_body over 64 KiB views of them, never cut:
 // they are all here, and a runtime that re-encodes the answer would end a cut one as if it were complete):
 // `done` resolves when the last view has been taken by the caller's side, or the caller went away.
@@ -218,8 +209,6 @@ extern "C" {
     /// `{ readable, done }`: a body of exactly `length` bytes passed through as it is read, within `deadline_ms`
     /// (cut short otherwise), and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, length: f64, deadline_ms: f64) -> js_sys::Object;
-    /// `body` passed on as it came, as a stream of exactly `length` bytes (one that is not errors).
-    pub fn fixed_length(body: &web_sys::ReadableStream, length: f64) -> web_sys::ReadableStream;
     /// `{ readable, done }`: `bytes` as a body of their exact length, and a promise that they have been passed
     /// on (or the caller went away).
     pub fn send_bytes(bytes: &js_sys::Uint8Array) -> js_sys::Object;
