@@ -12,7 +12,11 @@ cd "$(dirname "$0")/.."
 OUT=pkg
 PROFILE=wasm-release
 
-cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$PROFILE" --target-dir target/pkg
+# Source paths in the module (panic locations) name no machine: the registry's and the checkout's are cut, so the
+# module is the same bytes, and size, wherever it is built.
+REGISTRY="${CARGO_HOME:-$HOME/.cargo}/registry/src/index.crates.io-1949cf8c6b5b557f/"
+RUSTFLAGS="--remap-path-prefix=$REGISTRY= --remap-path-prefix=$PWD/=" \
+  cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$PROFILE" --target-dir target/pkg
 rm -rf "$OUT" && mkdir -p "$OUT"
 wasm-bindgen "target/pkg/wasm32-unknown-unknown/$PROFILE/hostpace.wasm" --target web --out-dir "$OUT" --out-name hostpace
 node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=30 --low-memory-unused --strip-debug --strip-producers --strip-target-features \

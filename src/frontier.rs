@@ -34,15 +34,48 @@ pub enum Pop {
     Empty,
 }
 
-/// One queued URL: higher priority first, then first in, first out.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// One queued URL: higher priority first, then first in, first out. Sixteen bytes in wasm (a million of them,
+/// with their queues' spare room, are a good part of a large frontier's memory).
+#[derive(Debug)]
 struct Queued {
     priority: i32,
-    order: Reverse<u64>,
-    /// The URL, or (when `short`) what follows its host's `origin`: a million URLs over a few hosts mostly
-    /// repeat their origin, and dropping it saves about a third of the frontier's memory.
+    /// Its place among its host's queued URLs ([`HostQueue::next`]).
+    order: Reverse<u32>,
+    /// The URL, or what follows its host's `origin`: a million URLs over a few hosts mostly repeat their origin,
+    /// and dropping it saves about a third of the frontier's memory. What follows a [`plain_origin`] is nothing
+    /// or starts with `/`, `?` or `#`, which an absolute URL never does: [`Queued::short`].
     url: Box<str>,
-    short: bool,
+}
+
+/// Queued URLs are ordered by priority, then order: their text plays no part.
+impl Ord for Queued {
+    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
+        (self.priority, self.order).cmp(&(other.priority, other.order))
+    }
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Queued) -> bool {
+        (self.priority, self.order) == (other.priority, other.order)
+    }
+}
+
+impl Eq for Queued {}
+
+impl Queued {
+    /// Whether `url` is what follows the host's origin.
+    fn short(&self) -> bool {
+        match self.url.as_bytes().first() {
+            Some(b) => b"/?#".contains(b),
+            None => true,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -56,6 +89,22 @@ struct HostQueue {
     slot: Slot,
     /// The literal `scheme://authority` of the first plainly spelled URL pushed for the host (empty: none yet).
     origin: Box<str>,
+    /// The order of the next URL pushed (from zero again whenever the queue empties).
+    next: u32,
+}
+
+impl HostQueue {
+    /// The order of a URL pushed now: from zero whenever the queue was empty. (A host's queue would need four
+    /// billion pushes without ever emptying to run out, which a politely paced host cannot drain in years;
+    /// then its newest URLs share the last order, and leave after the others in no promised order.)
+    fn next_order(&mut self) -> Reverse<u32> {
+        if self.urls.is_empty() {
+            self.next = 0;
+        }
+        let order = Reverse(self.next);
+        self.next = self.next.saturating_add(1);
+        order
+    }
 }
 
 /// A host-aware ready queue over a registry's pacing.
@@ -157,7 +206,6 @@ impl Frontier {
                 return Err(Error::InvalidUrl { input: clip(url), reason: "its host id names another host".into() })
             }
         }
-        let order = self.next_order();
         if self.hosts[h as usize].urls.is_empty() {
             self.schedule(h, Instant::ZERO);
         }
@@ -168,7 +216,8 @@ impl Frontier {
         // short when the URL's own plain origin is the host's (then the URL is that origin and what follows)
         let short = origin.is_some_and(|o| *o == *queue.origin);
         let stored = if short { &url[queue.origin.len()..] } else { url };
-        queue.urls.push(Queued { priority, order: Reverse(order), url: stored.into(), short });
+        let order = queue.next_order();
+        queue.urls.push(Queued { priority, order, url: stored.into() });
         self.len += 1;
         Ok(())
     }
@@ -292,7 +341,7 @@ impl Frontier {
     fn pop_from(&mut self, h: u32) -> Box<str> {
         let queue = &mut self.hosts[h as usize];
         let Some(item) = queue.urls.pop() else { return Box::default() };
-        let url = if item.short {
+        let url = if item.short() {
             let mut full = String::with_capacity(queue.origin.len() + item.url.len());
             full.push_str(&queue.origin);
             full.push_str(&item.url);
@@ -404,6 +453,33 @@ mod tests {
             })
             .collect();
         assert_eq!(got, urls);
+    }
+
+    #[test]
+    fn a_queued_url_is_its_order_priority_and_text_only() {
+        assert_eq!(std::mem::size_of::<Queued>(), 8 + std::mem::size_of::<Box<str>>());
+    }
+
+    #[test]
+    fn a_hosts_urls_leave_first_in_first_out_and_its_count_restarts_when_it_empties() {
+        let mut f = Frontier::new();
+        let r = Registry::new(Policy::default()).unwrap();
+        let pop = |f: &mut Frontier| String::from(f.pop_id(&r, Instant::ZERO).unwrap().0);
+        f.push("http://a.example/1", 0).unwrap();
+        f.push("http://a.example/2", 0).unwrap();
+        assert_eq!(pop(&mut f), "http://a.example/1");
+        assert_eq!(pop(&mut f), "http://a.example/2");
+        f.push("http://a.example/3", 0).unwrap();
+        assert_eq!(f.hosts[0].next, 1, "an emptied queue counts from zero again");
+        f.hosts[0].next = u32::MAX - 1; // as after four billion pushes without the queue emptying
+        for u in ["http://a.example/4", "http://a.example/urgent", "http://a.example/6", "http://a.example/5"] {
+            f.push(u, i32::from(u.ends_with("urgent"))).unwrap();
+        }
+        assert_eq!(f.hosts[0].next, u32::MAX, "the count stops at its end");
+        let mut order: Vec<String> = (0..5).map(|_| pop(&mut f)).collect();
+        order[3..].sort(); // /6 and /5 share the last order: both leave last, in no promised order
+        let expected = ["urgent", "3", "4", "5", "6"].map(|p| format!("http://a.example/{p}"));
+        assert_eq!(order, expected);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub(crate) fn ms_arg(ms: f64, name: &str) -> Result<f64, JsValue> {
     if is_ms(ms) {
         Ok(ms)
     } else {
-        Err(js_error(format!("invalid {name}: {} (expected milliseconds from 0 to {MAX_MS:.0})", Num(ms))))
+        Err(js_error(format!("invalid {name}: {} (expected milliseconds from 0 to {})", Num(ms), MAX_MS as u64)))
     }
 }
 
