@@ -392,6 +392,7 @@ p(
   '',
   '```sh',
   'cargo bench --bench core                      # criterion, into target/criterion/',
+  'cargo bench --bench robots                    # criterion, into target/criterion/',
   'node bench/report.mjs --save-criterion        # its estimates, copied into bench/results/criterion/',
   'cargo bench --bench memory | node bench/report.mjs --parse-memory > bench/results/memory.json',
   'npm run build:pkg                             # pkg/, measured by the Node benchmarks and for its size',
