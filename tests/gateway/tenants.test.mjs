@@ -45,6 +45,21 @@ async function crawl(victim, o, paths) {
   }
 }
 
+/**
+ * `n` concurrent /v1/fetch of `o` by `tenant`, once the flood is at the host's object (its first request has
+ * arrived): the statuses, to come.
+ */
+async function floodOf(tenant, o, n) {
+  const flood = Array.from({ length: n }, async (_, i) => {
+    const res = await tenant.fetchVia(o.url(`/flood${i}`));
+    await res.arrayBuffer();
+    return res.status;
+  });
+  await within(until(() => o.arrivals().length > 0), 5000, 'the flood never reached the origin');
+  await sleep(100);
+  return flood;
+}
+
 describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s budget', () => {
   let gateway;
   let victim;
@@ -181,14 +196,7 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
 
   test('a flood of /v1/fetch holds at most four of the host\'s turns: the victim goes within five', async () => {
     const o = await origin({});
-    const flood = Array.from({ length: 20 }, async (_, i) => {
-      const res = await attacker.fetchVia(o.url(`/flood${i}`));
-      await res.arrayBuffer();
-      return res.status;
-    });
-    // the flood is at the host's object once its first request has arrived
-    await within(until(() => o.arrivals().length > 0), 5000, 'the flood never reached the origin');
-    await sleep(100);
+    const flood = await floodOf(attacker, o, 20);
     const t0 = Date.now();
     await crawl(victim, o, ['/v']);
     const waited = o.log.find((e) => e.path === '/v').t - t0;
@@ -199,13 +207,7 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
 
   test('a flood and a crawl of one host take turns: between two of the victim\'s requests, one of the flood', async () => {
     const o = await origin({});
-    const flood = Array.from({ length: 24 }, async (_, i) => {
-      const res = await attacker.fetchVia(o.url(`/flood${i}`));
-      await res.arrayBuffer();
-      return res.status;
-    });
-    await within(until(() => o.arrivals().length > 0), 5000, 'the flood never reached the origin');
-    await sleep(100);
+    const flood = await floodOf(attacker, o, 24);
     await crawl(victim, o, ['/v1', '/v2', '/v3', '/v4']);
     const order = o.log.map((e) => (e.path.startsWith('/v') ? 'V' : 'f')).join('');
     const first = order.indexOf('V');
@@ -289,7 +291,10 @@ describe('gateway: concurrency permits belong to the token that took them', () =
   let o;
 
   before(async () => {
-    gateway = await Gateway.start({ vars: { ...VARS, CRAWL_MAX_CONCURRENCY: '1' }, token: `${VICTIM},${ATTACKER}` });
+    // a permit's lease (the longest a waiting request is told to wait for one) within CRAWL_MAX_WAIT_SEC: a
+    // request finding the permit held waits for it
+    const vars = { ...VARS, CRAWL_MAX_CONCURRENCY: '1', CRAWL_LEASE_SEC: '5' };
+    gateway = await Gateway.start({ vars, token: `${VICTIM},${ATTACKER}` });
     victim = tenant(gateway, VICTIM);
     attacker = tenant(gateway, ATTACKER);
     o = await Origin.start({});
@@ -298,6 +303,22 @@ describe('gateway: concurrency permits belong to the token that took them', () =
   after(async () => {
     await gateway?.stop();
     await o?.close();
+  });
+
+  test('tokens waiting for the one permit take it by turns: a flood does not keep it from a crawl', async () => {
+    // each answer takes 300 ms, longer than the host's 200 ms spacing: the permit is what paces
+    const slow = await Origin.start({ '*': { status: 200, body: 'slow', delayMs: 300 } });
+    try {
+      const flood = await floodOf(attacker, slow, 12);
+      await crawl(victim, slow, ['/v1', '/v2', '/v3']);
+      const order = slow.log.map((e) => (e.path.startsWith('/v') ? 'V' : 'f')).join('');
+      const between = order.slice(order.indexOf('V'), order.lastIndexOf('V') + 1).split('V').slice(1, -1);
+      assert.ok(between.every((run) => run.length <= 1), `the origin's log (f: flood, V: victim): ${order}`);
+      assert.ok(order.indexOf('V') <= 2, `the victim's first request waited behind ${order.indexOf('V')} of the flood: ${order}`);
+      assert.deepEqual(await Promise.all(flood), Array(12).fill(200), 'the flood is served');
+    } finally {
+      await slow.close();
+    }
   });
 
   test("another token's permit cannot be released", async () => {

@@ -9,7 +9,7 @@ use crate::protocol::{ms, HostReport, RobotsReport};
 use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
 use hostpace::robots::{Robots, RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
 use hostpace::{
-    Decision, Error, HostKey, Instant, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
+    Decision, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -86,6 +86,10 @@ pub struct Asker<'a> {
     /// (`/v1/acquire`).
     pub waits: bool,
 }
+
+/// How long a token that leaves the next free permit to another waits before it asks again (it is woken sooner
+/// when a permit goes back).
+const PERMIT_TURN: Duration = Duration::from_millis(250);
 
 /// The longest rule quoted in an answer, in bytes (a site's robots.txt may hold lines of any length).
 const MAX_QUOTED_RULE: usize = 512;
@@ -379,6 +383,16 @@ impl HostDesk {
             }
             return Ok((Ask::Hold { until }, None));
         }
+        if self.tenants.yields_permit(asker.token, now) {
+            // another token waiting for a permit has the better claim to the next free one: as when every permit
+            // is held, nothing is reserved and the caller asks again (sooner when a permit goes back)
+            self.tenants.asked(asker.token, now);
+            self.tenants.waits_for_permit(asker.token, now);
+            let departs = now.saturating_add(PERMIT_TURN);
+            let wait =
+                Decision { wait: PERMIT_TURN, layer: Layer::Concurrency, departs, reserved: false, permit: None };
+            return Ok((Ask::Go(wait), None));
+        }
         let ask = self.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
         match &ask {
             Ask::Go(d) if d.reserved => {
@@ -387,7 +401,9 @@ impl HostDesk {
                 Ok((ask, Some(id)))
             }
             Ask::Go(_) => {
-                self.tenants.asked(asker.token, now); // waiting for a permit
+                // every permit is held: it waits for one
+                self.tenants.asked(asker.token, now);
+                self.tenants.waits_for_permit(asker.token, now);
                 Ok((ask, None))
             }
             _ => Ok((ask, None)),
@@ -471,6 +487,7 @@ impl HostDesk {
 
     /// Give back a concurrency permit.
     pub fn release(&mut self, permit: u64) -> bool {
+        self.tenants.permit_back(permit);
         self.registry.release(&self.key, permit)
     }
 
@@ -927,6 +944,36 @@ mod tests {
         assert!(order.starts_with("MMMMAMAMAMAM"), "four held before alice came, then one each: {order}");
         let at: Vec<u64> = turns.iter().map(|(_, _, at)| *at).collect();
         assert!(at.windows(2).all(|w| w[1] - w[0] == 200), "the host's pace is the same: {at:?}");
+    }
+
+    #[test]
+    fn tokens_waiting_for_one_permit_take_it_by_turns() {
+        // one permit, a fast rate: the permit is what paces; mallory asks for one more at every step, alice too
+        let mut desk = HostDesk::new(Policy { max_concurrency: 1, ..policy(100.0, 100.0) }, key()).unwrap();
+        let askers = [
+            Asker { token: "token-m", max_reservations: 4, waits: true },
+            Asker { token: "token-a", max_reservations: 4, waits: true },
+        ];
+        let mut order = String::new();
+        let mut in_flight: Option<(usize, String, u64)> = None;
+        for step in 0..12u64 {
+            let now = t(step * 10);
+            // the request holding the permit has gone and its answer came: the permit goes back
+            if let Some((who, id, permit)) = in_flight.take() {
+                desk.departed(askers[who].token, &id, true);
+                assert!(desk.release(permit));
+            }
+            // mallory asks first every time, as a flood would
+            for who in [0, 1] {
+                let id = format!("{who}-{step}");
+                if let (Ask::Go(d), Some(id)) = desk.ask_as(askers[who], id, None, None, now).unwrap() {
+                    assert!(in_flight.is_none(), "one permit, one request");
+                    in_flight = Some((who, id, d.permit.unwrap().id));
+                    order.push(['M', 'A'][who]);
+                }
+            }
+        }
+        assert_eq!(order, "MAMAMAMAMAMA", "mallory asking first every time does not keep the permit");
     }
 
     #[test]

@@ -22,13 +22,18 @@
 //!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes.
 //! - **Tokens that want one host take turns**: while another token wants the host (it holds a reservation there
 //!   that still counts, or took or waited for one within [`WANTS_FOR`]), a token's bound is one
-//!   ([`Tenants::bound`]). A
-//!   token's next reservation then comes only once its last one has gone, after those the others made meanwhile:
-//!   a token that arrives waits behind the at most `max_reservations` departures each other token held before
-//!   it asked, and from then on, between two of its departures, each other token has at most one. The host's
+//!   ([`Tenants::bound`]). A token's next reservation then comes only once its last one has gone, after those
+//!   the others made meanwhile: a token that arrives waits behind the at most `max_reservations` departures each
+//!   other token held before it asked, and from then on, between two of its departures, each other token has
+//!   at most one. The host's
 //!   pace is the same (a held `/v1/fetch` takes the next free turn as soon as its token's last one goes); what
-//!   shrinks is how far ahead one token may reserve. (Requests waiting for a free concurrency permit are not
-//!   counted: they get it in the order they started waiting.)
+//!   shrinks is how far ahead one token may reserve.
+//! - **Permits go by turns too**: while every concurrency permit of a host is held, the tokens waiting for one
+//!   are recorded ([`Tenants::waits_for_permit`]); a token may take a permit only while no other waiting token
+//!   holds fewer permits in flight, or as many and was last issued a departure before it
+//!   ([`Tenants::yields_permit`]). So a token holding every permit gives the next free one to a token that
+//!   holds none, and tokens wanting more permits than there are take them in turn. A permit rides on its departure until it goes back (the
+//!   gateway's own fetch keeps it while its body is passed on).
 //! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
 //!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
 //!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
@@ -50,6 +55,10 @@ pub const RESERVATION_GRACE: Duration = Duration::from_secs(5);
 /// How long after it last asked for a departure at a host a token counts as wanting the host (see the module).
 pub const WANTS_FOR: Duration = Duration::from_secs(5);
 
+/// How long after its last ask a token waiting for a permit still counts as waiting (a waiting caller asks again
+/// at least every quarter second).
+pub const PERMIT_WAIT_STALE: Duration = Duration::from_secs(1);
+
 /// The most issued departures a host keeps (the oldest are forgotten first; each token's own bound is smaller).
 pub const MAX_ISSUED: usize = 4096;
 
@@ -66,8 +75,9 @@ pub struct Issued {
     pub permit: Option<u64>,
     /// Confirmed with `/v1/depart`.
     pub departed: bool,
-    /// Given back (or reported on) before its instant: no use is left in it, but the slot it holds in the
-    /// host's schedule still counts against its token until that instant.
+    /// No use is left in it: given back (or reported on) before its instant, when the slot it holds in the
+    /// host's schedule still counts against its token until that instant; or gone with the gateway's own fetch,
+    /// kept while its permit is in flight.
     pub ended: bool,
 }
 
@@ -133,19 +143,26 @@ pub struct Tenants {
     /// Per token, when it last asked for a departure it took or waits for (nanoseconds; kept [`WANTS_FOR`], in
     /// memory only: not worth a storage write per ask, and a restarted object learns it again within one).
     asks: Vec<(String, u64)>,
+    /// Per token waiting for a free permit, when it last asked (nanoseconds; kept [`PERMIT_WAIT_STALE`]; memory
+    /// only).
+    permit_waits: Vec<(String, u64)>,
+    /// Per token, the count of departures issued here when it was last issued one, and that count (memory only;
+    /// an entry per token the object has issued a departure to, and tokens are the gateway's configured ones).
+    served: Vec<(String, u64)>,
+    issues: u64,
 }
 
 impl Tenants {
     /// The tenants as text, for the host's saved state: a line per entry, `d <id> <token> <departs> <permit|->
-    /// <0|1>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
-    /// cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early; ids and
-    /// token ids hold no spaces). The tokens' asks are not kept. Written by hand: the Worker's wasm
-    /// budget has no room for another serde type.
+    /// <state>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
+    /// cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early, 3 gone
+    /// with its permit in flight; ids and token ids hold no spaces). The tokens' asks are not kept. Written by hand: the Worker's wasm budget has no
+    /// room for another serde type.
     pub fn encode(&self) -> String {
         let mut out = String::new();
         for d in &self.issued {
             let permit = d.permit.map_or_else(|| "-".to_owned(), |p| p.to_string());
-            let state = if d.ended { 2 } else { u8::from(d.departed) };
+            let state = u8::from(d.departed) | u8::from(d.ended) << 1;
             let _ = writeln!(out, "d {} {} {} {permit} {state}", d.id, d.token, d.departs_ns);
         }
         for (token, at) in &self.fleet_throttles {
@@ -163,18 +180,17 @@ impl Tenants {
         for line in text.lines() {
             let f: Vec<&str> = line.split(' ').collect();
             match f.as_slice() {
-                ["d", id, token, departs, permit, state] => t.issued.push(Issued {
-                    id: (*id).to_owned(),
-                    token: (*token).to_owned(),
-                    departs_ns: departs.parse().ok()?,
-                    permit: if *permit == "-" { None } else { Some(permit.parse().ok()?) },
-                    departed: match *state {
-                        "0" | "2" => false,
-                        "1" => true,
-                        _ => return None,
-                    },
-                    ended: *state == "2",
-                }),
+                ["d", id, token, departs, permit, state] => {
+                    let state: u8 = state.parse().ok().filter(|s| *s <= 3)?;
+                    t.issued.push(Issued {
+                        id: (*id).to_owned(),
+                        token: (*token).to_owned(),
+                        departs_ns: departs.parse().ok()?,
+                        permit: if *permit == "-" { None } else { Some(permit.parse().ok()?) },
+                        departed: state & 1 == 1,
+                        ended: state & 2 == 2,
+                    })
+                }
                 ["f", token, at] => t.fleet_throttles.push(((*token).to_owned(), at.parse().ok()?)),
                 ["c", token, until] => t.own_cooldowns.push(((*token).to_owned(), until.parse().ok()?)),
                 _ => return None,
@@ -190,6 +206,44 @@ impl Tenants {
         self.fleet_throttles.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(window) > now);
         self.own_cooldowns.retain(|(_, until)| Instant::from_nanos(*until) > now);
         self.asks.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        self.permit_waits.retain(|(_, last)| Instant::from_nanos(*last).saturating_add(PERMIT_WAIT_STALE) > now);
+    }
+
+    /// Permits `token` holds in flight (on departures that went and have not given theirs back).
+    fn permits_in_flight(&self, token: &str) -> usize {
+        self.issued.iter().filter(|d| d.token == token && d.departed && d.permit.is_some()).count()
+    }
+
+    /// `token` was told at `now` to wait for a free permit.
+    pub fn waits_for_permit(&mut self, token: &str, now: Instant) {
+        match self.permit_waits.iter_mut().find(|(t, _)| t == token) {
+            Some((_, last)) => *last = (*last).max(now.as_nanos()),
+            None => self.permit_waits.push((token.to_owned(), now.as_nanos())),
+        }
+    }
+
+    /// When `token` was last issued a departure here, as a count of departures issued (0: never).
+    fn last_served(&self, token: &str) -> u64 {
+        self.served.iter().find(|(t, _)| t == token).map_or(0, |s| s.1)
+    }
+
+    /// Whether `token` should leave the next free permit to another token waiting for one at `now`: one that
+    /// holds fewer permits in flight, or as many and was served before it (see the module).
+    pub fn yields_permit(&mut self, token: &str, now: Instant) -> bool {
+        self.permit_waits.retain(|(_, last)| Instant::from_nanos(*last).saturating_add(PERMIT_WAIT_STALE) > now);
+        let (mine, served) = (self.permits_in_flight(token), self.last_served(token));
+        self.permit_waits.iter().filter(|(t, _)| t != token).any(|(t, _)| {
+            let theirs = self.permits_in_flight(t);
+            theirs < mine || (theirs == mine && self.last_served(t) < served)
+        })
+    }
+
+    /// Permit `permit` went back: the departure it rode on is done with.
+    pub fn permit_back(&mut self, permit: u64) {
+        self.issued.retain(|d| !(d.ended && d.departed && d.permit == Some(permit)));
+        for d in self.issued.iter_mut().filter(|d| d.permit == Some(permit)) {
+            d.permit = None;
+        }
     }
 
     /// `token` took a departure at `now`, or waits for one at its bound: it wants the host for [`WANTS_FOR`].
@@ -224,8 +278,14 @@ impl Tenants {
         })
     }
 
-    /// Record departure `id` issued to `token` for `departs`, with `permit`.
+    /// Record departure `id` issued to `token` for `departs`, with `permit` (it waits for a permit no more).
     pub fn issue(&mut self, id: String, token: &str, departs: Instant, permit: Option<u64>) {
+        self.permit_waits.retain(|(t, _)| t != token);
+        self.issues += 1;
+        match self.served.iter_mut().find(|(t, _)| t == token) {
+            Some((_, at)) => *at = self.issues,
+            None => self.served.push((token.to_owned(), self.issues)),
+        }
         if self.issued.len() >= MAX_ISSUED {
             self.issued.remove(0);
         }
@@ -264,14 +324,16 @@ impl Tenants {
         }
     }
 
-    /// Record that departure `id` of `token` went (confirmed): it stops counting as a reservation. One that
-    /// `ends` going (the gateway's own fetch, reported without its id) is forgotten.
+    /// Record that departure `id` of `token` went (confirmed): it stops counting as a reservation, and its
+    /// token waits for no permit. One that `ends` going (the gateway's own fetch, reported without its id) can no
+    /// longer be used, and is forgotten once its permit, if any, goes back ([`Tenants::permit_back`]).
     pub fn departed(&mut self, id: &str, token: &str, ends: bool) {
         if let Some(at) = self.issued.iter().position(|d| d.id == id && d.token == token) {
-            if ends {
+            if ends && self.issued[at].permit.is_none() {
                 self.issued.remove(at);
             } else {
                 self.issued[at].departed = true;
+                self.issued[at].ended |= ends;
             }
         }
     }
@@ -321,11 +383,13 @@ mod tests {
         ts.issue("a3".into(), "token-1", t(30), Some(8));
         ts.claim("a3", "token-1", Use::Cancel, t(12)).unwrap(); // ended early: still counted until t(30)
         let text = ts.encode();
-        assert_eq!(Tenants::decode(&text), Some(ts.clone()));
+        let back = Tenants::decode(&text).unwrap();
+        assert_eq!((back.issued.clone(), back.encode()), (ts.issued.clone(), text.clone()));
         ts.asked("token-1", t(12));
-        assert_eq!(ts.encode(), text, "asks are not kept");
+        ts.waits_for_permit("token-2", t(12));
+        assert_eq!(ts.encode(), text, "asks and waits are not kept");
         assert_eq!(Tenants::decode(""), Some(Tenants::default()));
-        for bad in ["x", "d a b c - 0", "d a b 1 - 3", "f a", "c a b", "d a b 1 x 0", "a b 1"] {
+        for bad in ["x", "d a b c - 0", "d a b 1 - 4", "d a b 1 - x", "f a", "c a b", "d a b 1 x 0", "a b 1"] {
             assert_eq!(Tenants::decode(bad), None, "{bad}");
         }
     }
@@ -406,6 +470,32 @@ mod tests {
         assert!(ts.claim("m2", "mallory", Use::Observe, t(5)).is_ok(), "reported early: the same");
         assert_eq!(ts.outstanding("mallory", t(5), BACKOFF).0, 2);
         assert_eq!(ts.bound("alice", 4, t(5)), 1, "and another token sees it held");
+    }
+
+    #[test]
+    fn the_next_free_permit_goes_to_the_waiting_token_with_fewer_in_flight_or_waiting_longer() {
+        let mut ts = Tenants::default();
+        ts.issue("m1".into(), "mallory", t(0), Some(1));
+        ts.departed("m1", "mallory", true); // the gateway's own fetch: in flight until its permit goes back
+        assert_eq!(ts.claim("m1", "mallory", Use::Observe, t(0)), Err(Refusal::NotYours), "no use left in it");
+        assert_eq!(ts.outstanding("mallory", t(0), BACKOFF).0, 0, "not a reservation");
+        ts.waits_for_permit("alice", t(1));
+        assert!(ts.yields_permit("mallory", t(1)), "alice holds none, mallory one");
+        assert!(!ts.yields_permit("alice", t(1)));
+        ts.permit_back(1);
+        let later = t(1).saturating_add(Duration::from_millis(500));
+        assert!(ts.yields_permit("mallory", later), "as many (none) each: alice was served before mallory");
+        ts.waits_for_permit("mallory", later);
+        assert!(!ts.yields_permit("alice", later), "alice's turn");
+        ts.issue("a1".into(), "alice", t(1), Some(2));
+        assert!(!ts.yields_permit("mallory", later), "alice got hers: she waits no more");
+        ts.departed("a1", "alice", true);
+        ts.permit_back(2);
+        ts.waits_for_permit("alice", later);
+        assert!(ts.yields_permit("alice", later), "mallory waits and was served before alice: mallory's turn");
+        ts.waits_for_permit("alice", t(2));
+        assert!(!ts.yields_permit("mallory", t(4)), "a wait not asked again for a second is stale");
+        assert_eq!(ts.encode(), "", "fetches gone with their permits back are forgotten");
     }
 
     #[test]
