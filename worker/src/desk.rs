@@ -383,9 +383,13 @@ impl HostDesk {
             }
             return Ok((Ask::Hold { until }, None));
         }
-        if self.tenants.yields_permit(asker.token, now) {
-            // another token waiting for a permit has the better claim to the next free one: as when every permit
-            // is held, nothing is reserved and the caller asks again (sooner when a permit goes back)
+        let before = self.tenants.waiting_before(asker.token, now);
+        if before > 0 && before >= self.free_permits(now) {
+            // other tokens waiting for a permit have the better claim to the free ones: as when every permit is
+            // held, nothing is reserved and the caller asks again (sooner when a permit goes back), if it waits
+            if !asker.waits || max_wait.is_some_and(|m| m < PERMIT_TURN) {
+                return Ok((Ask::Later { wait: PERMIT_TURN, layer: "concurrency" }, None));
+            }
             self.tenants.asked(asker.token, now);
             self.tenants.waits_for_permit(asker.token, now);
             let departs = now.saturating_add(PERMIT_TURN);
@@ -483,6 +487,13 @@ impl HostDesk {
         let observation = self.registry.observe(&self.key, outcome, now)?;
         let released = permit.is_some_and(|p| self.release(p));
         Ok((observation, released))
+    }
+
+    /// Concurrency permits free at `now` (none when the policy sets no concurrency limit: no one waits then).
+    fn free_permits(&self, now: Instant) -> usize {
+        let max = self.registry.policy().max_concurrency;
+        let held = self.registry.stats(&self.key, now).map_or(0, |s| s.in_flight);
+        max.saturating_sub(held) as usize
     }
 
     /// Give back a concurrency permit.
@@ -974,6 +985,38 @@ mod tests {
             }
         }
         assert_eq!(order, "MAMAMAMAMAMA", "mallory asking first every time does not keep the permit");
+    }
+
+    #[test]
+    fn a_token_leaves_a_free_permit_to_one_waiting_before_it_and_a_caller_that_will_not_wait_is_told() {
+        let mut desk = HostDesk::new(Policy { max_concurrency: 2, ..policy(100.0, 100.0) }, key()).unwrap();
+        let mallory = Asker { token: "token-m", max_reservations: 4, waits: true };
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        let permit = |ask: Ask| match ask {
+            Ask::Go(d) if d.reserved => d.permit.unwrap().id,
+            other => panic!("{other:?}"),
+        };
+        // mallory's two requests go (the gateway's own fetches), each holding its permit while its body passes
+        let m1 = permit(desk.ask_as(mallory, "m1".into(), None, None, t(0)).unwrap().0);
+        let m2 = permit(desk.ask_as(mallory, "m2".into(), None, None, t(0)).unwrap().0);
+        desk.departed("token-m", "m1", true);
+        desk.departed("token-m", "m2", true);
+        let (waits, _) = desk.ask_as(alice, "a1".into(), None, None, t(1)).unwrap();
+        assert!(matches!(waits, Ask::Go(d) if !d.reserved), "both permits are mallory's: {waits:?}");
+        assert!(desk.release(m1));
+        let (told, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::ZERO), None, t(2)).unwrap();
+        assert_eq!(told, Ask::Later { wait: PERMIT_TURN, layer: "concurrency" }, "alice's turn; mallory will not wait");
+        let (yields, _) = desk.ask_as(mallory, "m3".into(), None, None, t(2)).unwrap();
+        assert!(matches!(yields, Ask::Go(d) if !d.reserved), "{yields:?}");
+        permit(desk.ask_as(alice, "a1".into(), None, None, t(3)).unwrap().0);
+        desk.departed("token-a", "a1", true);
+        // none free: mallory waits; its last one's permit goes back, and alice, who holds one, leaves it to mallory
+        let (waits, _) = desk.ask_as(mallory, "m3".into(), None, None, t(4)).unwrap();
+        assert!(matches!(waits, Ask::Go(d) if !d.reserved), "{waits:?}");
+        assert!(desk.release(m2));
+        let (leaves, _) = desk.ask_as(alice, "a2".into(), None, None, t(5)).unwrap();
+        assert!(matches!(leaves, Ask::Go(d) if !d.reserved), "mallory holds none now, alice one: {leaves:?}");
+        permit(desk.ask_as(mallory, "m3".into(), None, None, t(5)).unwrap().0);
     }
 
     #[test]

@@ -9,8 +9,9 @@
 //!   until it goes (then no more); `/v1/observe` or `/v1/cancel` ends it; it expires [`DEPARTURE_TTL`] after its
 //!   departure.
 //!   Anything else — an unknown id, another token's, one already used or expired — is refused
-//!   ([`Refusal::NotYours`]). A permit rides on its departure: only that departure's report or cancel gives it
-//!   back.
+//!   ([`Refusal::NotYours`]). A permit rides on its departure: no other token's call gives it back (only that
+//!   departure's report or cancel, the gateway's own fetch once its body has been passed on, or the end of the
+//!   permit's lease).
 //! - **Reservations are bounded per token**: a token holds at most `max_reservations` departures not yet
 //!   confirmed at a host ([`Tenants::outstanding`]), whichever route reserved them; `/v1/cancel` gives one back
 //!   (its permit at once; its slot in the host's schedule stays spent — a reserved instant is not handed to
@@ -25,15 +26,15 @@
 //!   ([`Tenants::bound`]). A token's next reservation then comes only once its last one has gone, after those
 //!   the others made meanwhile: a token that arrives waits behind the at most `max_reservations` departures each
 //!   other token held before it asked, and from then on, between two of its departures, each other token has
-//!   at most one. The host's
-//!   pace is the same (a held `/v1/fetch` takes the next free turn as soon as its token's last one goes); what
-//!   shrinks is how far ahead one token may reserve.
+//!   at most one. The host's pace is the same (a held `/v1/fetch` takes the next free turn as soon as its
+//!   token's last one goes); what shrinks is how far ahead one token may reserve.
 //! - **Permits go by turns too**: while every concurrency permit of a host is held, the tokens waiting for one
-//!   are recorded ([`Tenants::waits_for_permit`]); a token may take a permit only while no other waiting token
-//!   holds fewer permits in flight, or as many and was last issued a departure before it
-//!   ([`Tenants::yields_permit`]). So a token holding every permit gives the next free one to a token that
-//!   holds none, and tokens wanting more permits than there are take them in turn. A permit rides on its departure until it goes back (the
-//!   gateway's own fetch keeps it while its body is passed on).
+//!   are recorded ([`Tenants::waits_for_permit`]); a token may take a free permit only while fewer other waiting
+//!   tokens come before it than there are free permits — those holding fewer permits, or as many and last
+//!   issued a departure before it ([`Tenants::waiting_before`]). So a token holding every permit gives the next
+//!   free one to a token that holds none, and tokens wanting more permits than there are take them in turn. A
+//!   permit rides on its departure until it goes back (the gateway's own fetch keeps it while its body is passed
+//!   on; that is not saved: after a restart its token counts a permit fewer).
 //! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
 //!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
 //!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
@@ -155,14 +156,15 @@ pub struct Tenants {
 impl Tenants {
     /// The tenants as text, for the host's saved state: a line per entry, `d <id> <token> <departs> <permit|->
     /// <state>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
-    /// cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early, 3 gone
-    /// with its permit in flight; ids and token ids hold no spaces). The tokens' asks are not kept. Written by hand: the Worker's wasm budget has no
+    /// cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early; ids and
+    /// token ids hold no spaces). The tokens' asks are not kept. Written by hand: the Worker's wasm budget has no
     /// room for another serde type.
     pub fn encode(&self) -> String {
         let mut out = String::new();
-        for d in &self.issued {
+        // one gone with its permit in flight is not kept: after a restart its token holds a permit fewer
+        for d in self.issued.iter().filter(|d| !(d.departed && d.ended)) {
             let permit = d.permit.map_or_else(|| "-".to_owned(), |p| p.to_string());
-            let state = u8::from(d.departed) | u8::from(d.ended) << 1;
+            let state = if d.ended { 2 } else { u8::from(d.departed) };
             let _ = writeln!(out, "d {} {} {} {permit} {state}", d.id, d.token, d.departs_ns);
         }
         for (token, at) in &self.fleet_throttles {
@@ -181,7 +183,7 @@ impl Tenants {
             let f: Vec<&str> = line.split(' ').collect();
             match f.as_slice() {
                 ["d", id, token, departs, permit, state] => {
-                    let state: u8 = state.parse().ok().filter(|s| *s <= 3)?;
+                    let state = ["0", "1", "2"].iter().position(|s| s == state)?;
                     t.issued.push(Issued {
                         id: (*id).to_owned(),
                         token: (*token).to_owned(),
@@ -209,9 +211,9 @@ impl Tenants {
         self.permit_waits.retain(|(_, last)| Instant::from_nanos(*last).saturating_add(PERMIT_WAIT_STALE) > now);
     }
 
-    /// Permits `token` holds in flight (on departures that went and have not given theirs back).
-    fn permits_in_flight(&self, token: &str) -> usize {
-        self.issued.iter().filter(|d| d.token == token && d.departed && d.permit.is_some()).count()
+    /// Permits `token` holds: on its reservations and on its departures that went and have not given theirs back.
+    fn permits_held(&self, token: &str) -> usize {
+        self.issued.iter().filter(|d| d.token == token && d.permit.is_some()).count()
     }
 
     /// `token` was told at `now` to wait for a free permit.
@@ -227,15 +229,16 @@ impl Tenants {
         self.served.iter().find(|(t, _)| t == token).map_or(0, |s| s.1)
     }
 
-    /// Whether `token` should leave the next free permit to another token waiting for one at `now`: one that
-    /// holds fewer permits in flight, or as many and was served before it (see the module).
-    pub fn yields_permit(&mut self, token: &str, now: Instant) -> bool {
+    /// How many other tokens waiting for a permit at `now` come before `token` for the next free one: those that
+    /// hold fewer permits, or as many and were served before it (see the module).
+    pub fn waiting_before(&mut self, token: &str, now: Instant) -> usize {
         self.permit_waits.retain(|(_, last)| Instant::from_nanos(*last).saturating_add(PERMIT_WAIT_STALE) > now);
-        let (mine, served) = (self.permits_in_flight(token), self.last_served(token));
-        self.permit_waits.iter().filter(|(t, _)| t != token).any(|(t, _)| {
-            let theirs = self.permits_in_flight(t);
+        let (mine, served) = (self.permits_held(token), self.last_served(token));
+        let before = |t: &str| {
+            let theirs = self.permits_held(t);
             theirs < mine || (theirs == mine && self.last_served(t) < served)
-        })
+        };
+        self.permit_waits.iter().filter(|(t, _)| t != token && before(t)).count()
     }
 
     /// Permit `permit` went back: the departure it rode on is done with.
@@ -389,7 +392,7 @@ mod tests {
         ts.waits_for_permit("token-2", t(12));
         assert_eq!(ts.encode(), text, "asks and waits are not kept");
         assert_eq!(Tenants::decode(""), Some(Tenants::default()));
-        for bad in ["x", "d a b c - 0", "d a b 1 - 4", "d a b 1 - x", "f a", "c a b", "d a b 1 x 0", "a b 1"] {
+        for bad in ["x", "d a b c - 0", "d a b 1 - 3", "d a b 1 - 01", "f a", "c a b", "d a b 1 x 0", "a b 1"] {
             assert_eq!(Tenants::decode(bad), None, "{bad}");
         }
     }
@@ -480,21 +483,21 @@ mod tests {
         assert_eq!(ts.claim("m1", "mallory", Use::Observe, t(0)), Err(Refusal::NotYours), "no use left in it");
         assert_eq!(ts.outstanding("mallory", t(0), BACKOFF).0, 0, "not a reservation");
         ts.waits_for_permit("alice", t(1));
-        assert!(ts.yields_permit("mallory", t(1)), "alice holds none, mallory one");
-        assert!(!ts.yields_permit("alice", t(1)));
+        assert!(ts.waiting_before("mallory", t(1)) > 0, "alice holds none, mallory one");
+        assert!(ts.waiting_before("alice", t(1)) == 0);
         ts.permit_back(1);
         let later = t(1).saturating_add(Duration::from_millis(500));
-        assert!(ts.yields_permit("mallory", later), "as many (none) each: alice was served before mallory");
+        assert!(ts.waiting_before("mallory", later) > 0, "as many (none) each: alice was served before mallory");
         ts.waits_for_permit("mallory", later);
-        assert!(!ts.yields_permit("alice", later), "alice's turn");
+        assert!(ts.waiting_before("alice", later) == 0, "alice's turn");
         ts.issue("a1".into(), "alice", t(1), Some(2));
-        assert!(!ts.yields_permit("mallory", later), "alice got hers: she waits no more");
+        assert!(ts.waiting_before("mallory", later) == 0, "alice got hers: she waits no more");
         ts.departed("a1", "alice", true);
         ts.permit_back(2);
         ts.waits_for_permit("alice", later);
-        assert!(ts.yields_permit("alice", later), "mallory waits and was served before alice: mallory's turn");
+        assert!(ts.waiting_before("alice", later) > 0, "mallory waits and was served before alice: mallory's turn");
         ts.waits_for_permit("alice", t(2));
-        assert!(!ts.yields_permit("mallory", t(4)), "a wait not asked again for a second is stale");
+        assert!(ts.waiting_before("mallory", t(4)) == 0, "a wait not asked again for a second is stale");
         assert_eq!(ts.encode(), "", "fetches gone with their permits back are forgotten");
     }
 
