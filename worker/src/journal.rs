@@ -7,9 +7,10 @@
 //! and the layer that set its wait); when it goes ([`Journal::departed`]: the request is sent, or confirmed to the
 //! token that sends it) it joins the token's log, in the order departures went, and gets the status of its answer
 //! when one is reported ([`Journal::answered`]). An answer reported for a departure never confirmed (a token may
-//! send at its reserved instant without asking again) means it went: at the instant reserved for it. One given back before it went is dropped ([`Journal::cancelled`]). Each token keeps its
-//! last [`Journal::KEEP`] departures and as many reservations, so however much a token sends, it only ever pushes
-//! out its own entries; tokens are the gateway's configured ones, so the journal is bounded by their number.
+//! send at its reserved instant without asking again) means it went: at the instant reserved for it. One given
+//! back before it went is dropped ([`Journal::cancelled`]). Each token keeps its last [`Journal::KEEP`] departures
+//! and as many reservations, so however much a token sends, it only ever pushes out its own entries; tokens are
+//! the gateway's configured ones, so the journal is bounded by their number.
 
 use serde::{Deserialize, Serialize};
 
