@@ -177,8 +177,10 @@ impl HostState {
             consider(now.max(server.until), Layer::ServerQuota);
         }
         if let Some(q) = &self.quota {
-            // with room left, one more departure fits in any window (and is counted no earlier than it leaves)
-            if self.quota_room.0 == 0 {
+            // with room left, one more departure fits in any window (and is counted no earlier than it leaves);
+            // a kept room of 0 may only mean not known yet (a restored state), so the window's own room decides:
+            // the quota is asked only when both are 0 (one test for both: the package's wasm budget)
+            if (self.quota_room.0 | q.room()) == 0 {
                 consider(q.earliest(now), Layer::Quota);
             }
         }
