@@ -37,6 +37,7 @@ import { initSync } from './hostpace.js';
 import './polite.js';
 initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
 export * from './hostpace.js';
+export { audit } from './polite.js'; // through its wrapper, which throws its errors
 export * from './gateway.js';
 JS
 cat > "$OUT/workerd.js" <<'JS'
@@ -46,6 +47,7 @@ import { initSync } from './hostpace.js';
 import './polite.js';
 initSync({ module: wasmModule });
 export * from './hostpace.js';
+export { audit } from './polite.js'; // through its wrapper, which throws its errors
 export * from './gateway.js';
 JS
 cat > "$OUT/browser.js" <<'JS'
@@ -54,6 +56,7 @@ import init from './hostpace.js';
 import './polite.js';
 await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
 export * from './hostpace.js';
+export { audit } from './polite.js'; // through its wrapper, which throws its errors
 export * from './gateway.js';
 JS
 cat > "$OUT/index.d.ts" <<'TS'

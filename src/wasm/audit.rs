@@ -3,7 +3,7 @@
 use super::args::{self, absent, to_js, type_error, ConfigArg, NumberArg, TimesArg};
 use super::limiter::policy_of;
 use super::shapes::Violation;
-use super::{js_error, ms_arg};
+use super::{answer, js_error, ms_arg};
 use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::time::Instant;
 use wasm_bindgen::prelude::*;
@@ -33,22 +33,25 @@ pub fn audit(
     #[wasm_bindgen(js_name = departuresMs, unchecked_param_type = "number[] | Float64Array")] departures_ms: JsValue,
     #[wasm_bindgen(js_name = cooldownsMs)] cooldowns_ms: Option<TimesArg>,
     #[wasm_bindgen(js_name = toleranceMs)] tolerance_ms: Option<NumberArg>,
-) -> Result<JsValue, JsValue> {
-    let policy = policy_of(&config)?;
-    let departures = times(&departures_ms, "departuresMs", true)?;
-    if absent(&departures_ms) {
-        return Err(type_error("departuresMs", "an array of numbers or a Float64Array", &departures_ms));
-    }
-    let cooldowns = times(args::given(&cooldowns_ms).unwrap_or(&JsValue::UNDEFINED), "cooldownsMs", false)?;
-    if cooldowns.len() % 2 != 0 {
-        return Err(js_error("invalid cooldownsMs: expected pairs [startMs, endMs, ...]"));
-    }
-    let tolerance = ms_arg(args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0), "time")?;
-    let ns = |v: f64| Instant::from_millis_f64(v);
-    let departures: Vec<u64> = departures.iter().map(|&v| ns(v).as_nanos()).collect();
-    let blackouts: Vec<Blackout> =
-        cooldowns.chunks_exact(2).map(|p| Blackout { start: ns(p[0]), end: ns(p[1]) }).collect();
-    let limits = AuditLimits::from_policy(&policy, ns(tolerance).as_nanos()).map_err(js_error)?;
-    let found: Vec<Violation> = audit_sorted(&limits, &departures, &blackouts).into_iter().map(Into::into).collect();
-    to_js(&found)
+) -> JsValue {
+    answer(|| {
+        let policy = policy_of(&config)?;
+        let departures = times(&departures_ms, "departuresMs", true)?;
+        if absent(&departures_ms) {
+            return Err(type_error("departuresMs", "an array of numbers or a Float64Array", &departures_ms));
+        }
+        let cooldowns = times(args::given(&cooldowns_ms).unwrap_or(&JsValue::UNDEFINED), "cooldownsMs", false)?;
+        if cooldowns.len() % 2 != 0 {
+            return Err(js_error("invalid cooldownsMs: expected pairs [startMs, endMs, ...]"));
+        }
+        let tolerance = ms_arg(args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0), "time")?;
+        let ns = |v: f64| Instant::from_millis_f64(v);
+        let departures: Vec<u64> = departures.iter().map(|&v| ns(v).as_nanos()).collect();
+        let blackouts: Vec<Blackout> =
+            cooldowns.chunks_exact(2).map(|p| Blackout { start: ns(p[0]), end: ns(p[1]) }).collect();
+        let limits = AuditLimits::from_policy(&policy, ns(tolerance).as_nanos()).map_err(js_error)?;
+        let found: Vec<Violation> =
+            audit_sorted(&limits, &departures, &blackouts).into_iter().map(Into::into).collect();
+        to_js(&found)
+    })
 }

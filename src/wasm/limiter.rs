@@ -4,7 +4,7 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, N
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
-use super::{clock_ms, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
+use super::{answer, clock_ms, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
@@ -463,8 +463,8 @@ impl JsLimiter {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
-    ) -> Result<JsValue, JsValue> {
-        self.shared.decide_url(url, instant(now_ms)?, true)
+    ) -> JsValue {
+        answer(|| self.shared.decide_url(url, instant(now_ms)?, true))
     }
 
     /// When could a request to `url`'s host go, without reserving.
@@ -473,8 +473,8 @@ impl JsLimiter {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
-    ) -> Result<JsValue, JsValue> {
-        self.shared.decide_url(url, instant(now_ms)?, false)
+    ) -> JsValue {
+        answer(|| self.shared.decide_url(url, instant(now_ms)?, false))
     }
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
@@ -594,22 +594,25 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "ResponseLike")] response: JsValue,
         #[wasm_bindgen(js_name = latencyMs)] latency_ms: Option<NumberArg>,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
-    ) -> Result<JsValue, JsValue> {
-        let url = args::url(&url, "url")?;
-        let latency_ms = args::optional_number(&latency_ms, "latencyMs")?;
-        let now = args::optional_ms(&now_ms, "nowMs")?.map(Instant::from_millis_f64);
-        let key = self.shared.key(&url)?;
-        // read before anything is borrowed: the response's getters are the caller's code
-        let parts = ResponseParts::read(&response)?;
-        let headers: Vec<(&str, &str)> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        let latency = latency_ms.or(parts.latency_ms).filter(|&l| is_ms(l)).map(duration_ms);
-        // HTTP-dates without a Date header are measured from the wall clock; decisions use the caller's clock
-        let wall = clock_ms();
-        let response = Response { status: parts.status, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
-        let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
-        let obs =
-            self.shared.registry.borrow_mut().observe(&key, &Outcome::Response(response), now).map_err(js_error)?;
-        to_js(&Observation::new(key.as_str(), obs))
+    ) -> JsValue {
+        answer(|| {
+            let url = args::url(&url, "url")?;
+            let latency_ms = args::optional_number(&latency_ms, "latencyMs")?;
+            let now = args::optional_ms(&now_ms, "nowMs")?.map(Instant::from_millis_f64);
+            let key = self.shared.key(&url)?;
+            // read before anything is borrowed: the response's getters are the caller's code
+            let parts = ResponseParts::read(&response)?;
+            let headers: Vec<(&str, &str)> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            let latency = latency_ms.or(parts.latency_ms).filter(|&l| is_ms(l)).map(duration_ms);
+            // HTTP-dates without a Date header are measured from the wall clock; decisions use the caller's clock
+            let wall = clock_ms();
+            let response =
+                Response { status: parts.status, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
+            let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
+            let obs =
+                self.shared.registry.borrow_mut().observe(&key, &Outcome::Response(response), now).map_err(js_error)?;
+            to_js(&Observation::new(key.as_str(), obs))
+        })
     }
 
     /// Report a fetch of `host`'s robots.txt (a host name or any URL on it) at `nowMs`: it answered `status`, or
@@ -629,40 +632,42 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = userAgent)] user_agent: Option<StringArg>,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
         fetch: Option<NumberArg>,
-    ) -> Result<JsValue, JsValue> {
-        let key = host_arg(&host)?;
-        let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
-        let text = |value: &Option<StringArg>, name| args::given(value).map(|v| args::string(v, name)).transpose();
-        let robots_txt = text(&robots_txt, "robotsTxt")?.unwrap_or_default();
-        let user_agent = text(&user_agent, "userAgent")?;
-        let now = args::now(&now_ms)?;
-        let fetch = match args::given(&fetch) {
-            Some(n) => Some(args::whole(n, "fetch", 0.0, f64::from(u32::MAX))? as u32),
-            None => None,
-        };
-        let mut file = self.robots_of(&key);
-        if fetch.is_some_and(|fetch| !file.is_current(fetch)) {
-            return Ok(JsValue::UNDEFINED);
-        }
-        if !(200..300).contains(&status) {
-            file.fetched(status, "", now);
-            return Ok(JsValue::UNDEFINED);
-        }
-        let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
-        // parsed once, for both its Crawl-delay and its rules
-        let robots = Robots::parse(&robots_txt);
-        match self.shared.registry.borrow_mut().set_crawl_delay(&key, robots.crawl_delay(user_agent), now) {
-            Ok(out) => {
-                file.parsed(robots, now);
-                to_js(&RobotsOutcome::new(key.as_str(), &out))
+    ) -> JsValue {
+        answer(|| {
+            let key = host_arg(&host)?;
+            let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
+            let text = |value: &Option<StringArg>, name| args::given(value).map(|v| args::string(v, name)).transpose();
+            let robots_txt = text(&robots_txt, "robotsTxt")?.unwrap_or_default();
+            let user_agent = text(&user_agent, "userAgent")?;
+            let now = args::now(&now_ms)?;
+            let fetch = match args::given(&fetch) {
+                Some(n) => Some(args::whole(n, "fetch", 0.0, f64::from(u32::MAX))? as u32),
+                None => None,
+            };
+            let mut file = self.robots_of(&key);
+            if fetch.is_some_and(|fetch| !file.is_current(fetch)) {
+                return Ok(JsValue::UNDEFINED);
             }
-            Err(e) => {
-                // the registry has no room for the host, so its Crawl-delay cannot be kept: nothing is sent
-                // there before robots.txt is fetched again, as after a failed fetch
-                file.failed(now);
-                Err(js_error(e))
+            if !(200..300).contains(&status) {
+                file.fetched(status, "", now);
+                return Ok(JsValue::UNDEFINED);
             }
-        }
+            let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
+            // parsed once, for both its Crawl-delay and its rules
+            let robots = Robots::parse(&robots_txt);
+            match self.shared.registry.borrow_mut().set_crawl_delay(&key, robots.crawl_delay(user_agent), now) {
+                Ok(out) => {
+                    file.parsed(robots, now);
+                    to_js(&RobotsOutcome::new(key.as_str(), &out))
+                }
+                Err(e) => {
+                    // the registry has no room for the host, so its Crawl-delay cannot be kept: nothing is sent
+                    // there before robots.txt is fetched again, as after a failed fetch
+                    file.failed(now);
+                    Err(js_error(e))
+                }
+            }
+        })
     }
 
     /// What `fetch` and `schedule` do about robots.txt before sending to `url`: `"allowed"`, `"disallowed"` (with
@@ -678,32 +683,34 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
         peek: Option<bool>,
-    ) -> Result<JsValue, JsValue> {
-        let key = self.shared.key(url)?;
-        let now = instant(now_ms)?;
-        let peek = peek == Some(true);
-        // the object of `RobotsCheck` (a wasm test checks it against serde's)
-        let check = |verdict: &str, rule: Option<&crate::robots::Rule>, retry: Option<Instant>| {
-            let retry_ms = retry.map(|at| ms(at.saturating_duration_since(now)));
-            let line = rule.map_or(0.0, |r| r.line() as f64);
-            glue::robots_check(verdict, rule.map(|r| r.pattern()), line, retry_ms, None, 0.0)
-        };
-        if !self.shared.crawler.obey_robots && !peek {
-            return Ok(check("allowed", None, None));
-        }
-        let mut file = self.robots_of(&key);
-        if let Some(fetch) = if peek { None } else { file.start(now) } {
-            // the fetch goes through the host's pacing: its timeout counts from when its turn comes
-            let wait = self.shared.registry.borrow().peek(&key, now).wait;
-            file.departs(fetch, now.saturating_add(wait));
-            let timeout_ms = file.deadline().map_or(0.0, |at| ms(at.saturating_duration_since(now)));
-            return Ok(glue::robots_check("fetch", None, 0.0, None, Some(f64::from(fetch)), timeout_ms));
-        }
-        Ok(match file.verdict(&self.shared.crawler.user_agent, url, now) {
-            Verdict::Allowed => check("allowed", None, None),
-            Verdict::Disallowed(rule) => check("disallowed", Some(rule), None),
-            Verdict::Unreachable { retry_at } => check("unreachable", None, Some(retry_at)),
-            Verdict::Pending => check("pending", None, None),
+    ) -> JsValue {
+        answer(|| {
+            let key = self.shared.key(url)?;
+            let now = instant(now_ms)?;
+            let peek = peek == Some(true);
+            // the object of `RobotsCheck` (a wasm test checks it against serde's)
+            let check = |verdict: &str, rule: Option<&crate::robots::Rule>, retry: Option<Instant>| {
+                let retry_ms = retry.map(|at| ms(at.saturating_duration_since(now)));
+                let line = rule.map_or(0.0, |r| r.line() as f64);
+                glue::robots_check(verdict, rule.map(|r| r.pattern()), line, retry_ms, None, 0.0)
+            };
+            if !self.shared.crawler.obey_robots && !peek {
+                return Ok(check("allowed", None, None));
+            }
+            let mut file = self.robots_of(&key);
+            if let Some(fetch) = if peek { None } else { file.start(now) } {
+                // the fetch goes through the host's pacing: its timeout counts from when its turn comes
+                let wait = self.shared.registry.borrow().peek(&key, now).wait;
+                file.departs(fetch, now.saturating_add(wait));
+                let timeout_ms = file.deadline().map_or(0.0, |at| ms(at.saturating_duration_since(now)));
+                return Ok(glue::robots_check("fetch", None, 0.0, None, Some(f64::from(fetch)), timeout_ms));
+            }
+            Ok(match file.verdict(&self.shared.crawler.user_agent, url, now) {
+                Verdict::Allowed => check("allowed", None, None),
+                Verdict::Disallowed(rule) => check("disallowed", Some(rule), None),
+                Verdict::Unreachable { retry_at } => check("unreachable", None, Some(retry_at)),
+                Verdict::Pending => check("pending", None, None),
+            })
         })
     }
 
@@ -719,14 +726,16 @@ impl JsLimiter {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] host: JsValue,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
-    ) -> Result<JsValue, JsValue> {
-        let key = host_arg(&host)?;
-        let now = args::now(&now_ms)?;
-        let stats = self.shared.registry.borrow().stats(&key, now);
-        match stats {
-            Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),
-            None => Ok(JsValue::UNDEFINED),
-        }
+    ) -> JsValue {
+        answer(|| {
+            let key = host_arg(&host)?;
+            let now = args::now(&now_ms)?;
+            let stats = self.shared.registry.borrow().stats(&key, now);
+            match stats {
+                Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),
+                None => Ok(JsValue::UNDEFINED),
+            }
+        })
     }
 
     /// All state as an opaque string (exact instants, in epoch nanoseconds) with the config; `Limiter.restore`

@@ -2,7 +2,7 @@
 // GatewayLimiter), and the argument checks of the per-call methods. Every decision (waits, layers, confirmations,
 // retry verdicts) comes from the wasm core; this file only adapts and calls.
 // Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
-import { Frontier, Limiter } from './hostpace.js';
+import { Frontier, Limiter, audit as rawAudit } from './hostpace.js';
 import {
   abortReason,
   fetchThrough,
@@ -59,14 +59,23 @@ class LocalTurns {
 // what keeps a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value
 // of another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
 // Every other method reads and checks its arguments in Rust.
+//
+// The methods that answer an object (acquire, peek, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
+// an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it.
+
+/** `answer`, or the error it is thrown. */
+function thrown(answer) {
+  if (answer instanceof Error) throw answer;
+  return answer;
+}
 
 const limiterRaw = Limiter.prototype;
-const { acquire, peek, intern, acquireId, depart, sent, robotsCheck } = limiterRaw;
+const { acquire, peek, intern, acquireId, depart, sent, robotsCheck, robotsFetched, observe, stats } = limiterRaw;
 limiterRaw.acquire = function (url, nowMs) {
-  return acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true));
+  return thrown(acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
 };
 limiterRaw.peek = function (url, nowMs) {
-  return peek.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true));
+  return thrown(peek.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
 };
 limiterRaw.intern = function (url) {
   return intern.call(this, urlArg(url));
@@ -81,8 +90,22 @@ limiterRaw.sent = function (url, atMs) {
   return sent.call(this, urlArg(url), numberArg(atMs, 'atMs', true));
 };
 limiterRaw.robotsCheck = function (url, nowMs, peek) {
-  return robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), peek === true);
+  return thrown(robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), peek === true));
 };
+limiterRaw.robotsFetched = function (host, status, robotsTxt, userAgent, nowMs, fetch) {
+  return thrown(robotsFetched.call(this, host, status, robotsTxt, userAgent, nowMs, fetch));
+};
+limiterRaw.observe = function (url, response, latencyMs, nowMs) {
+  return thrown(observe.call(this, url, response, latencyMs, nowMs));
+};
+limiterRaw.stats = function (host, nowMs) {
+  return thrown(stats.call(this, host, nowMs));
+};
+
+/** Every violation of `config`'s limits in one host's departures (declared in hostpace.d.ts). */
+export function audit(config, departuresMs, cooldownsMs, toleranceMs) {
+  return thrown(rawAudit(config, departuresMs, cooldownsMs, toleranceMs));
+}
 const frontierRaw = Frontier.prototype;
 const { push, pop, take, waitMs } = frontierRaw;
 frontierRaw.push = function (url, priority) {

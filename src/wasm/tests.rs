@@ -35,6 +35,18 @@ fn n(v: f64) -> JsValue {
 
 const NONE: JsValue = JsValue::UNDEFINED;
 
+/// An answer of a method that answers an object, when it is not an error (such a method answers its error as its
+/// value, for its JS wrapper to throw).
+fn ok(answer: JsValue) -> JsValue {
+    assert!(!answer.is_instance_of::<js_sys::Error>(), "an error: {}", error_message(answer.clone()));
+    answer
+}
+
+/// An answer of a method that answers an object, when it is an error.
+fn failed(answer: JsValue) -> Option<JsValue> {
+    answer.is_instance_of::<js_sys::Error>().then_some(answer)
+}
+
 fn error_message(err: JsValue) -> String {
     let err: js_sys::Error = err.dyn_into().expect("a JS Error");
     String::from(err.message())
@@ -57,8 +69,8 @@ fn the_clock_is_epoch_milliseconds_and_never_decreases() {
 #[wasm_bindgen_test]
 fn decisions_are_objects_with_camel_case_fields() {
     let limiter = JsLimiter::new(config(r#"{"ratePerSec":2,"burstCapacity":1}"#)).unwrap();
-    let first: JsValue = limiter.acquire("https://Example.com./a", Some(0.0)).unwrap();
-    let second: JsValue = limiter.acquire("https://example.com:443/b", Some(0.0)).unwrap();
+    let first: JsValue = ok(limiter.acquire("https://Example.com./a", Some(0.0)));
+    let second: JsValue = ok(limiter.acquire("https://example.com:443/b", Some(0.0)));
     assert_eq!(field(&first, "host").as_string().as_deref(), Some("example.com"));
     assert_eq!(field(&first, "waitMs").as_f64(), Some(0.0));
     assert_eq!(field(&first, "layer").as_string().as_deref(), Some("none"));
@@ -84,15 +96,15 @@ fn bad_config_urls_and_clocks_are_js_errors_naming_the_problem() {
     }
     let limiter = JsLimiter::new(None).unwrap();
     for url in ["ftp://example.com/", "not a url", "http://user:pw@example.com/"] {
-        let message = error_message(limiter.acquire(url, Some(0.0)).err().expect(url));
+        let message = error_message(failed(limiter.acquire(url, Some(0.0))).expect(url));
         assert!(message.starts_with("invalid URL"), "{url}: {message}");
     }
     for bad in [f64::NAN, -1.0, f64::INFINITY] {
-        let message = error_message(limiter.acquire("http://example.com/", Some(bad)).err().expect("bad nowMs"));
+        let message = error_message(failed(limiter.acquire("http://example.com/", Some(bad))).expect("bad nowMs"));
         assert!(message.contains("nowMs"), "{message}");
     }
     // nothing was lost: the limiter still decides
-    let d: JsValue = limiter.acquire("http://example.com/", Some(0.0)).unwrap();
+    let d: JsValue = ok(limiter.acquire("http://example.com/", Some(0.0)));
     assert_eq!(field(&d, "waitMs").as_f64(), Some(0.0));
 }
 
@@ -123,10 +135,10 @@ fn snapshot_and_restore_grant_no_burst() {
     let limiter = JsLimiter::new(config(r#"{"ratePerSec":2,"burstCapacity":4}"#)).unwrap();
     let now = clock_ms();
     for _ in 0..4 {
-        limiter.acquire("https://example.com/", Some(now)).unwrap();
+        ok(limiter.acquire("https://example.com/", Some(now)));
     }
     let restored = JsLimiter::restore(s(&limiter.snapshot())).unwrap();
-    let d: JsValue = restored.acquire("https://example.com/", Some(now)).unwrap();
+    let d: JsValue = ok(restored.acquire("https://example.com/", Some(now)));
     assert_eq!(field(&d, "waitMs").as_f64(), Some(500.0));
     let message = error_message(JsLimiter::restore(s("{\"not\":\"a snapshot\"}")).err().expect("garbage"));
     assert!(message.contains("snapshot"), "{message}");
@@ -139,7 +151,7 @@ fn the_frontier_pops_ready_hosts_and_reports_waits() {
     frontier.push("http://a.example/1", None).unwrap();
     frontier.push("http://a.example/2", None).unwrap();
     let url = frontier.pop(Some(0.0)).unwrap().unwrap();
-    limiter.acquire(&url, Some(0.0)).unwrap();
+    ok(limiter.acquire(&url, Some(0.0)));
     assert_eq!(frontier.pop(Some(0.0)).unwrap(), None);
     assert_eq!(frontier.wait_ms(Some(0.0)).unwrap(), 1000.0);
     assert_eq!(frontier.pop(Some(1000.0)).unwrap().as_deref(), Some("http://a.example/2"));
@@ -149,24 +161,24 @@ fn the_frontier_pops_ready_hosts_and_reports_waits() {
 #[wasm_bindgen_test]
 fn arguments_of_any_type_are_type_errors_naming_the_argument_and_lose_nothing() {
     let limiter = JsLimiter::new(config(r#"{"ratePerSec":2,"burstCapacity":1}"#)).unwrap();
-    limiter.acquire("https://example.com/a", Some(0.0)).unwrap();
+    ok(limiter.acquire("https://example.com/a", Some(0.0)));
     let url = js_sys::eval("new URL('https://Example.com./a')").unwrap();
-    let stats = limiter.stats(url, t(0.0)).unwrap();
+    let stats = ok(limiter.stats(url, t(0.0)));
     assert_eq!(field(&stats, "host").as_string().as_deref(), Some("example.com"), "a URL object is a URL");
     let not_urls = [NONE, JsValue::NULL, n(123.0), js_sys::Object::new().into(), js_sys::Symbol::for_("x").into()];
     for bad in not_urls {
-        let err = limiter.stats(bad.clone(), t(0.0)).err().expect("not a URL");
+        let err = failed(limiter.stats(bad.clone(), t(0.0))).expect("not a URL");
         assert!(err.is_instance_of::<js_sys::TypeError>(), "{bad:?}: a TypeError");
         assert!(error_message(err).starts_with("invalid host: expected a URL string or a URL object"), "{bad:?}");
     }
-    let err = limiter.stats(s("example.com"), Some(s("0").unchecked_into())).err().expect("a string is not a time");
+    let err = failed(limiter.stats(s("example.com"), Some(s("0").unchecked_into()))).expect("a string is not a time");
     assert!(err.is_instance_of::<js_sys::TypeError>());
     assert!(error_message(err).contains("nowMs"));
     let response = js_sys::eval("({ status: 429, headers: { 'retry-after': Symbol('x') } })").unwrap();
-    let err = limiter.observe(s("https://example.com/"), response, None, t(0.0)).err().expect("a bad header");
+    let err = failed(limiter.observe(s("https://example.com/"), response, None, t(0.0))).expect("a bad header");
     assert!(error_message(err).contains("response.headers"));
     // nothing was reserved or learnt by the refused calls
-    let second = limiter.acquire("https://example.com/b", Some(0.0)).unwrap();
+    let second = ok(limiter.acquire("https://example.com/b", Some(0.0)));
     assert_eq!(field(&second, "waitMs").as_f64(), Some(500.0));
 }
 
@@ -196,7 +208,7 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     let limiter = JsLimiter::new(config(r#"{"userAgent":"examplebot"}"#)).unwrap();
     let url = "https://example.com/private/x";
     let robots = "User-agent: *\n\nDisallow: /private\n";
-    let check = |now: f64| limiter.robots_check(url, Some(now), Some(false)).unwrap();
+    let check = |now: f64| ok(limiter.robots_check(url, Some(now), Some(false)));
     let shape = |verdict, rule: Option<&str>, retry_ms: Option<f64>| RobotsCheck {
         verdict,
         rule: rule.map(str::to_owned),
@@ -210,11 +222,11 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     let fetch = RobotsCheck { fetch: Some(0.0), timeout_ms: Some(60_000.0), ..shape(RobotsVerdict::Fetch, None, None) };
     assert_eq!(got(check(0.0)), json(fetch));
     assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, None));
-    limiter.robots_fetched(s("example.com"), n(200.0), Some(s(robots).unchecked_into()), None, t(2.0), t(0.0)).unwrap();
+    ok(limiter.robots_fetched(s("example.com"), n(200.0), Some(s(robots).unchecked_into()), None, t(2.0), t(0.0)));
     let rule = crate::robots::Robots::parse(robots).matching_rule("examplebot", url).map(ToString::to_string);
     assert_eq!(got(check(3.0)), want(RobotsVerdict::Disallowed, rule.as_deref(), None));
-    let open = limiter.robots_check("https://example.com/open", Some(3.0), None).unwrap();
+    let open = ok(limiter.robots_check("https://example.com/open", Some(3.0), None));
     assert_eq!(got(open), want(RobotsVerdict::Allowed, None, None));
-    limiter.robots_fetched(s("example.com"), n(503.0), None, None, t(4.0), None).unwrap();
+    ok(limiter.robots_fetched(s("example.com"), n(503.0), None, None, t(4.0), None));
     assert_eq!(got(check(5.0)), want(RobotsVerdict::Unreachable, None, Some(59_999.0)));
 }
