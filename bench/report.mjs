@@ -727,7 +727,7 @@ p(
   '`bench/workerd-floor/run.mjs` runs the gateway\'s Worker build under miniflare (workerd without wrangler\'s proxy,',
   'state on disk, the decision log dropped) beside JavaScript Workers that do the least any gateway of this design',
   'does on the same runtime (nothing; one Durable Object call; one call with a SQLite write; that write, then the',
-  'upstream fetch), all on 127.0.0.1 with a policy that never waits and robots.txt off. Three rounds over every row,',
+  'upstream fetch), all on 127.0.0.1 with a policy that never waits and robots.txt off. Nine rounds over every row,',
   'each row 50 warm-up and 300 timed sequential GETs a round; "over direct" is a row\'s p50 minus the same round\'s',
   'direct GET, and the table shows the median round. The write that every design persisting a decision before',
   'answering pays includes the runtime\'s output gate holding the answer until SQLite has committed.',

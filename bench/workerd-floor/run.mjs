@@ -1,6 +1,6 @@
 // The local floor of a gateway on workerd: what a do-nothing Worker, a round trip to a Durable Object, and one with a
 // SQLite write cost under miniflare (no wrangler proxy), beside the hostpace gateway itself (worker/build, prebuilt
-// by scripts/build-worker.sh) and a direct GET, all on 127.0.0.1. Bounded: three rounds over every row, each row 50
+// by scripts/build-worker.sh) and a direct GET, all on 127.0.0.1. Bounded: nine rounds over every row, each row 50
 // warm-up + 300 timed requests a round. A row's "over direct" is its p50 minus the direct GET's p50 of the same
 // round (the direct GET gets faster as the process warms: measured once, first, it would flatter every row); the
 // table shows the median round.
@@ -26,7 +26,7 @@ async function timed(n, url, headers) {
   }
   return t;
 }
-const ROUNDS = 3;
+const ROUNDS = 9;
 const rounds = [];
 let rows = [];
 async function row(name, url, headers) {
