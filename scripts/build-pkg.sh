@@ -67,6 +67,8 @@ TS
 for entry in node workerd browser; do cp "$OUT/index.d.ts" "$OUT/$entry.d.ts"; done
 
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# sideEffects: the files a bundler must keep when nothing is imported from them, the entry points and polite.js
+# (it completes Limiter's prototype; tests/js/package.test.mjs bundles each entry point with esbuild to check).
 cat > "$OUT/package.json" <<JSON
 {
   "name": "hostpace",
@@ -74,7 +76,7 @@ cat > "$OUT/package.json" <<JSON
   "description": "Politeness rate limiter for web crawlers: per-host pacing (token bucket, leaky bucket, quota, Retry-After, robots Crawl-delay), compiled from Rust to WebAssembly",
   "license": "MIT OR Apache-2.0",
   "type": "module",
-  "sideEffects": ["./node.js", "./browser.js", "./workerd.js"],
+  "sideEffects": ["./node.js", "./browser.js", "./workerd.js", "./polite.js"],
   "types": "./index.d.ts",
   "main": "./node.js",
   "exports": {

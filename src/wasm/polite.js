@@ -1,7 +1,9 @@
 // The JavaScript half of Limiter: `schedule` and `fetch` through the request lifecycle (lifecycle.js, shared with
-// GatewayLimiter), and the argument checks of the per-call methods. Every decision (waits, layers, confirmations,
-// retry verdicts) comes from the wasm core; this file only adapts and calls.
-// Copied into the npm package by scripts/build-pkg.sh and imported by each entry point.
+// GatewayLimiter), the argument checks of the per-call methods, and the wrappers that throw the errors the
+// methods answering an object hand back. Every decision (waits, layers, confirmations, retry verdicts) comes from
+// the wasm core; this file only adapts and calls.
+// Copied into the npm package by scripts/build-pkg.sh and imported by each entry point (package.json names it
+// among the files with side effects, so that bundlers keep it).
 import { Frontier, Limiter, audit as rawAudit } from './hostpace.js';
 import {
   abortReason,

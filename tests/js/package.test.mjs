@@ -51,3 +51,39 @@ test('npm installs the tarball into an empty project offline, and `hostpace` imp
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// Bundlers (esbuild for Workers, webpack, Rollup) drop an import of a file that package.json's `sideEffects` does
+// not name when nothing is used from it: each entry point's JS half (argument checks, the wrappers that throw,
+// schedule and fetch) is such an import, and losing it would leave the raw glue methods, which answer errors as
+// values.
+test('a bundler keeps the JS half of every entry point', async () => {
+  const { build } = await import('esbuild');
+  for (const [entry, platform, conditions] of [
+    ['node.js', 'node', ['node']],
+    ['browser.js', 'browser', ['browser']],
+    ['workerd.js', 'neutral', ['workerd']],
+  ]) {
+    const result = await build({
+      stdin: {
+        contents: `import { Limiter } from './pkg/${entry}';\nglobalThis.limiter = new Limiter();\n`,
+        resolveDir: root,
+      },
+      absWorkingDir: root,
+      bundle: true,
+      write: false,
+      metafile: true,
+      format: 'esm',
+      platform,
+      conditions,
+      target: 'es2022',
+      loader: { '.wasm': 'binary' },
+      logLevel: 'silent',
+    });
+    const [output] = Object.values(result.metafile.outputs);
+    for (const half of ['pkg/polite.js', 'pkg/lifecycle.js']) {
+      assert.ok(output.inputs[half]?.bytesInOutput > 0, `${entry} bundled without ${half}`);
+    }
+    const ignored = result.warnings.filter((w) => w.id === 'ignored-bare-import').map((w) => w.text);
+    assert.deepEqual(ignored, [], `${entry}: imports esbuild ignored`);
+  }
+});
