@@ -65,7 +65,7 @@ class LocalTurns {
 // The methods that answer an object (acquire, peek, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
 // an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it.
 
-/** `answer`, or the error it is thrown. */
+/** `answer` itself, or thrown when it is an `Error`. */
 function thrown(answer) {
   if (answer instanceof Error) throw answer;
   return answer;
