@@ -390,7 +390,6 @@ impl HostDesk {
             if !asker.waits || max_wait.is_some_and(|m| m < PERMIT_TURN) {
                 return Ok((Ask::Later { wait: PERMIT_TURN, layer: "concurrency" }, None));
             }
-            self.tenants.asked(asker.token, now);
             self.tenants.waits_for_permit(asker.token, now);
             let departs = now.saturating_add(PERMIT_TURN);
             let wait =
@@ -406,7 +405,6 @@ impl HostDesk {
             }
             Ask::Go(_) => {
                 // every permit is held: it waits for one
-                self.tenants.asked(asker.token, now);
                 self.tenants.waits_for_permit(asker.token, now);
                 Ok((ask, None))
             }

@@ -221,8 +221,9 @@ impl Tenants {
         self.issued.iter().filter(|d| d.token == token && d.permit.is_some()).count()
     }
 
-    /// `token` was told at `now` to wait for a free permit.
+    /// `token` was told at `now` to wait for a free permit: it waits, and wants the host ([`Tenants::asked`]).
     pub fn waits_for_permit(&mut self, token: &str, now: Instant) {
+        self.asked(token, now);
         stamp(&mut self.permit_waits, token, now);
     }
 
@@ -235,6 +236,9 @@ impl Tenants {
     /// hold fewer permits, or as many and were served before it (see the module).
     pub fn waiting_before(&mut self, token: &str, now: Instant) -> usize {
         self.forget_stale_waits(now);
+        if self.permit_waits.iter().all(|(t, _)| t == token) {
+            return 0; // no other token waits (every ask of a host without a concurrency limit): nothing to count
+        }
         let (mine, served) = (self.permits_held(token), self.last_served(token));
         let before = |t: &str| {
             let theirs = self.permits_held(t);

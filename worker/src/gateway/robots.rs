@@ -71,11 +71,10 @@ async fn follow(
     visit: &HostVisit<'_>,
     dep: &Departure,
     asker: Option<&AskerWire>,
-    journal: Option<Claim>,
+    mut journal: Option<Claim>,
     deadline_ms: f64,
 ) -> Option<Fetched> {
     let first = journal.clone();
-    let mut journal = journal;
     let cfg = visit.cfg;
     let headers = [("user-agent".to_owned(), cfg.user_agent.clone()), ("accept".to_owned(), "text/plain".to_owned())];
     let mut url = visit.target.robots_url();
