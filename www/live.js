@@ -11,6 +11,11 @@
 export const POLL_MS = 1500; // one request every 1.5 s at most: an open page asks fewer than once a second
 export const TOLERANCE_MS = 50; // the audit's tolerance for a live log (network and timer jitter)
 const TOKEN_KEY = 'hostpace-gateway-token';
+
+/** The token in what was entered: trimmed, and without `Bearer ` when pasted as a header's value. */
+function bareToken(entered) {
+  return String(entered).trim().replace(/^Bearer\s+/i, '');
+}
 const OFFSET_SAMPLES = 20; // answers whose round trips estimate the gateway's clock
 const LOG_KEEP = 10_000; // departures kept per lane (the oldest 2,000 go when it is full)
 const LOG_TRIM = 2_000;
@@ -66,7 +71,7 @@ export class GatewayClient {
   }
 
   /** Whether `token` is the one in use. */
-  uses(token) { return String(token).trim().replace(/^Bearer\s+/i, '') === this.#token; }
+  uses(token) { return bareToken(token) === this.#token; }
 
   /** Whether a token has been entered. */
   get hasToken() { return this.#token !== ''; }
@@ -76,7 +81,7 @@ export class GatewayClient {
 
   /** Uses `token` from now on (kept in sessionStorage; empty forgets it). False when it cannot be a bearer token. */
   setToken(token) {
-    const t = String(token).trim().replace(/^Bearer\s+/i, ''); // pasted as a header's value: the token is the rest
+    const t = bareToken(token);
     if (t !== '' && !/^[\x21-\x7e]+$/.test(t)) {
       this.#say('A token is printable ASCII without spaces; this one was not used.');
       return false;
