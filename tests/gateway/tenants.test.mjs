@@ -60,6 +60,16 @@ async function floodOf(tenant, o, n) {
   return flood;
 }
 
+/**
+ * An origin's log as turns, `V` for the victim's requests (paths from `/v`) and `f` for the flood's, and the runs
+ * of the flood between two of the victim's.
+ */
+function turnsIn(log) {
+  const order = log.map((e) => (e.path.startsWith('/v') ? 'V' : 'f')).join('');
+  const between = order.slice(order.indexOf('V'), order.lastIndexOf('V') + 1).split('V').slice(1, -1);
+  return { order, between };
+}
+
 describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s budget', () => {
   let gateway;
   let victim;
@@ -209,9 +219,7 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
     const o = await origin({});
     const flood = await floodOf(attacker, o, 24);
     await crawl(victim, o, ['/v1', '/v2', '/v3', '/v4']);
-    const order = o.log.map((e) => (e.path.startsWith('/v') ? 'V' : 'f')).join('');
-    const first = order.indexOf('V');
-    const between = order.slice(first, order.lastIndexOf('V') + 1).split('V').slice(1, -1);
+    const { order, between } = turnsIn(o.log);
     assert.ok(
       between.every((run) => run.length <= 1),
       `the origin's log (f: flood, V: victim): ${order}; each victim request after its first should follow at most one of the flood`,
@@ -311,8 +319,7 @@ describe('gateway: concurrency permits belong to the token that took them', () =
     try {
       const flood = await floodOf(attacker, slow, 12);
       await crawl(victim, slow, ['/v1', '/v2', '/v3']);
-      const order = slow.log.map((e) => (e.path.startsWith('/v') ? 'V' : 'f')).join('');
-      const between = order.slice(order.indexOf('V'), order.lastIndexOf('V') + 1).split('V').slice(1, -1);
+      const { order, between } = turnsIn(slow.log);
       assert.ok(between.every((run) => run.length <= 1), `the origin's log (f: flood, V: victim): ${order}`);
       assert.ok(order.indexOf('V') <= 2, `the victim's first request waited behind ${order.indexOf('V')} of the flood: ${order}`);
       assert.deepEqual(await Promise.all(flood), Array(12).fill(200), 'the flood is served');
