@@ -1,9 +1,11 @@
 // Restarting the gateway mid-crawl with its Durable Object state on disk: the restarted host object owes every
-// departure reserved before the restart, so nothing bursts after it (judged from the origin's access log).
+// departure reserved before the restart, so nothing bursts after it (judged from the origin's access log); and
+// what a departure that went changed is on disk a second after its answer.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { audit } from '../../pkg/node.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Origin, assertSpacing, until, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway, tempDir } from './gateway.mjs';
 
@@ -56,6 +58,33 @@ test('a gateway restarted mid-crawl with persisted state resumes without a burst
     assert.deepEqual(audit({ ratePerSec: 100, burstCapacity: 1, minIntervalSec: 1 }, times, [], GATEWAY_TOL), []);
     const report = await (await gateway.request(`/v1/hosts/${origin.host}`)).json();
     assert.equal(report.stats.decisions, N + 3, 'the counters survived the restart too');
+  } finally {
+    await gateway.stop();
+    await origin.close();
+  }
+});
+
+test('a departure that went is written as gone a second after its answer, so a restart keeps the token free', async () => {
+  // One reservation per token: after a restart that forgot the first request went, it would still count against
+  // the token until RESERVATION_GRACE (5 s) past its instant, and hold the next request that long.
+  const vars = { ...VARS, CRAWL_MIN_INTERVAL_SEC: '0', CRAWL_MAX_RESERVATIONS_PER_TOKEN: '1' };
+  const persistTo = tempDir();
+  const origin = await Origin.start({});
+  let gateway = await Gateway.start({ vars, persistTo });
+  try {
+    const first = await gateway.fetchVia(origin.url('/first'));
+    assert.equal(first.status, 200);
+    await first.arrayBuffer();
+    await sleep(1500); // past the object's write after the answer (1 s)
+    await gateway.stop();
+    gateway = await Gateway.start({ vars, persistTo });
+    const asked = performance.now();
+    const next = await gateway.fetchVia(origin.url('/next'));
+    assert.equal(next.status, 200);
+    await next.arrayBuffer();
+    const took = performance.now() - asked;
+    assert.ok(took < 1500, `the request after the restart took ${took.toFixed(0)} ms: held by the one that went`);
+    assert.deepEqual(origin.log.map((e) => e.path), ['/first', '/next']);
   } finally {
     await gateway.stop();
     await origin.close();

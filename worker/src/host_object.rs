@@ -2,7 +2,7 @@
 //! Worker instance. Each decision reads the clock once, decides and reserves synchronously on its [`HostDesk`],
 //! persists the result synchronously (SQLite-backed storage: the write is committed before the answer leaves,
 //! by the runtime's output gate) and only then answers. The one exception is the confirmation of a request the
-//! object sends itself (`send`), written once the request is on its way (see [`HostObject::handle_send`]). No
+//! object sends itself (`send`), written a while after its answer (see [`HostObject::save_after_answer`]). No
 //! `RefCell` borrow lives across an `.await`. No alarms are used (so none is exported).
 
 use crate::api::ApiError;
@@ -18,7 +18,8 @@ use crate::protocol::{
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -28,14 +29,17 @@ use worker::{durable_object, web_sys, DurableObject, Env, Request, Response, Sta
 /// again, at most (it is woken as soon as the report or a release arrives; this only bounds a lost wake-up).
 const HOLD_POLL: Duration = Duration::from_millis(250);
 
+/// How long after a request the object sent was answered its confirmation is written, unless a write comes first
+/// (see [`HostObject::save_after_answer`]).
+const CONFIRMATION_WRITE_DELAY: Duration = Duration::from_secs(1);
+
 /// The host's object.
 #[durable_object(fetch)]
 pub struct HostObject {
     state: State,
     env: Env,
-    desk: RefCell<Option<HostDesk>>,
-    /// The text last written to storage (a change is written, an unchanged state is not).
-    saved: RefCell<Option<String>>,
+    /// The desk and its row in storage, shared with the write made a while after an answer.
+    stored: Rc<Stored>,
     waiters: RefCell<Vec<js_sys::Function>>,
     /// Each token's recent departures (memory only: see [`crate::journal`]).
     journal: RefCell<Journal>,
@@ -68,6 +72,45 @@ struct Row {
     v: String,
 }
 
+/// The host's desk (loaded on first use) and the object's SQLite storage it is written to.
+struct Stored {
+    sql: worker::SqlStorage,
+    desk: RefCell<Option<HostDesk>>,
+    /// The text last written to storage (a change is written, an unchanged state is not).
+    saved: RefCell<Option<String>>,
+    /// A write is due a while after an answer (see [`HostObject::save_after_answer`]).
+    write_pending: Cell<bool>,
+}
+
+impl Stored {
+    fn sql(&self, query: &str, bindings: Vec<worker::SqlStorageValue>) -> Result<worker::SqlCursor, ApiError> {
+        self.sql.exec(query, bindings).map_err(|e| ApiError::internal(format!("host object storage: {e}")))
+    }
+
+    /// Write `desk`'s state at `now`, unless it is the text last written.
+    fn write(&self, desk: &HostDesk, now: Instant) -> Result<(), ApiError> {
+        let text = desk.save(now);
+        if self.saved.borrow().as_deref() == Some(text.as_str()) {
+            return Ok(()); // nothing changed (an observation that taught nothing): nothing to write
+        }
+        if self.saved.borrow().is_none() {
+            // the first write of this object's life (later ones know the table is there)
+            self.sql("CREATE TABLE IF NOT EXISTS hostpace (k TEXT PRIMARY KEY, v TEXT NOT NULL)", vec![])?;
+        }
+        self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.clone().into()])?;
+        *self.saved.borrow_mut() = Some(text);
+        Ok(())
+    }
+
+    /// Write the loaded desk's state now (nothing if it did not change).
+    fn write_now(&self) -> Result<(), ApiError> {
+        match &*self.desk.borrow() {
+            Some(desk) => self.write(desk, now()),
+            None => Ok(()),
+        }
+    }
+}
+
 impl HostObject {
     fn config(&self) -> Result<GatewayConfig, ApiError> {
         crate::gateway::bindings::config(&self.env)
@@ -81,7 +124,7 @@ impl HostObject {
         save: bool,
         f: impl FnOnce(&mut HostDesk, Instant) -> Result<R, ApiError>,
     ) -> Result<R, ApiError> {
-        let mut slot = self.desk.borrow_mut();
+        let mut slot = self.stored.desk.borrow_mut();
         let desk = match &mut *slot {
             Some(desk) if desk.key().as_str() == host => desk,
             Some(desk) => {
@@ -93,31 +136,38 @@ impl HostObject {
         let now = now();
         let out = f(desk, now)?;
         if save {
-            let text = desk.save(now);
-            if self.saved.borrow().as_deref() == Some(text.as_str()) {
-                return Ok(out); // nothing changed (an observation that taught nothing): nothing to write
-            }
-            if self.saved.borrow().is_none() {
-                // the first write of this object's life (later ones know the table is there)
-                self.sql("CREATE TABLE IF NOT EXISTS hostpace (k TEXT PRIMARY KEY, v TEXT NOT NULL)", vec![])?;
-            }
-            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.clone().into()])?;
-            *self.saved.borrow_mut() = Some(text);
+            self.stored.write(desk, now)?;
         }
         Ok(out)
     }
 
-    /// Persist the host's desk now (what a confirmation for `send` changed; nothing if nothing did).
+    /// Persist the host's desk now (nothing if it did not change).
     fn save(&self, host: &str) -> Result<(), ApiError> {
         self.with_desk(host, true, |_, _| Ok(()))
     }
 
+    /// Persist the host's desk a while after a request the object sent was answered: what its confirmation
+    /// changed (that it went, and how late). Written before the answer, it would hold the answer until stored
+    /// (the runtime's output gate); written at once after, the next request would wait for it to be stored. Any
+    /// write in between (the next decision's) writes the same state, and this one then writes nothing; one is
+    /// pending at a time. A restart before it forgets only that the departure went and how late: its token
+    /// counts it as a reservation until [`crate::tenants::RESERVATION_GRACE`] past its instant.
+    fn save_after_answer(&self) {
+        if self.stored.write_pending.replace(true) {
+            return;
+        }
+        let stored = self.stored.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            worker::Delay::from(CONFIRMATION_WRITE_DELAY).await;
+            stored.write_pending.set(false);
+            if let Err(e) = stored.write_now() {
+                crate::gateway::logs::error(&e);
+            }
+        });
+    }
+
     fn sql(&self, query: &str, bindings: Vec<worker::SqlStorageValue>) -> Result<worker::SqlCursor, ApiError> {
-        self.state
-            .storage()
-            .sql()
-            .exec(query, bindings)
-            .map_err(|e| ApiError::internal(format!("host object storage: {e}")))
+        self.stored.sql(query, bindings)
     }
 
     fn load(&self, host: &str, config: &GatewayConfig) -> Result<HostDesk, ApiError> {
@@ -321,9 +371,8 @@ impl HostObject {
     /// Send a request of the gateway's at its departure: confirm, and send in the same step. Nothing runs between
     /// the two, and nothing written is waiting to be stored (the runtime would hold the request until it is, for
     /// as long as storing takes, and two departures held by one write would leave together): the confirmation
-    /// comes once earlier writes are stored, and what it changes is written once the answer has come. (The
-    /// reservation itself was written when it was made; a restart in between forgets only how late this
-    /// departure left.) The answer is the target's response with the [`SendReply`] in a header, or a reply alone.
+    /// comes once earlier writes are stored, and what it changes is written a while after the answer has come
+    /// ([`HostObject::save_after_answer`]; the reservation itself was written when it was made). The answer is the target's response with the [`SendReply`] in a header, or a reply alone.
     async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
         let req: SendRequest = parse(body)?;
         self.send_at(&req.host, req.departure.as_ref(), req.journal.as_ref(), req.departs_ms, &req.request, None).await
@@ -358,10 +407,7 @@ impl HostObject {
         let sent = js::now_ms();
         let fetched =
             JsFuture::from(js::upstream_fetch(&request.url, &js::to_array(&request.headers), request.timeout_ms)).await;
-        if let Err(e) = self.save(host) {
-            // the request went: its answer is the caller's all the same
-            crate::gateway::logs::error(&e);
-        }
+        self.save_after_answer();
         if let Some(e) = entry {
             let status = fetched.as_ref().map_or(0, |r| r.unchecked_ref::<web_sys::Response>().status());
             self.journal.borrow_mut().answered(&e.token, &e.id, status);
@@ -476,11 +522,16 @@ impl HostObject {
 
 impl DurableObject for HostObject {
     fn new(state: State, env: Env) -> Self {
+        let stored = Stored {
+            sql: state.storage().sql(),
+            desk: RefCell::new(None),
+            saved: RefCell::new(None),
+            write_pending: Cell::new(false),
+        };
         HostObject {
             state,
             env,
-            desk: RefCell::new(None),
-            saved: RefCell::new(None),
+            stored: Rc::new(stored),
             waiters: RefCell::new(Vec::new()),
             journal: RefCell::new(Journal::default()),
         }
