@@ -367,6 +367,32 @@ goals.push({
   met: pkg ? pkg.gzip <= PKG_BUDGET : null,
 });
 
+// the gateway beside the floor of its design (bench/workerd-floor/run.mjs): the timing rows, and the calls table
+const FLOOR_GOAL = 1.25;
+function floorTables() {
+  const [timings, calls = ''] = readFileSync(floorFile, 'utf8').split(/\n\s*\n/);
+  const rows = timings
+    .split('\n')
+    .filter((l) => l.startsWith('|') && !/^\|\s*-/.test(l) && !/^\|\s*row\s*\|/.test(l))
+    .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+  const over = (re) => {
+    const r = rows.find((c) => re.test(c[0]));
+    return r ? Number(r[3]) : null;
+  };
+  return { rows, calls, gw: over(/GET \/v1\/fetch/), floor: over(/SQLite write, then fetching/) };
+}
+{
+  const f = existsSync(floorFile) ? floorTables() : null;
+  const measured = f && f.gw !== null && f.floor;
+  goals.push({
+    goal: `gateway: \`GET /v1/fetch\` p50 over a direct GET ≤ ${FLOOR_GOAL}× the floor row (workerd)`,
+    figure: measured ? `${fmt2(f.gw)} ms` : 'not measured',
+    peer: measured ? `${fmt2(f.floor)} ms` : '–',
+    ratio: measured ? `${fmt2(f.gw / f.floor)}×` : '–',
+    met: measured ? f.gw / f.floor <= FLOOR_GOAL : null,
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The document.
 
@@ -737,19 +763,9 @@ if (!existsSync(floorFile)) {
   p('Not measured: no `bench/results/workerd-floor.md`. Run the command above.');
 } else guarded('bench/results/workerd-floor.md', () => {
   // two tables: the timings, then the Durable Object calls per proxied request
-  const [timings, calls = ''] = readFileSync(floorFile, 'utf8').split(/\n\s*\n/);
-  const rows = timings
-    .split('\n')
-    .filter((l) => l.startsWith('|') && !/^\|\s*-/.test(l) && !/^\|\s*row\s*\|/.test(l))
-    .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
-  const over = (re) => {
-    const r = rows.find((c) => re.test(c[0]));
-    return r ? Number(r[3]) : null;
-  };
+  const { rows, calls, gw, floor } = floorTables();
   p('| row | p50 ms | p99 ms | p50 over direct | each round |', '|---|---:|---:|---:|---|');
   for (const c of rows) p(`| ${c.join(' | ')} |`);
-  const gw = over(/GET \/v1\/fetch/);
-  const floor = over(/SQLite write, then fetching/);
   p('', `Measured ${day(statSync(floorFile).mtime)} (the file's time).`);
   if (gw !== null && floor) {
     p(
