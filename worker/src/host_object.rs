@@ -78,6 +78,8 @@ struct Stored {
     desk: RefCell<Option<HostDesk>>,
     /// The text last written to storage (a change is written, an unchanged state is not).
     saved: RefCell<Option<String>>,
+    /// The desk holds a change no write has stored yet (a confirmation for `send`).
+    unsaved: Cell<bool>,
     /// A write is due a while after an answer (see [`HostObject::save_after_answer`]).
     write_pending: Cell<bool>,
 }
@@ -91,6 +93,7 @@ impl Stored {
     fn write(&self, desk: &HostDesk, now: Instant) -> Result<(), ApiError> {
         let text = desk.save(now);
         if self.saved.borrow().as_deref() == Some(text.as_str()) {
+            self.unsaved.set(false);
             return Ok(()); // nothing changed (an observation that taught nothing): nothing to write
         }
         if self.saved.borrow().is_none() {
@@ -99,14 +102,15 @@ impl Stored {
         }
         self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('host', ?)", vec![text.clone().into()])?;
         *self.saved.borrow_mut() = Some(text);
+        self.unsaved.set(false);
         Ok(())
     }
 
-    /// Write the loaded desk's state now (nothing if it did not change).
-    fn write_now(&self) -> Result<(), ApiError> {
+    /// Write the loaded desk's state now if it holds a change no write has stored.
+    fn write_unsaved(&self) -> Result<(), ApiError> {
         match &*self.desk.borrow() {
-            Some(desk) => self.write(desk, now()),
-            None => Ok(()),
+            Some(desk) if self.unsaved.get() => self.write(desk, now()),
+            _ => Ok(()),
         }
     }
 }
@@ -149,10 +153,13 @@ impl HostObject {
     /// Persist the host's desk a while after a request the object sent was answered: what its confirmation
     /// changed (that it went, and how late). Written before the answer, it would hold the answer until stored
     /// (the runtime's output gate); written at once after, the next request would wait for it to be stored. Any
-    /// write in between (the next decision's) writes the same state, and this one then writes nothing; one is
-    /// pending at a time. A restart before it forgets only that the departure went and how late: its token
-    /// counts it as a reservation until [`crate::tenants::RESERVATION_GRACE`] past its instant.
+    /// write in between (the next decision's) stores it too, and this one then writes nothing; one is pending at
+    /// a time. A restart before it forgets that the departure went and how late it left: it counts as its token's
+    /// reservation (and as a token wanting the host, for the others' turns) until
+    /// [`crate::tenants::RESERVATION_GRACE`] past its instant, and the next departure's spacing is kept from its
+    /// reserved instant rather than from when it really left.
     fn save_after_answer(&self) {
+        self.stored.unsaved.set(true);
         if self.stored.write_pending.replace(true) {
             return;
         }
@@ -160,7 +167,7 @@ impl HostObject {
         wasm_bindgen_futures::spawn_local(async move {
             worker::Delay::from(CONFIRMATION_WRITE_DELAY).await;
             stored.write_pending.set(false);
-            if let Err(e) = stored.write_now() {
+            if let Err(e) = stored.write_unsaved() {
                 crate::gateway::logs::error(&e);
             }
         });
@@ -309,7 +316,7 @@ impl HostObject {
     /// `sends`: the object sends the request itself right after ([`HostObject::handle_send`]): the departure
     /// ends going (one whose record went, the oldest being forgotten first, still goes at `departs`), each
     /// confirmation comes only once every write before it is stored, and what it changes is not written (the
-    /// caller writes it once the request is on its way). A departure that goes is stamped in the journal as
+    /// caller has it written after the answer, [`HostObject::save_after_answer`]). A departure that goes is stamped in the journal as
     /// `entry` (the claim's own, or robots.txt fetched for a token).
     async fn confirm(
         &self,
@@ -372,7 +379,8 @@ impl HostObject {
     /// the two, and nothing written is waiting to be stored (the runtime would hold the request until it is, for
     /// as long as storing takes, and two departures held by one write would leave together): the confirmation
     /// comes once earlier writes are stored, and what it changes is written a while after the answer has come
-    /// ([`HostObject::save_after_answer`]; the reservation itself was written when it was made). The answer is the target's response with the [`SendReply`] in a header, or a reply alone.
+    /// ([`HostObject::save_after_answer`]; the reservation itself was written when it was made). The answer is
+    /// the target's response with the [`SendReply`] in a header, or a reply alone.
     async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
         let req: SendRequest = parse(body)?;
         self.send_at(&req.host, req.departure.as_ref(), req.journal.as_ref(), req.departs_ms, &req.request, None).await
@@ -526,6 +534,7 @@ impl DurableObject for HostObject {
             sql: state.storage().sql(),
             desk: RefCell::new(None),
             saved: RefCell::new(None),
+            unsaved: Cell::new(false),
             write_pending: Cell::new(false),
         };
         HostObject {
