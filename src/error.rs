@@ -1,6 +1,6 @@
 //! The one error type of the core: a flat enum whose messages name what was wrong.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 /// Everything the core can refuse. Waiting is never an error: a wait is a [`crate::Decision`].
 #[derive(Clone, Debug, PartialEq)]
@@ -83,27 +83,12 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// A string for messages, in double quotes with quotes, backslashes and control characters escaped (as `{:?}`
-/// writes them). Written by hand: the npm package's size build turns `Debug` formatting off, and `escape_debug`
-/// brings Unicode tables worth 3.5 KB gzipped, yet its messages must still show what was wrong.
+/// A string for messages, in double quotes with quotes, backslashes and control characters escaped: `{:?}`.
 pub(crate) struct Quoted<'a>(pub &'a str);
 
 impl fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("\"")?;
-        for c in self.0.chars() {
-            match c {
-                '"' => f.write_str("\\\"")?,
-                '\\' => f.write_str("\\\\")?,
-                '\n' => f.write_str("\\n")?,
-                '\r' => f.write_str("\\r")?,
-                '\t' => f.write_str("\\t")?,
-                '\0' => f.write_str("\\0")?,
-                c if c.is_control() => write!(f, "\\u{{{:x}}}", u32::from(c))?,
-                c => f.write_char(c)?,
-            }
-        }
-        f.write_str("\"")
+        fmt::Debug::fmt(self.0, f)
     }
 }
 
