@@ -5,11 +5,13 @@
 //! - `learn`: what a host learns from responses and robots.txt (cooldowns, server limits, Crawl-delay,
 //!   adaptive pacing);
 //! - `stats`: counters and the state as shells show it ([`HostStats`]);
-//! - `limiter`: [`HostLimiter`], one host with a policy of its own.
+//! - `limiter`: [`HostLimiter`], one host with a policy of its own;
+//! - `quota`: the quota window as a host holds it, with the tally that spares most departures a visit to it.
 
 mod decision;
 mod learn;
 mod limiter;
+mod quota;
 mod stats;
 
 pub use decision::{Decision, Layer};
@@ -18,9 +20,10 @@ pub use limiter::HostLimiter;
 pub use stats::{Counters, HostStats, LayerWaits};
 
 use crate::compact::{Reader, Writer};
-use crate::layers::{bucket_nanos, Concurrency, Cooldown, LeakyBucket, Meter, SlidingWindow, TokenBucket};
+use crate::layers::{bucket_nanos, Concurrency, Cooldown, LeakyBucket, Meter, TokenBucket};
 use crate::policy::Limits;
 use crate::time::{duration_nanos, Instant, MIN_RATE_PER_SEC};
+use quota::QuotaLayer;
 use std::time::Duration;
 
 /// The compact state of one host, without its policy (a registry keeps one policy for all hosts).
@@ -29,11 +32,12 @@ use std::time::Duration;
 /// steps back is treated as standing still.
 ///
 /// Every layer is the state's own: the quota window and the permit table sit behind pointers, so a policy without
-/// them costs a pointer each.
+/// them costs a pointer each (and the quota's tally, 8 bytes).
 ///
 /// Laid out in declaration order (`repr(C)`), what a decision reads and writes first: the rate layers, the permit
 /// table's pointer and the decision counter fill the first 64 bytes (in wasm32; the pointer ends the line in 64-bit
-/// builds), the per-layer wait counters and the quota window's pointer follow (see the registry's aligned cells).
+/// builds), the per-layer wait counters and the quota (its window's pointer and tally) follow (see the registry's
+/// aligned cells).
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C)]
 pub struct HostState {
@@ -44,13 +48,9 @@ pub struct HostState {
     pub(crate) server: Option<Box<ServerLimits>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
-    /// The sliding-window quota, when the policy has one.
-    pub(crate) quota: Option<Box<SlidingWindow>>,
-    /// Departures the quota window surely still allows: its limit less every departure it holds, counted down
-    /// by each departure and read again from the window when it reaches 0 (0 also when not known yet). While it
-    /// is above 0 a decision needs nothing from the window but to be counted there, so the window's cache line
-    /// is written and never waited for.
-    pub(crate) quota_room: QuotaRoom,
+    /// The sliding-window quota, when the policy has one, with the tally that counts most departures without
+    /// reading or writing the window (see `quota`).
+    pub(crate) quota: QuotaLayer,
     /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
     pub(crate) crawl_delay_ms: u32,
     /// The host's rate before any server cap: the configured rate, or the adaptive controller's level.
@@ -67,8 +67,7 @@ impl HostState {
             meter: LeakyBucket::from_nanos(limits.interval_ns),
             cooldown: Cooldown::new(),
             server: None,
-            quota: limits.quota.map(|(limit, window)| Box::new(SlidingWindow::from_nanos(limit, window))),
-            quota_room: QuotaRoom(0),
+            quota: limits.quota.map_or(QuotaLayer::NONE, |(limit, window)| QuotaLayer::new(limit, window)),
             permits: (limits.max_concurrency > 0)
                 .then(|| Box::new(Concurrency::new(limits.max_concurrency, limits.lease_ns))),
             counters: Counters::default(),
@@ -176,13 +175,8 @@ impl HostState {
         if let Some(server) = &self.server {
             consider(now.max(server.until), Layer::ServerQuota);
         }
-        if let Some(q) = &self.quota {
-            // with room left, one more departure fits in any window (and is counted no earlier than it leaves);
-            // a kept room of 0 may only mean not known yet (a restored state), so the window's own room decides:
-            // the quota is asked only when both are 0 (one test for both: the package's wasm budget)
-            if (self.quota_room.0 | q.room()) == 0 {
-                consider(q.earliest(now), Layer::Quota);
-            }
+        if let Some(at) = self.quota.earliest(now) {
+            consider(at, Layer::Quota);
         }
         consider(self.meter.earliest(now), Layer::Interval);
         consider(self.bucket.earliest(now), Layer::Burst);
@@ -244,13 +238,7 @@ impl HostState {
     pub(crate) fn charge(&mut self, at: Instant, layer: Layer, now: Instant) -> u64 {
         self.bucket.charge(at);
         self.meter.charge(at);
-        if let Some(q) = &mut self.quota {
-            q.charge(at);
-            self.quota_room = QuotaRoom(match self.quota_room.0 {
-                0 => q.room(),
-                room => room - 1,
-            });
-        }
+        self.quota.charge(at);
         let wait_ns = at.nanos_since(now);
         self.counters.decisions = self.counters.decisions.saturating_add(1);
         self.add_wait(layer, wait_ns);
@@ -345,13 +333,10 @@ impl HostState {
         };
         self.retune(limits);
         self.meter.set_interval_ns(self.floor_ns(limits));
-        match (limits.quota, &mut self.quota) {
-            (None, q) => *q = None,
-            (Some((limit, window)), Some(q)) if q.counts(limit, window) => {}
-            (Some((limit, window)), q) => {
-                *q = Some(Box::new(SlidingWindow::from_nanos(limit, window)));
-                self.quota_room = QuotaRoom(0);
-            }
+        match limits.quota {
+            None => self.quota = QuotaLayer::NONE,
+            Some((limit, window)) if self.quota.counts(limit, window) => {}
+            Some((limit, window)) => self.quota = QuotaLayer::new(limit, window),
         }
         match (limits.max_concurrency, &mut self.permits) {
             (0, p) => *p = None,
@@ -371,7 +356,7 @@ impl HostState {
             && self.bucket.is_full(now)
             && self.meter.is_idle(now)
             && !self.cooldown.is_active(now)
-            && self.quota.as_ref().is_none_or(|q| q.used(now) == 0)
+            && self.quota.used(now).is_none_or(|used| used == 0)
             && self.permits.as_ref().is_none_or(|p| p.in_flight(now) == 0)
     }
 
@@ -412,10 +397,7 @@ impl HostState {
         self.cooldown.write(w);
         let server = self.server.as_deref().cloned().unwrap_or_default();
         w.u64(server.until.as_nanos());
-        w.bool(self.quota.is_some());
-        if let Some(q) = &self.quota {
-            q.write(w);
-        }
+        self.quota.write(w);
         w.bool(self.permits.is_some());
         if let Some(p) = &self.permits {
             p.write(w);
@@ -439,7 +421,7 @@ impl HostState {
         let meter = LeakyBucket::read(r);
         let cooldown = Cooldown::read(r);
         let server_until = Instant::from_nanos(r.u64("server quota end"));
-        let quota = r.bool("quota flag").then(|| Box::new(SlidingWindow::read(r)));
+        let quota = QuotaLayer::read(r);
         let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r)));
         let mut counters = Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: [0; 6] };
         for ms in counters.wait_ms.iter_mut() {
@@ -460,7 +442,6 @@ impl HostState {
             cooldown,
             server: (server.until > Instant::ZERO || cap > 0.0).then(|| Box::new(server)),
             quota,
-            quota_room: QuotaRoom(0),
             permits,
             counters,
             crawl_delay_ms,
@@ -499,17 +480,6 @@ impl PartialEq for ServerLimits {
     fn eq(&self, other: &ServerLimits) -> bool {
         // `uncapped` is derived from the policy: equal states may hold different copies of it
         (self.until, self.cap.to_bits(), self.cap_until) == (other.until, other.cap.to_bits(), other.cap_until)
-    }
-}
-
-/// What [`HostState::quota_room`] holds: a bound kept to spare a read, not part of what the state is, so two
-/// states are equal whatever their rooms (a restored state starts at 0 and reads the window again).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct QuotaRoom(pub(crate) u32);
-
-impl PartialEq for QuotaRoom {
-    fn eq(&self, _: &QuotaRoom) -> bool {
-        true
     }
 }
 

@@ -100,7 +100,6 @@ impl HostState {
             return lapsed.stats(limits, now);
         }
         let server = self.server.as_deref();
-        let quota = self.quota.as_deref();
         let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
         let wait_ms_by_layer = LayerWaits {
             interval: w(Layer::Interval),
@@ -123,8 +122,8 @@ impl HostState {
             next_slot_in_ms: wait_ms(self.meter.earliest(now).nanos_since(now)),
             cooldown_remaining_ms: wait_ms(self.cooldown.until().nanos_since(now)),
             server_quota_remaining_ms: wait_ms(server.map_or(0, |s| s.until.nanos_since(now))),
-            quota_used: quota.map(|q| q.used(now)),
-            quota_limit: quota.map(|q| q.limit()),
+            quota_used: self.quota.used(now),
+            quota_limit: self.quota.limit(),
             in_flight: self.permits.as_ref().map_or(0, |p| p.in_flight(now)),
             next_departure_in_ms: wait_ms(self.peek(now).wait.as_nanos() as u64),
             rate_per_sec: self.rate_per_sec(limits),

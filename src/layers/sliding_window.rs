@@ -25,7 +25,7 @@ const SLOTS: usize = SUB_WINDOWS as usize + 1;
 /// Layout: a decision inside the newest sub-window (the common case) reads and writes only the first 40 bytes
 /// (the newest sub-window's count is kept there, not in the ring), and the struct is aligned to a cache line, so
 /// such a decision touches one line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct SlidingWindow {
     limit: u32,
@@ -134,6 +134,18 @@ impl SlidingWindow {
     /// Departures that fit in any window whatever the instant: the limit less every departure held.
     pub(crate) fn room(&self) -> u32 {
         u32::try_from(u64::from(self.limit).saturating_sub(self.total)).unwrap_or(u32::MAX)
+    }
+
+    /// Count `n` departures in the newest sub-window, as `n` departures charged there would be.
+    pub(crate) fn count_in_newest(&mut self, n: u32) {
+        let n = n.min(u32::MAX - self.cur);
+        self.cur += n;
+        self.total += u64::from(n);
+    }
+
+    /// Where the newest sub-window ends: a departure charged before it is counted in it.
+    pub(crate) fn newest_end(&self) -> Instant {
+        Instant::from_nanos(self.top_start.saturating_add(self.sub_ns))
     }
 
     /// The quota per window.

@@ -33,7 +33,7 @@ impl Default for Slot {
 
 /// One host's state in its own two cache lines: a decision reads and writes the state's first 64 bytes (the rate
 /// layers, the permit table's pointer, the decision counter; see [`HostState`]) and, when it waits or counts a
-/// quota, the wait counters and the quota window's pointer just after, so it touches one 128-byte-aligned pair of
+/// quota, the wait counters and the quota's pointer and tally just after, so it touches one 128-byte-aligned pair of
 /// lines, which the processor fetches together, instead of the two or three lines an unaligned `(key, state)`
 /// entry spans.
 #[derive(Clone, Debug)]
