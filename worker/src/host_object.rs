@@ -316,8 +316,8 @@ impl HostObject {
     /// `sends`: the object sends the request itself right after ([`HostObject::handle_send`]): the departure
     /// ends going (one whose record went, the oldest being forgotten first, still goes at `departs`), each
     /// confirmation comes only once every write before it is stored, and what it changes is not written (the
-    /// caller has it written after the answer, [`HostObject::save_after_answer`]). A departure that goes is stamped in the journal as
-    /// `entry` (the claim's own, or robots.txt fetched for a token).
+    /// caller has it written after the answer, [`HostObject::save_after_answer`]). A departure that goes is
+    /// stamped in the journal as `entry` (the claim's own, or robots.txt fetched for a token).
     async fn confirm(
         &self,
         host: &str,
