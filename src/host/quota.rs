@@ -82,7 +82,7 @@ impl QuotaLayer {
     pub(crate) fn charge(&mut self, at: Instant) {
         if self.pending < self.room && at.as_nanos() >> UNTIL_SHIFT < u64::from(self.until) {
             self.pending += 1;
-        } else {
+        } else if self.window.is_some() {
             self.write_through(at);
         }
     }
