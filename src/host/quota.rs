@@ -14,8 +14,8 @@ use crate::compact::{Reader, Writer};
 use crate::layers::{Meter, SlidingWindow};
 use crate::time::Instant;
 
-/// [`QuotaLayer::until`] counts units of `2^UNTIL_SHIFT` nanoseconds (about a second), so that a `u32` reaches
-/// past any instant.
+/// [`QuotaLayer::until`] counts units of `2^UNTIL_SHIFT` nanoseconds (about a second): a `u32` of them reaches
+/// 2^62 nanoseconds, 146 years past the epoch (a later instant is never counted in the tally).
 const UNTIL_SHIFT: u32 = 30;
 
 /// A host's sliding-window quota, when the policy has one, and its tally (see the module).
@@ -67,18 +67,24 @@ impl QuotaLayer {
     /// The first instant at or after `now` at which one more departure fits, when the quota holds it back
     /// (`None`: it does not, or there is no quota). With room left, one more departure fits in any window (and is
     /// counted no earlier than the newest departure counted), so only a full window is asked.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn earliest(&self, now: Instant) -> Option<Instant> {
-        if self.pending < self.room {
+        if self.pending < self.room || self.window.is_none() {
             return None;
         }
+        self.asked(now)
+    }
+
+    /// [`QuotaLayer::earliest`], asked of the window.
+    #[inline(never)]
+    fn asked(&self, now: Instant) -> Option<Instant> {
         let w = self.window()?;
         (w.room() == 0).then(|| w.earliest(now))
     }
 
     /// Count a departure at `at` (one that fits: the caller asked [`QuotaLayer::earliest`]): in the tally when it
     /// surely fits in the window's newest sub-window, else in the window, with what is pending.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn charge(&mut self, at: Instant) {
         if self.pending < self.room && at.as_nanos() >> UNTIL_SHIFT < u64::from(self.until) {
             self.pending += 1;
@@ -129,9 +135,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Departures at these offsets (ms) from `base`, each asked of the layer and of a bare window; both must agree
-    /// on every answer and on the window they end with.
-    fn agree(limit: u32, window_ms: u64, base_s: u64, steps: &[u64]) {
+    /// Decisions `steps` apart (ms) from `base`, each asked of the layer and of a bare window as the host asked
+    /// it before the tally (the window constrains a departure only when it has no room); both must agree on every
+    /// answer and on the window they hold after it. Every `later`-th departure goes that many ms past the
+    /// quota's answer (another layer set it), and every 7th decision is made on a copy (as views and restores do).
+    fn agree(limit: u32, window_ms: u64, base_s: u64, steps: &[u64], later: u64) {
         let window_ns = window_ms * 1_000_000;
         let mut layer = QuotaLayer::new(limit, window_ns);
         let mut bare = SlidingWindow::from_nanos(limit, window_ns);
@@ -141,8 +149,16 @@ mod tests {
             let expected = if bare.room() > 0 { now } else { bare.earliest(now) };
             let got = layer.earliest(now).unwrap_or(now);
             assert_eq!(got, expected, "decision {i} at {now:?}");
-            bare.charge(expected);
-            layer.charge(got);
+            let at = match later {
+                0 => got,
+                n if i as u64 % n == 0 => got.add_nanos(n * 1_000_000),
+                _ => got,
+            };
+            bare.charge(at);
+            if i % 7 == 6 {
+                layer = layer.clone();
+            }
+            layer.charge(at);
             assert_eq!(layer.window(), Some(bare), "window after decision {i}");
         }
         let used = |w: &SlidingWindow| w.used(now);
@@ -152,11 +168,24 @@ mod tests {
     #[test]
     fn a_tally_decides_as_the_window_and_holds_what_it_would() {
         // a quota of 3 a minute, departures every 10 s: the tally runs out, the window waits, sub-windows pass
-        agree(3, 60_000, 1_000, &[0; 1].iter().chain(&[10_000; 20]).copied().collect::<Vec<_>>());
+        agree(3, 60_000, 1_000, &[0; 1].iter().chain(&[10_000; 20]).copied().collect::<Vec<_>>(), 0);
         // a day's quota, departures at once: all in one sub-window, counted in one step when viewed
-        agree(1_000, 86_400_000, 1_700_000_000, &[0; 50]);
+        agree(1_000, 86_400_000, 1_700_000_000, &[0; 50], 0);
         // sub-windows shorter than the tally's unit: every departure goes to the window
-        agree(5, 1_500, 7, &[100; 40]);
+        agree(5, 1_500, 7, &[100; 40], 3);
+        // more room than the tally holds (u16::MAX): it is written once it has counted that many
+        let mut layer = QuotaLayer::new(100_000, 86_400_000_000_000);
+        let mut bare = SlidingWindow::from_nanos(100_000, 86_400_000_000_000);
+        for i in 0..70_000u64 {
+            let at = Instant::from_secs(1_000).add_nanos(i);
+            assert_eq!(layer.earliest(at), None);
+            layer.charge(at);
+            bare.charge(at);
+        }
+        assert_eq!(layer.window(), Some(bare));
+        assert!(layer.pending < layer.room, "the tally counted again after it was written");
+        // past the tally's reach (2^62 ns): every departure goes to the window
+        agree(3, 60_000_000, 4_700_000_000, &[1_000; 30], 0);
     }
 
     #[test]
@@ -180,10 +209,11 @@ mod tests {
         fn any_departures_leave_the_same_decisions_and_window(
             limit in 1u32..8,
             window_ms in 1u64..200_000,
-            base_s in 0u64..2_000_000_000,
+            base_s in 0u64..5_000_000_000,
             steps in proptest::collection::vec(0u64..20_000, 1..60),
+            later in 0u64..5,
         ) {
-            agree(limit, window_ms, base_s, &steps);
+            agree(limit, window_ms, base_s, &steps, later);
         }
     }
 }
