@@ -133,7 +133,6 @@ impl PartialEq for QuotaLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     /// Decisions `steps` apart (ms) from `base`, each asked of the layer and of a bare window as the host asked
     /// it before the tally (the window constrains a departure only when it has no room); both must agree on every
@@ -204,16 +203,23 @@ mod tests {
         assert_eq!(restored.window().map(|w| w.used(Instant::from_secs(1_004))), Some(4));
     }
 
-    proptest! {
-        #[test]
-        fn any_departures_leave_the_same_decisions_and_window(
-            limit in 1u32..8,
-            window_ms in 1u64..200_000,
-            base_s in 0u64..5_000_000_000,
-            steps in proptest::collection::vec(0u64..20_000, 1..60),
-            later in 0u64..5,
-        ) {
-            agree(limit, window_ms, base_s, &steps, later);
+    // proptest is a native dev-dependency: the wasm build of these tests runs the examples above
+    #[cfg(not(target_arch = "wasm32"))]
+    mod properties {
+        use super::agree;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_departures_leave_the_same_decisions_and_window(
+                limit in 1u32..8,
+                window_ms in 1u64..200_000,
+                base_s in 0u64..5_000_000_000,
+                steps in proptest::collection::vec(0u64..20_000, 1..60),
+                later in 0u64..5,
+            ) {
+                agree(limit, window_ms, base_s, &steps, later);
+            }
         }
     }
 }
