@@ -381,8 +381,9 @@ function floorTables() {
   };
   return { rows, calls, gw: over(/GET \/v1\/fetch/), floor: over(/SQLite write, then fetching/) };
 }
+const floorResults = existsSync(floorFile) ? floorTables() : null;
 {
-  const f = existsSync(floorFile) ? floorTables() : null;
+  const f = floorResults;
   const measured = f && f.gw !== null && f.floor;
   goals.push({
     goal: `gateway: \`GET /v1/fetch\` p50 over a direct GET ≤ ${FLOOR_GOAL}× the floor row (workerd)`,
@@ -759,11 +760,11 @@ p(
   'answering pays includes the runtime\'s output gate holding the answer until SQLite has committed.',
   '',
 );
-if (!existsSync(floorFile)) {
+if (!floorResults) {
   p('Not measured: no `bench/results/workerd-floor.md`. Run the command above.');
 } else guarded('bench/results/workerd-floor.md', () => {
   // two tables: the timings, then the Durable Object calls per proxied request
-  const { rows, calls, gw, floor } = floorTables();
+  const { rows, calls, gw, floor } = floorResults;
   p('| row | p50 ms | p99 ms | p50 over direct | each round |', '|---|---:|---:|---:|---|');
   for (const c of rows) p(`| ${c.join(' | ')} |`);
   p('', `Measured ${day(statSync(floorFile).mtime)} (the file's time).`);
