@@ -1,8 +1,8 @@
 //! Property tests of the core: whatever the policy and the sequence of calls, the departure schedule passes
 //! `audit`, waits are exact, a clock stepping back mints nothing, snapshots restore the same future, eviction
-//! loses nothing.
+//! loses nothing, and the origin cache gives every URL the host key parsing gives it.
 
-use hostpace::{audit, AuditLimits, Blackout, HostKey, HostLimiter, Instant, Policy, Quota, Registry};
+use hostpace::{audit, AuditLimits, Blackout, HostKey, HostLimiter, Instant, OriginCache, Policy, Quota, Registry};
 use proptest::prelude::*;
 use std::time::Duration;
 
@@ -194,4 +194,32 @@ proptest! {
             prop_assert!(bounded.len() <= 2);
         }
     }
+
+    /// The origin cache gives every URL the key parsing gives it, whatever it was asked before: the same authority
+    /// under either scheme (a port that is one scheme's default), texts on both sides of its inline bound, spellings
+    /// it must leave to the parser.
+    #[test]
+    fn the_origin_cache_gives_what_parsing_gives(
+        authorities in proptest::collection::vec(authority(), 1..8),
+        picks in proptest::collection::vec((0usize..4, 0usize..8, 0usize..4), 1..80),
+    ) {
+        let mut cache = OriginCache::default();
+        for (scheme, at, rest) in picks {
+            let url = format!(
+                "{}://{}{}",
+                ["http", "https", "HTTP", "ftp"][scheme],
+                authorities[at % authorities.len()],
+                ["", "/", "/a?q", "#f"][rest]
+            );
+            prop_assert_eq!(cache.key_of(&url), HostKey::from_url(&url), "{}", url);
+        }
+    }
+}
+
+/// A URL's authority: a host of 1 to about 50 bytes, mostly plain, sometimes with capitals or an underscore, and
+/// a port that may be either scheme's default.
+fn authority() -> impl Strategy<Value = String> {
+    let host = "[a-z0-9A-Z_-]{1,3}(\\.[a-z0-9-]{1,12}){0,3}\\.?";
+    let port = prop::sample::select(vec!["", ":80", ":443", ":0443", ":080", ":8080", ":65536", ":"]);
+    (host, port).prop_map(|(host, port)| format!("{host}{port}"))
 }

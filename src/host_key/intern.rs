@@ -1,5 +1,6 @@
 //! Host keys as small dense ids ([`Interner`]), and found by their URL's literal origin ([`OriginCache`]).
 
+use super::key::InlineText;
 use super::parse::{plain_origin, plain_origin_key, MAX_URL_LEN};
 use super::{hash_text, HostKey, KeyHasher};
 use crate::error::Error;
@@ -66,11 +67,19 @@ impl Interner {
 /// stay valid). URLs with an unusual spelling are parsed every time.
 #[derive(Clone, Debug, Default)]
 pub struct OriginCache {
-    /// (origin, id of its host key)
-    entries: Vec<(Box<str>, u32)>,
+    entries: Vec<Origin>,
     table: IdTable,
     hasher: KeyHasher,
     ids: Interner,
+}
+
+/// A plain origin in the [`OriginCache`], by what follows its `http://` (so `/` starts an `https` one's), and the
+/// id of its host key. The text is inline up to [`HostKey::INLINE`] bytes (most host names and their scheme), so
+/// finding an origin reads the table's slot and this entry, and no third place in memory.
+#[derive(Clone, Debug)]
+struct Origin {
+    text: InlineText,
+    id: u32,
 }
 
 impl OriginCache {
@@ -88,9 +97,10 @@ impl OriginCache {
         let Some(origin) = origin.filter(|_| url.len() <= MAX_URL_LEN) else {
             return Ok(self.ids.intern(&HostKey::from_url(url)?));
         };
-        let hash = self.hasher.hash_one(Text(origin));
-        if let Some(i) = self.table.find(hash, |i| &*self.entries[i as usize].0 == origin) {
-            return Ok(self.entries[i as usize].1);
+        let text = origin.get("http://".len()..).unwrap_or(origin);
+        let hash = self.hasher.hash_one(Text(text));
+        if let Some(i) = self.table.find(hash, |i| self.entries[i as usize].text.as_str() == text) {
+            return Ok(self.entries[i as usize].id);
         }
         let key = match plain_origin_key(origin) {
             Some(key) => key,
@@ -103,8 +113,8 @@ impl OriginCache {
         }
         let OriginCache { entries, table, hasher, .. } = self;
         let at = entries.len() as u32;
-        entries.push((origin.into(), id));
-        table.insert(hash, at, &|i| hasher.hash_one(Text(&entries[i as usize].0)));
+        entries.push(Origin { text: InlineText::new(text), id });
+        table.insert(hash, at, &|i| hasher.hash_one(Text(entries[i as usize].text.as_str())));
         Ok(id)
     }
 
@@ -178,6 +188,16 @@ mod tests {
             "http://a.example:0/",
             "http://a.example:00/",
             "http://a.example:00081/",
+            // the same authority under either scheme: a different key when the port is one scheme's default
+            "http://example.com:443/",
+            "http://example.com:80/",
+            "https://example.com:80/",
+            "https://example.com/",
+            // texts kept inline and on the heap (22 and 23 bytes after `http://`)
+            "http://a234567890.example.com/",
+            "http://a2345678901.example.com/",
+            "https://a23456789.example.com/",
+            "https://a234567890.example.com/",
         ] {
             for _ in 0..2 {
                 assert_eq!(cache.key_of(url), HostKey::from_url(url), "{url}");

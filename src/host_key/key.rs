@@ -80,7 +80,13 @@ impl HostKey {
 
     /// The key as text.
     pub fn as_str(&self) -> &str {
-        match &self.0 {
+        self.0.as_str()
+    }
+}
+
+impl Repr {
+    fn as_str(&self) -> &str {
+        match self {
             Repr::Inline(len, buf) => {
                 let bytes = &buf[..usize::from(*len).min(HostKey::INLINE)];
                 // SAFETY: `Repr::new` copied a whole `&str` (valid UTF-8) of exactly `len` bytes into `buf`.
@@ -88,6 +94,27 @@ impl HostKey {
             }
             Repr::Heap(text) => text,
         }
+    }
+}
+
+/// A text kept the way a key's is: inline when it fits in [`HostKey::INLINE`] bytes. The origin cache keeps its
+/// origins so: comparing one then reads no memory beyond the cache's own entry.
+#[derive(Clone)]
+pub(super) struct InlineText(Repr);
+
+impl InlineText {
+    pub(super) fn new(text: &str) -> InlineText {
+        InlineText(Repr::new(text))
+    }
+
+    pub(super) fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl fmt::Debug for InlineText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.0.as_str(), f)
     }
 }
 
