@@ -143,7 +143,7 @@ impl<'a> Reader<'a> {
         if let Some(e) = self.error {
             return Err(e);
         }
-        if self.rest.trim().is_empty() {
+        if self.rest.trim_ascii().is_empty() {
             Ok(())
         } else {
             Err(Error::InvalidSnapshot { reason: "malformed: unexpected data after the last host".into() })

@@ -79,7 +79,7 @@ pub struct RobotsOutcome {
 }
 
 fn header<'a>(headers: &'a [(&str, &'a str)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(n, _)| n.trim().eq_ignore_ascii_case(name)).map(|&(_, v)| v)
+    headers.iter().find(|(n, _)| n.trim_ascii().eq_ignore_ascii_case(name)).map(|&(_, v)| v)
 }
 
 /// The response's Retry-After as a wait, if the header is there: resolved against its own `Date` header, else the

@@ -192,7 +192,7 @@ impl Policy {
     /// The recorded reason for a burst above one second of traffic: `burstJustification`, or for the
     /// default knobs (rate 2/s, capacity 4) the built-in one.
     pub fn justification(&self) -> Option<&str> {
-        match self.burst_justification.as_deref().map(str::trim) {
+        match self.burst_justification.as_deref().map(str::trim_ascii) {
             Some(s) if !s.is_empty() => Some(s),
             _ if self.rate_per_sec == 2.0 && self.burst_capacity == 4.0 => Some(DEFAULT_BURST_JUSTIFICATION),
             _ => None,
@@ -403,6 +403,9 @@ mod tests {
         let w = p.validate().unwrap();
         assert_eq!(w, vec![Warning::BurstAboveOneSecond { burst_capacity: 10.0, rate_per_sec: 1.0 }]);
         assert!(w[0].to_string().contains("burstJustification"));
+        // blank (ASCII whitespace only) is no justification
+        let blank = Policy { burst_justification: Some(" \t\r\n".into()), ..p.clone() };
+        assert_eq!(blank.validate(), Ok(w));
         let p = Policy { burst_justification: Some("bulk API allows it".into()), ..p };
         assert_eq!(p.validate(), Ok(vec![]));
         let p = Policy { rate_per_sec: 2.5, burst_capacity: 3.0, burst_justification: None, ..Policy::default() };

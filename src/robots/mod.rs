@@ -208,11 +208,11 @@ impl Robots {
         for (index, line) in lines(bounded(robots_txt)).enumerate() {
             let line = line.split_once('#').map_or(line, |(content, _comment)| content);
             let Some((key, value)) = line.split_once(':') else { continue };
-            let value = value.trim();
-            let key = Key::of(key.trim());
+            let value = value.trim_ascii();
+            let key = Key::of(key.trim_ascii());
             match key {
                 Key::UserAgent => {
-                    let star = value.split_whitespace().next() == Some("*");
+                    let star = value.split_ascii_whitespace().next() == Some("*");
                     let token = product_token(value);
                     for (groups, in_run) in
                         [(&mut robots.groups, &mut in_rules_run), (&mut robots.delays, &mut in_delays_run)]
@@ -667,6 +667,10 @@ mod tests {
         ("allow is not misspelt", "User-agent: *\nDisallow: /\nAlow: /a\n", UA, "/a", false),
         ("no colon: ignored", "User-agent: *\nDisallow /a\n", UA, "/a", true),
         ("whitespace around", "  User-agent :  *  \n\t Disallow :\t/a \n", UA, "/a", false),
+        // whitespace is ASCII's (RFC 9309's SP and HTAB, and Google's parser's `isspace`): another space is text
+        ("a no-break space is text", "User-agent: *\nDisallow: /a\u{a0}\n", UA, "/a", true),
+        ("a no-break space is text, encoded", "User-agent: *\nDisallow: /a\u{a0}\n", UA, "/a%C2%A0", false),
+        ("an agent with a no-break space", "User-agent: \u{a0}*\nDisallow: /a\n", UA, "/a", true),
         ("unknown lines ignored", "User-agent: *\nFoo: bar\nnonsense\nDisallow: /a\n", UA, "/a", false),
         ("not robots.txt at all", "<html><body>Not found</body></html>", UA, "/a", true),
         // URL forms.
