@@ -16,7 +16,7 @@ use crate::registry::{Registry, Snapshot};
 use crate::robots::{Robots, RobotsFile, RobotsTiming, Verdict};
 use crate::time::{nanos_to_ms, Instant};
 use js_sys::{Float64Array, Reflect};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -198,6 +198,8 @@ pub(crate) struct Shared {
     slots: RefCell<Slots>,
     /// Per interned id: its host name as a JS string, made once (for `acquire(url)`'s answers).
     names: RefCell<Vec<Option<JsValue>>>,
+    /// The error of the last call that answered NaN for one (see [`Shared::number`]).
+    error: Cell<Option<JsValue>>,
     /// The batch being decided by `acquireIds`, copied in from JS (kept to spare an allocation per batch).
     batch: RefCell<Batch>,
     /// Per interned id: what is known of the host's robots.txt (nothing until it is first asked about).
@@ -314,6 +316,17 @@ impl Batch {
 }
 
 impl Shared {
+    /// What an export that answers a number returns: the number `body` gives, or NaN with its error kept for
+    /// `takeError`, which the method's JS wrapper (`polite.js`) throws. A `Result` crosses as three values, which
+    /// JS receives as an array made for each call: about a quarter of an `acquireId`.
+    #[inline(always)]
+    fn number(&self, body: impl FnOnce() -> Result<f64, JsValue>) -> f64 {
+        body().unwrap_or_else(|error| {
+            self.error.set(Some(error));
+            f64::NAN
+        })
+    }
+
     /// The interned id of `url`'s host.
     fn id_of(&self, url: &str) -> Result<u32, JsValue> {
         self.id_in(url, plain_origin(url))
@@ -415,6 +428,7 @@ impl JsLimiter {
                 hosts: RefCell::new(OriginCache::default()),
                 slots: RefCell::new(Slots::default()),
                 names: RefCell::new(Vec::new()),
+                error: Cell::new(None),
                 batch: RefCell::new(Batch::default()),
                 robots: RefCell::new(Vec::new()),
                 crawler,
@@ -479,20 +493,29 @@ impl JsLimiter {
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
     /// decision).
-    pub fn intern(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> Result<u32, JsValue> {
-        self.shared.id_of(url)
+    pub fn intern(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> f64 {
+        self.shared.number(|| self.shared.id_of(url).map(f64::from))
     }
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds. Throws when the config sets
     /// `maxConcurrency` (a decision would take a permit that this call cannot hand back: use `acquire(url)`).
     #[wasm_bindgen(js_name = acquireId)]
-    pub fn acquire_id(&self, id: f64, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
-            return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
-        }
-        let mut wait = [0.0];
-        self.shared.acquire_ids(&[id as u32], &[], instant(now_ms)?, &mut wait)?;
-        Ok(wait[0])
+    pub fn acquire_id(&self, id: f64, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> f64 {
+        self.shared.number(|| {
+            if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
+                return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
+            }
+            let mut wait = [0.0];
+            self.shared.acquire_ids(&[id as u32], &[], instant(now_ms)?, &mut wait)?;
+            Ok(wait[0])
+        })
+    }
+
+    /// The error of this limiter's last call that answered NaN for one, taken (`undefined` when none is kept):
+    /// for the JS wrappers of `intern` and `acquireId`, which throw it (`polite.js` removes this from the class).
+    #[wasm_bindgen(js_name = takeError, skip_typescript)]
+    pub fn take_error(&self) -> JsValue {
+        self.shared.error.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in

@@ -63,11 +63,23 @@ class LocalTurns {
 // Every other method reads and checks its arguments in Rust.
 //
 // The methods that answer an object (acquire, peek, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
-// an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it.
+// an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it. Those that answer a number
+// on the fast path (intern, acquireId) answer NaN and keep the error for the limiter's `takeError`
+// (src/wasm/limiter.rs, `Shared::number`): `thrownIfNaN` takes it and throws it. `takeError` is for these wrappers
+// alone, so it leaves the class.
 
 /** `answer` itself, or thrown when it is an `Error`. */
 function thrown(answer) {
   if (answer instanceof Error) throw answer;
+  return answer;
+}
+
+const takeError = Limiter.prototype.takeError;
+delete Limiter.prototype.takeError;
+
+/** `answer` itself, or (when it is NaN) the error that `limiter`'s call kept, thrown. */
+function thrownIfNaN(limiter, answer) {
+  if (answer !== answer) throw takeError.call(limiter);
   return answer;
 }
 
@@ -80,10 +92,10 @@ limiterRaw.peek = function (url, nowMs) {
   return thrown(peek.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
 };
 limiterRaw.intern = function (url) {
-  return intern.call(this, urlArg(url));
+  return thrownIfNaN(this, intern.call(this, urlArg(url)));
 };
 limiterRaw.acquireId = function (id, nowMs) {
-  return acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true));
+  return thrownIfNaN(this, acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true)));
 };
 limiterRaw.depart = function (url, departsMs) {
   return depart.call(this, urlArg(url), numberArg(departsMs, 'departsMs', true));

@@ -587,6 +587,22 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     assert.equal(limiter.stats('a.example'), undefined, 'no decision was made for the host');
     assert.equal(limiter.acquireId(id, 0), 0, 'the bucket is still full');
   });
+  test("intern and acquireId throw their own call's error, each once, as an Error", () => {
+    const [a, b] = [new Limiter(config), new Limiter(config)];
+    const id = a.intern('https://a.example/');
+    assert.equal(b.intern('https://b.example/'), 0);
+    assert.throws(() => a.acquireId(7, 0), (e) => e instanceof Error && /unknown host id 7/.test(e.message));
+    assert.throws(() => a.intern('https://exa mple.com/'), /invalid URL/);
+    // the other limiter, and the next calls, answer as if nothing had failed
+    assert.equal(b.acquireId(0, 0), 0);
+    assert.equal(a.acquireId(id, 0), 0);
+    assert.equal(a.intern('https://a.example/x'), id);
+    assert.throws(() => b.acquireId(id, -1), /invalid nowMs: -1/);
+    assert.equal(b.acquireId(0, 0), 0);
+    // the method that hands the error over is the wrappers' alone
+    assert.equal(Limiter.prototype.takeError, undefined);
+    assert.equal(a.takeError, undefined);
+  });
   test('with maxConcurrency set, acquireId and acquireIds throw (their waits carry no permits) and take nothing', () => {
     const limiter = new Limiter({ ...config, maxConcurrency: 1 });
     const id = limiter.intern('https://a.example/');
