@@ -92,8 +92,8 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
-/// A float for messages, written with integer arithmetic (up to 6 decimals, trailing zeros trimmed): the
-/// standard float formatter is a large part of a wasm module, and messages need no more.
+/// A float for messages, as JavaScript spells it (`NaN`, `Infinity`), rounded to 6 decimals, and from 1e18 on as
+/// its order of magnitude (beyond what any knob accepts, and short).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Num(pub f64);
 
@@ -109,7 +109,6 @@ impl fmt::Display for Num {
         let sign = if v < 0.0 { "-" } else { "" };
         let a = v.abs();
         if a >= 1e18 {
-            // beyond what any knob accepts: the order of magnitude says enough
             // floor(log10(a)) without pulling a log10 routine into the wasm
             let (mut exp, mut x) = (18, a / 1e18);
             while x >= 10.0 {
@@ -118,18 +117,8 @@ impl fmt::Display for Num {
             }
             return write!(f, "{sign}1e{exp}");
         }
-        let micros = (a * 1e6).round() as u64;
-        let (int, frac) = (micros / 1_000_000, micros % 1_000_000);
-        if frac == 0 {
-            return write!(f, "{sign}{int}");
-        }
-        let mut digits = frac;
-        let mut width = 6;
-        while digits % 10 == 0 {
-            digits /= 10;
-            width -= 1;
-        }
-        write!(f, "{sign}{int}.{digits:0width$}")
+        // the shortest text that reads back as the value rounded to micro-units (no exponent below 1e18)
+        write!(f, "{sign}{}", (a * 1e6).round() / 1e6)
     }
 }
 
@@ -181,6 +170,11 @@ mod tests {
             (31536000.0, "31536000"),
             (1e300, "1e300"),
             (-0.000_000_1, "-0"),
+            (1_234_567.000_000_4, "1234567"),
+            // past the micro-units a u64 holds
+            (2e13, "20000000000000"),
+            (-1e16, "-10000000000000000"),
+            (123_456_789_012_345.67, "123456789012345.67"),
         ];
         for (v, text) in table {
             assert_eq!(Num(v).to_string(), text);
