@@ -15,7 +15,7 @@ use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
 use crate::robots::{Robots, RobotsFile, RobotsTiming, Verdict};
 use crate::time::{nanos_to_ms, Instant};
-use js_sys::{Float64Array, Reflect};
+use js_sys::{Float64Array, Reflect, Uint32Array};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -291,19 +291,23 @@ impl Batch {
         let nows_ms = nows_ms.unwrap_or(&none);
         self.ids.clear();
         self.nows.clear();
-        let Some(ids_read) = args::numbers(ids, "u32", "ids")? else {
-            return Err(type_error("ids", "a Uint32Array or an array of host ids", ids));
-        };
-        for (i, &id) in ids_read.iter().enumerate() {
-            if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
-                return Err(js_error(format!("invalid ids[{i}]: {} (expected a host id from intern)", Num(id))));
+        if !copy_typed(ids, &mut self.ids, Uint32Array::view_mut_raw) {
+            let Some(ids_read) = args::numbers(ids, "u32", "ids")? else {
+                return Err(type_error("ids", "a Uint32Array or an array of host ids", ids));
+            };
+            for (i, &id) in ids_read.iter().enumerate() {
+                if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
+                    return Err(js_error(format!("invalid ids[{i}]: {} (expected a host id from intern)", Num(id))));
+                }
+                self.ids.push(id as u32);
             }
-            self.ids.push(id as u32);
         }
-        match args::numbers(nows_ms, "f64", "nowsMs")? {
-            Some(nows) => self.nows = nows,
-            None if absent(nows_ms) => {}
-            None => return Err(type_error("nowsMs", "a Float64Array, an array of numbers, or null", nows_ms)),
+        if !copy_typed(nows_ms, &mut self.nows, Float64Array::view_mut_raw) {
+            match args::numbers(nows_ms, "f64", "nowsMs")? {
+                Some(nows) => self.nows = nows,
+                None if absent(nows_ms) => {}
+                None => return Err(type_error("nowsMs", "a Float64Array, an array of numbers, or null", nows_ms)),
+            }
         }
         if !self.nows.is_empty() && self.nows.len() != self.ids.len() {
             return Err(js_error(format!("invalid nowsMs: {} times for {} ids", self.nows.len(), self.ids.len())));
@@ -313,6 +317,28 @@ impl Batch {
         }
         Ok(())
     }
+}
+
+/// Copy `value` into `out` (empty, its room reused) at once when it is a typed array of kind `T` (elements `E`,
+/// viewed in the module's memory by `view`): true then, false for anything else (`out` left empty). Read through
+/// the intrinsics, so none of a subclass's code runs.
+fn copy_typed<T: JsCast, E: Copy + Default>(
+    value: &JsValue,
+    out: &mut Vec<E>,
+    view: unsafe fn(*mut E, usize) -> T,
+) -> bool {
+    let n = glue::typed_length(value);
+    if !value.is_instance_of::<T>() || n < 0.0 {
+        return false;
+    }
+    out.resize(n as usize, E::default());
+    // SAFETY: a view of `out`'s elements as `T`, used by the one call below, which allocates nothing in the
+    // module (its memory cannot grow and move them) and runs none of the caller's code
+    let copied = glue::write_typed(unsafe { view(out.as_mut_ptr(), out.len()) }.as_ref(), value);
+    if !copied {
+        out.clear();
+    }
+    copied
 }
 
 impl Shared {
@@ -557,7 +583,9 @@ impl JsLimiter {
         waits.resize(n, 0.0);
         self.shared.acquire_ids(ids, nows, clock, waits)?;
         let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
-        let written = glue::write_typed(&out, &Float64Array::from(&batch.waits[..]));
+        // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module (so
+        // its memory cannot grow and move them) and runs none of the caller's code
+        let written = glue::write_typed(&out, unsafe { &Float64Array::view(&batch.waits) });
         *self.shared.batch.borrow_mut() = batch;
         if !written {
             return Err(js_error("invalid waitsOut: it could not be written (the departures are reserved)"));

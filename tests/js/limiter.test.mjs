@@ -567,6 +567,30 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     given.acquireIds(Uint32Array.of(b), Float64Array.of(100), out);
     assert.deepEqual(Array.from(out), [400, 0, 0, 400, -1, -1]);
   });
+  test("typed arrays are read by their own elements: a subclass's getters are not asked, a detached one is refused", () => {
+    class Longer extends Uint32Array {
+      get length() {
+        return 1000;
+      }
+    }
+    class Later extends Float64Array {
+      get length() {
+        return 1000;
+      }
+    }
+    const [typed, plain] = [new Limiter(config), new Limiter(config)];
+    const urls = ['https://a.example/', 'https://b.example/', 'https://a.example/x'];
+    const ids = urls.map((u) => typed.intern(u));
+    assert.deepEqual(urls.map((u) => plain.intern(u)), ids);
+    const nows = [0, 10, 20];
+    const waits = typed.acquireIds(Longer.from(ids), Later.from(nows));
+    assert.deepEqual([...waits], [...plain.acquireIds(ids, nows)]);
+    assert.equal(waits.length, 3);
+    const detach = (a) => (structuredClone(a.buffer, { transfer: [a.buffer] }), a);
+    assert.throws(() => typed.acquireIds(detach(Uint32Array.from(ids))), /invalid ids: expected a Uint32Array/);
+    assert.throws(() => typed.acquireIds(Uint32Array.from(ids), detach(Float64Array.from(nows))), /invalid nowsMs: expected a Float64Array/);
+    assert.deepEqual([...typed.acquireIds(ids, [30, 40, 50])], [...plain.acquireIds(ids, [30, 40, 50])], 'nothing reserved by the refused calls');
+  });
   test('a waitsOut too short or not a Float64Array throws before anything is reserved', () => {
     const limiter = new Limiter(config);
     const id = limiter.intern('https://a.example/');
