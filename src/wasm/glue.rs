@@ -63,6 +63,7 @@ export function plain_copy(value, depth) {
 const TypedArray = Object.getPrototypeOf(Uint8Array);
 const typedLength = Object.getOwnPropertyDescriptor(TypedArray.prototype, 'length').get;
 const typedSet = TypedArray.prototype.set;
+const typedTag = Object.getOwnPropertyDescriptor(TypedArray.prototype, Symbol.toStringTag).get;
 const typedSort = TypedArray.prototype.sort;
 // A fresh Float64Array of `value`'s numbers: a typed array of the kind named ('u32': Uint32Array, else
 // Float64Array) copied, an array of numbers read; the index of the first element that is not a number; undefined
@@ -88,11 +89,17 @@ export function numbers(value, kind) {
     return undefined;
   }
 }
+// A typed array's own length when it is one of kind `kind` (its constructor's name, as the intrinsic
+// `Symbol.toStringTag` getter reads it from the array itself); -1 for anything else.
+export function typed_count(value, kind) {
+  try { return typedTag.call(value) === kind ? typedLength.call(value) : -1; } catch (_) { return -1; }
+}
 // A typed array's own length (-1 for anything else).
 export function typed_length(value) {
   try { return typedLength.call(value); } catch (_) { return -1; }
 }
-// Write `values` at the start of the typed array `out`; false when it cannot be written (detached, too short).
+// Write `values` at the start of the typed array `out`; false when it cannot be written (detached, or `out` too
+// short).
 export function write_typed(out, values) {
   try { typedSet.call(out, values); return true; } catch (_) { return false; }
 }
@@ -138,6 +145,8 @@ extern "C" {
     /// `Uint32Array`, else a `Float64Array`; `"sorted"`: a `Float64Array`, and the copy sorted ascending); the
     /// index of the first non-number; or `undefined`.
     pub fn numbers(value: &JsValue, kind: &str) -> JsValue;
+    /// A typed array's own length when it is one of kind `kind` (`"Uint32Array"`, `"Float64Array"`), or -1.
+    pub fn typed_count(value: &JsValue, kind: &str) -> f64;
     /// A typed array's own length, or -1.
     pub fn typed_length(value: &JsValue) -> f64;
     /// `values` written at the start of the typed array `out`; false if it cannot be.

@@ -291,7 +291,7 @@ impl Batch {
         let nows_ms = nows_ms.unwrap_or(&none);
         self.ids.clear();
         self.nows.clear();
-        if !copy_typed(ids, &mut self.ids, Uint32Array::view_mut_raw) {
+        if !copy_typed(ids, "Uint32Array", &mut self.ids, Uint32Array::view_mut_raw) {
             let Some(ids_read) = args::numbers(ids, "u32", "ids")? else {
                 return Err(type_error("ids", "a Uint32Array or an array of host ids", ids));
             };
@@ -302,7 +302,7 @@ impl Batch {
                 self.ids.push(id as u32);
             }
         }
-        if !copy_typed(nows_ms, &mut self.nows, Float64Array::view_mut_raw) {
+        if !copy_typed(nows_ms, "Float64Array", &mut self.nows, Float64Array::view_mut_raw) {
             match args::numbers(nows_ms, "f64", "nowsMs")? {
                 Some(nows) => self.nows = nows,
                 None if absent(nows_ms) => {}
@@ -319,21 +319,23 @@ impl Batch {
     }
 }
 
-/// Copy `value` into `out` (empty, its room reused) at once when it is a typed array of kind `T` (elements `E`,
-/// viewed in the module's memory by `view`): true then, false for anything else (`out` left empty). Read through
-/// the intrinsics, so none of a subclass's code runs.
-fn copy_typed<T: JsCast, E: Copy + Default>(
+/// Copy `value` into `out` (empty, its room reused) at once when it is a typed array of kind `kind` (elements `E`,
+/// viewed in the module's memory by `view`): true then, false for anything else (`out` left empty). Its kind and
+/// length are read through the intrinsics and its elements copied by the intrinsic `set`, so none of the caller's
+/// code runs from the reading of its length to the copy.
+fn copy_typed<T: AsRef<JsValue>, E: Copy + Default>(
     value: &JsValue,
+    kind: &str,
     out: &mut Vec<E>,
     view: unsafe fn(*mut E, usize) -> T,
 ) -> bool {
-    let n = glue::typed_length(value);
-    if !value.is_instance_of::<T>() || n < 0.0 {
+    let n = glue::typed_count(value, kind);
+    if n < 0.0 {
         return false;
     }
     out.resize(n as usize, E::default());
     // SAFETY: a view of `out`'s elements as `T`, used by the one call below, which allocates nothing in the
-    // module (its memory cannot grow and move them) and runs none of the caller's code
+    // module (growing its memory would detach the view) and runs none of the caller's code
     let copied = glue::write_typed(unsafe { view(out.as_mut_ptr(), out.len()) }.as_ref(), value);
     if !copied {
         out.clear();
@@ -583,8 +585,8 @@ impl JsLimiter {
         waits.resize(n, 0.0);
         self.shared.acquire_ids(ids, nows, clock, waits)?;
         let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
-        // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module (so
-        // its memory cannot grow and move them) and runs none of the caller's code
+        // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module
+        // (growing its memory would detach the view) and runs none of the caller's code
         let written = glue::write_typed(&out, unsafe { &Float64Array::view(&batch.waits) });
         *self.shared.batch.borrow_mut() = batch;
         if !written {

@@ -586,10 +586,22 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     const waits = typed.acquireIds(Longer.from(ids), Later.from(nows));
     assert.deepEqual([...waits], [...plain.acquireIds(ids, nows)]);
     assert.equal(waits.length, 3);
+    // a float array dressed as a Uint32Array is read as numbers, and checked as ids
+    const dressed = Object.setPrototypeOf(Float64Array.of(0.5, 2 ** 32 + 1), Uint32Array.prototype);
+    assert.throws(() => typed.acquireIds(dressed), /invalid ids\[0\]: 0\.5/);
+    // a prototype trap that would shrink the array between its length and its copy is never run
+    const buffer = new ArrayBuffer(12, { maxByteLength: 12 });
+    const shrinking = new Uint32Array(buffer);
+    shrinking.set(ids);
+    let trapped = 0;
+    const trap = { getPrototypeOf: () => (trapped++, buffer.resize(4), Uint32Array.prototype) };
+    Object.setPrototypeOf(shrinking, new Proxy({}, trap));
+    assert.deepEqual([...typed.acquireIds(shrinking, [30, 40, 50])], [...plain.acquireIds(ids, [30, 40, 50])]);
+    assert.equal(trapped, 0);
     const detach = (a) => (structuredClone(a.buffer, { transfer: [a.buffer] }), a);
     assert.throws(() => typed.acquireIds(detach(Uint32Array.from(ids))), /invalid ids: expected a Uint32Array/);
     assert.throws(() => typed.acquireIds(Uint32Array.from(ids), detach(Float64Array.from(nows))), /invalid nowsMs: expected a Float64Array/);
-    assert.deepEqual([...typed.acquireIds(ids, [30, 40, 50])], [...plain.acquireIds(ids, [30, 40, 50])], 'nothing reserved by the refused calls');
+    assert.deepEqual([...typed.acquireIds(ids, [60, 70, 80])], [...plain.acquireIds(ids, [60, 70, 80])], 'nothing reserved by the refused calls');
   });
   test('a waitsOut too short or not a Float64Array throws before anything is reserved', () => {
     const limiter = new Limiter(config);
