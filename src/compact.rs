@@ -58,7 +58,7 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str) -> Result<Reader<'a>, Error> {
-        let rest = text.trim_start().strip_prefix(MAGIC).ok_or_else(|| Error::InvalidSnapshot {
+        let rest = text.trim_ascii_start().strip_prefix(MAGIC).ok_or_else(|| Error::InvalidSnapshot {
             reason: format!("not a hostpace snapshot (expected it to start with {})", Quoted(MAGIC)),
         })?;
         Ok(Reader { rest, error: None })

@@ -208,11 +208,12 @@ impl Robots {
         for (index, line) in lines(bounded(robots_txt)).enumerate() {
             let line = line.split_once('#').map_or(line, |(content, _comment)| content);
             let Some((key, value)) = line.split_once(':') else { continue };
-            let value = value.trim_ascii();
-            let key = Key::of(key.trim_ascii());
+            let value = value.trim_matches(is_space);
+            let key = Key::of(key.trim_matches(is_space));
             match key {
                 Key::UserAgent => {
-                    let star = value.split_ascii_whitespace().next() == Some("*");
+                    let star =
+                        value.strip_prefix('*').is_some_and(|rest| rest.is_empty() || rest.starts_with(is_space));
                     let token = product_token(value);
                     for (groups, in_run) in
                         [(&mut robots.groups, &mut in_rules_run), (&mut robots.delays, &mut in_delays_run)]
@@ -335,9 +336,15 @@ pub fn crawl_delay(robots_txt: &str, user_agent: &str) -> Option<Duration> {
 /// assert_eq!(product_token("Example-Bot"), "Example-Bot");
 /// ```
 pub fn product_token(user_agent: &str) -> &str {
-    let agent = user_agent.trim_start();
+    let agent = user_agent.trim_matches(is_space);
     let end = agent.find(|c: char| !(c.is_ascii_alphabetic() || c == '_' || c == '-')).unwrap_or(agent.len());
     &agent[..end]
+}
+
+/// Whitespace around a robots.txt key, value or agent, as Google's parser reads it (C's `isspace`: space, tab,
+/// LF, VT, FF, CR); any other character, a no-break space say, is text.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
 }
 
 /// The keys of a robots.txt line.
@@ -667,10 +674,11 @@ mod tests {
         ("allow is not misspelt", "User-agent: *\nDisallow: /\nAlow: /a\n", UA, "/a", false),
         ("no colon: ignored", "User-agent: *\nDisallow /a\n", UA, "/a", true),
         ("whitespace around", "  User-agent :  *  \n\t Disallow :\t/a \n", UA, "/a", false),
-        // whitespace is ASCII's (RFC 9309's SP and HTAB, and Google's parser's `isspace`): another space is text
+        // whitespace is what Google's parser strips (`isspace`, vertical tab included); another space is text
         ("a no-break space is text", "User-agent: *\nDisallow: /a\u{a0}\n", UA, "/a", true),
         ("a no-break space is text, encoded", "User-agent: *\nDisallow: /a\u{a0}\n", UA, "/a%C2%A0", false),
         ("an agent with a no-break space", "User-agent: \u{a0}*\nDisallow: /a\n", UA, "/a", true),
+        ("a vertical tab is whitespace", "User-agent\x0b: *\x0b\nDisallow:\x0b/a\x0b\n", UA, "/a", false),
         ("unknown lines ignored", "User-agent: *\nFoo: bar\nnonsense\nDisallow: /a\n", UA, "/a", false),
         ("not robots.txt at all", "<html><body>Not found</body></html>", UA, "/a", true),
         // URL forms.
