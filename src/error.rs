@@ -117,8 +117,11 @@ impl fmt::Display for Num {
             }
             return write!(f, "{sign}1e{exp}");
         }
-        // the shortest text that reads back as the value rounded to micro-units (no exponent below 1e18)
-        write!(f, "{sign}{}", (a * 1e6).round() / 1e6)
+        // the shortest text that reads back as the value rounded to micro-units (no exponent below 1e18); from
+        // 2^52 micro-units on, the value itself (a float that large has no more than 6 decimals, and rounding
+        // through micro-units could land on a neighbouring float)
+        let shown = if a < 4.5e9 { (a * 1e6).round() / 1e6 } else { a };
+        write!(f, "{sign}{shown}")
     }
 }
 
@@ -175,6 +178,8 @@ mod tests {
             (2e13, "20000000000000"),
             (-1e16, "-10000000000000000"),
             (123_456_789_012_345.67, "123456789012345.67"),
+            (1e17, "100000000000000000"),
+            (4_499_999_999.123_456, "4499999999.123456"),
         ];
         for (v, text) in table {
             assert_eq!(Num(v).to_string(), text);
