@@ -894,29 +894,36 @@ impl JsFrontier {
     /// what is known of its host's robots.txt disallows it (with `robots: "obey"`; counted in `refused`). Throws
     /// on a bad URL or when full. (A URL queued before its host's robots.txt is known may still be disallowed:
     /// `fetch` and `schedule` refuse it then, without sending it; `take` does not look at robots.txt.)
-    pub fn push(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
-        priority: Option<f64>,
-    ) -> Result<bool, JsValue> {
-        let priority = match priority {
-            None => 0,
-            Some(p) if p.fract() == 0.0 && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&p) => p as i32,
-            Some(p) => return Err(js_error(format!("invalid priority: {} (expected a whole number)", Num(p)))),
-        };
-        // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
-        // (the URL's origin read once, for both)
-        let origin = plain_origin(url);
-        let id = self.shared.id_in(url, origin)?;
-        if self.shared.disallows(id, url) {
-            self.refused.set(self.refused.get().saturating_add(1));
-            return Ok(false);
-        }
-        let hosts = self.shared.hosts.borrow();
-        let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
-        // the frontier takes the limiter's host id: no second host lookup per push
-        self.queue.borrow_mut().0.push_id(id, key, url, origin, priority).map_err(js_error)?;
-        Ok(true)
+    #[wasm_bindgen(unchecked_return_type = "boolean")]
+    pub fn push(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str, priority: Option<f64>) -> f64 {
+        // 1 for true, 0 for false: a number answered, as `intern` answers (see `Shared::number`)
+        self.shared.number(|| {
+            let priority = match priority {
+                None => 0,
+                Some(p) if p.fract() == 0.0 && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&p) => p as i32,
+                Some(p) => return Err(js_error(format!("invalid priority: {} (expected a whole number)", Num(p)))),
+            };
+            // host keys through the limiter's cache by URL origin: a URL is parsed once per origin, not per push
+            // (the URL's origin read once, for both)
+            let origin = plain_origin(url);
+            let id = self.shared.id_in(url, origin)?;
+            if self.shared.disallows(id, url) {
+                self.refused.set(self.refused.get().saturating_add(1));
+                return Ok(0.0);
+            }
+            let hosts = self.shared.hosts.borrow();
+            let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
+            // the frontier takes the limiter's host id: no second host lookup per push
+            self.queue.borrow_mut().0.push_id(id, key, url, origin, priority).map_err(js_error)?;
+            Ok(1.0)
+        })
+    }
+
+    /// The error of this frontier's last call that answered NaN for one, taken (`undefined` when none is kept):
+    /// for the JS wrapper of `push`, which throws it (`polite.js` removes this from the class).
+    #[wasm_bindgen(js_name = takeError, skip_typescript)]
+    pub fn take_error(&self) -> JsValue {
+        self.shared.error.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// URLs `push` refused because robots.txt disallows them.
@@ -928,11 +935,15 @@ impl JsFrontier {
     /// The next URL whose host may depart now, or `undefined` (see `waitMs`). With `robots: "obey"`, a host
     /// whose robots.txt is being fetched while nothing is known of it yet is not popped before it arrives (it is
     /// looked at again every 50 ms, so `waitMs` stays short meanwhile).
-    pub fn pop(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
-        let now = instant(now_ms)?;
-        let registry = self.shared.registry.borrow();
-        let held = self.shared.robots_holds(now);
-        Ok(self.queue.borrow_mut().0.pop_id_held(&registry, now, &held).ok().map(|(url, _)| url.into()))
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
+    pub fn pop(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> JsValue {
+        answer(|| {
+            let now = instant(now_ms)?;
+            let registry = self.shared.registry.borrow();
+            let held = self.shared.robots_holds(now);
+            let popped = self.queue.borrow_mut().0.pop_id_held(&registry, now, &held).ok();
+            Ok(popped.map_or(JsValue::UNDEFINED, |(url, _)| JsValue::from_str(&url)))
+        })
     }
 
     /// Pop the next URL whose host may depart now with its departure reserved in the limiter: `pop` and then
@@ -941,15 +952,18 @@ impl JsFrontier {
     /// is held as by `pop`, but a URL its rules disallow is not refused here). When the config limits concurrency,
     /// the permit taken is `takenPermitId`: release it with `limiter.release(url, id)` once the response is
     /// finished. At the limiter's host bound it throws and the URL stays queued.
-    pub fn take(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<Option<String>, JsValue> {
-        let now = instant(now_ms)?;
-        let mut queue = self.queue.borrow_mut();
-        let held = self.shared.robots_holds(now);
-        let taken = queue.0.take_held(&mut self.shared.registry.borrow_mut(), now, &held).map_err(js_error)?;
-        Ok(taken.map(|(url, _, decision)| {
-            queue.1 = decision.permit.map(|p| p.id as f64);
-            url.into()
-        }))
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
+    pub fn take(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> JsValue {
+        answer(|| {
+            let now = instant(now_ms)?;
+            let mut queue = self.queue.borrow_mut();
+            let held = self.shared.robots_holds(now);
+            let taken = queue.0.take_held(&mut self.shared.registry.borrow_mut(), now, &held).map_err(js_error)?;
+            Ok(taken.map_or(JsValue::UNDEFINED, |(url, _, decision)| {
+                queue.1 = decision.permit.map(|p| p.id as f64);
+                JsValue::from_str(&url)
+            }))
+        })
     }
 
     /// The concurrency permit of the URL the last `take` returned (`undefined` when the config does not limit

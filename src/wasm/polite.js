@@ -64,9 +64,9 @@ class LocalTurns {
 //
 // The methods that answer an object (acquire, peek, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
 // an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it. Those that answer a number
-// on the fast path (intern, acquireId) answer NaN and keep the error for the limiter's `takeError`
-// (src/wasm/limiter.rs, `Shared::number`): `thrownIfNaN` takes it and throws it. `takeError` is for these wrappers
-// alone, so it leaves the class.
+// on the fast path (intern, acquireId; Frontier's push, 1 for true) answer NaN and keep the error for the
+// object's `takeError` (src/wasm/limiter.rs, `Shared::number`): `thrownIfNaN` takes it and throws it. `takeError`
+// is for these wrappers alone, so it leaves the classes. Frontier's pop and take answer like the object methods.
 
 /** `answer` itself, or thrown when it is an `Error`. */
 function thrown(answer) {
@@ -74,12 +74,14 @@ function thrown(answer) {
   return answer;
 }
 
-const takeError = Limiter.prototype.takeError;
+const takeLimiterError = Limiter.prototype.takeError;
+const takeFrontierError = Frontier.prototype.takeError;
 delete Limiter.prototype.takeError;
+delete Frontier.prototype.takeError;
 
-/** `answer` itself, or (when it is NaN) the error that `limiter`'s call kept, thrown. */
-function thrownIfNaN(limiter, answer) {
-  if (answer !== answer) throw takeError.call(limiter);
+/** `answer` itself, or (when it is NaN) the error that `owner`'s call kept, taken by `take` and thrown. */
+function thrownIfNaN(answer, owner, take) {
+  if (answer !== answer) throw take.call(owner);
   return answer;
 }
 
@@ -92,10 +94,10 @@ limiterRaw.peek = function (url, nowMs) {
   return thrown(peek.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
 };
 limiterRaw.intern = function (url) {
-  return thrownIfNaN(this, intern.call(this, urlArg(url)));
+  return thrownIfNaN(intern.call(this, urlArg(url)), this, takeLimiterError);
 };
 limiterRaw.acquireId = function (id, nowMs) {
-  return thrownIfNaN(this, acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true)));
+  return thrownIfNaN(acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true)), this, takeLimiterError);
 };
 limiterRaw.depart = function (url, departsMs) {
   return depart.call(this, urlArg(url), numberArg(departsMs, 'departsMs', true));
@@ -123,13 +125,13 @@ export function audit(config, departuresMs, cooldownsMs, toleranceMs) {
 const frontierRaw = Frontier.prototype;
 const { push, pop, take, waitMs } = frontierRaw;
 frontierRaw.push = function (url, priority) {
-  return push.call(this, urlArg(url), numberArg(priority, 'priority', true));
+  return thrownIfNaN(push.call(this, urlArg(url), numberArg(priority, 'priority', true)), this, takeFrontierError) === 1;
 };
 frontierRaw.pop = function (nowMs) {
-  return pop.call(this, numberArg(nowMs, 'nowMs', true));
+  return thrown(pop.call(this, numberArg(nowMs, 'nowMs', true)));
 };
 frontierRaw.take = function (nowMs) {
-  return take.call(this, numberArg(nowMs, 'nowMs', true));
+  return thrown(take.call(this, numberArg(nowMs, 'nowMs', true)));
 };
 frontierRaw.waitMs = function (nowMs) {
   return waitMs.call(this, numberArg(nowMs, 'nowMs', true));

@@ -623,7 +623,7 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     assert.equal(limiter.stats('a.example'), undefined, 'no decision was made for the host');
     assert.equal(limiter.acquireId(id, 0), 0, 'the bucket is still full');
   });
-  test("intern and acquireId throw their own call's error, each once, as an Error", () => {
+  test("intern, acquireId and a frontier's push throw their own call's error, each once, as an Error", () => {
     const [a, b] = [new Limiter(config), new Limiter(config)];
     const id = a.intern('https://a.example/');
     assert.equal(b.intern('https://b.example/'), 0);
@@ -635,8 +635,16 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     assert.equal(a.intern('https://a.example/x'), id);
     assert.throws(() => b.acquireId(id, -1), /invalid nowMs: -1/);
     assert.equal(b.acquireId(0, 0), 0);
+    // a frontier's push answers a boolean, and throws its own error
+    const f = new Frontier(a);
+    assert.equal(f.push('https://a.example/y'), true);
+    assert.throws(() => f.push('https://a.example/z', 0.5), /invalid priority: 0\.5/);
+    assert.equal(a.intern('https://a.example/'), id);
+    assert.equal(f.take(1000), 'https://a.example/y');
+    assert.equal(f.take(2000), undefined);
     // the method that hands the error over is the wrappers' alone
     assert.equal(Limiter.prototype.takeError, undefined);
+    assert.equal(Frontier.prototype.takeError, undefined);
     assert.equal(a.takeError, undefined);
   });
   test('with maxConcurrency set, acquireId and acquireIds throw (their waits carry no permits) and take nothing', () => {
