@@ -148,14 +148,18 @@ fn snapshot_and_restore_grant_no_burst() {
 fn the_frontier_pops_ready_hosts_and_reports_waits() {
     let limiter = JsLimiter::new(config(r#"{"ratePerSec":1,"burstCapacity":1}"#)).unwrap();
     let frontier = JsFrontier::new(&limiter, None).unwrap();
-    frontier.push("http://a.example/1", None).unwrap();
-    frontier.push("http://a.example/2", None).unwrap();
-    let url = frontier.pop(Some(0.0)).unwrap().unwrap();
+    // push answers 1 for true (NaN on error, the error kept for takeError); pop answers the URL or undefined
+    assert_eq!(frontier.push("http://a.example/1", None), 1.0);
+    assert_eq!(frontier.push("http://a.example/2", None), 1.0);
+    let url = ok(frontier.pop(Some(0.0))).as_string().expect("a URL");
     ok(limiter.acquire(&url, Some(0.0)));
-    assert_eq!(frontier.pop(Some(0.0)).unwrap(), None);
+    assert!(ok(frontier.pop(Some(0.0))).is_undefined());
     assert_eq!(frontier.wait_ms(Some(0.0)).unwrap(), 1000.0);
-    assert_eq!(frontier.pop(Some(1000.0)).unwrap().as_deref(), Some("http://a.example/2"));
-    assert!(frontier.push("mailto:x@example.com", None).is_err());
+    assert_eq!(ok(frontier.pop(Some(1000.0))).as_string().as_deref(), Some("http://a.example/2"));
+    assert!(frontier.push("mailto:x@example.com", None).is_nan());
+    assert!(error_message(frontier.take_error()).contains("invalid URL"));
+    assert!(frontier.take_error().is_undefined(), "taken once");
+    assert!(failed(frontier.pop(Some(f64::NAN))).is_some());
 }
 
 #[wasm_bindgen_test]
