@@ -355,6 +355,11 @@ impl Shared {
         })
     }
 
+    /// The error kept by [`Shared::number`], taken (`undefined` when none is kept).
+    fn take_error(&self) -> JsValue {
+        self.error.take().unwrap_or(JsValue::UNDEFINED)
+    }
+
     /// The interned id of `url`'s host.
     fn id_of(&self, url: &str) -> Result<u32, JsValue> {
         self.id_in(url, plain_origin(url))
@@ -543,7 +548,7 @@ impl JsLimiter {
     /// for the JS wrappers of `intern` and `acquireId`, which throw it (`polite.js` removes this from the class).
     #[wasm_bindgen(js_name = takeError, skip_typescript)]
     pub fn take_error(&self) -> JsValue {
-        self.shared.error.take().unwrap_or(JsValue::UNDEFINED)
+        self.shared.take_error()
     }
 
     /// Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
@@ -923,7 +928,7 @@ impl JsFrontier {
     /// for the JS wrapper of `push`, which throws it (`polite.js` removes this from the class).
     #[wasm_bindgen(js_name = takeError, skip_typescript)]
     pub fn take_error(&self) -> JsValue {
-        self.shared.error.take().unwrap_or(JsValue::UNDEFINED)
+        self.shared.take_error()
     }
 
     /// URLs `push` refused because robots.txt disallows them.
