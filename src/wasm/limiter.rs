@@ -312,8 +312,8 @@ impl Batch {
         if !self.nows.is_empty() && self.nows.len() != self.ids.len() {
             return Err(js_error(format!("invalid nowsMs: {} times for {} ids", self.nows.len(), self.ids.len())));
         }
-        for &t in &self.nows {
-            ms_arg(t, "nowMs")?;
+        if let Some(&bad) = self.nows.iter().find(|&&t| !is_ms(t)) {
+            ms_arg(bad, "nowMs")?;
         }
         Ok(())
     }

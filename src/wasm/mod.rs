@@ -56,9 +56,12 @@ pub(crate) const MAX_MS: f64 = (1u64 << 63) as f64 / 1e6;
 
 /// Whether a number from JS is a time or duration in milliseconds: not negative and at most [`MAX_MS`] (at the
 /// core's limit an instant would saturate: every wait there is zero).
+#[inline(always)]
+#[allow(clippy::manual_range_contains)]
 pub(crate) fn is_ms(v: f64) -> bool {
-    // two comparisons (NaN fails both)
-    (0.0..=MAX_MS).contains(&v)
+    // two comparisons (NaN fails both), written out: `RangeInclusive::contains` stays a call of its own in the
+    // package (built for size), a cost in `acquireIds`' check of every instant
+    v >= 0.0 && v <= MAX_MS
 }
 
 /// `ms`, a time or duration in milliseconds from JS, if it is one ([`is_ms`]); else an `Error` naming `name`.
