@@ -47,28 +47,42 @@ struct Queued {
     url: Box<str>,
 }
 
-/// Queued URLs are ordered by priority, then order: their text plays no part.
+/// Queued URLs are ordered by priority, then order: their text plays no part. (Inlined, as [`Ready`]'s are.)
 impl Ord for Queued {
+    #[inline(always)]
     fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
-        (self.priority, self.order).cmp(&(other.priority, other.order))
+        self.rank().cmp(&other.rank())
     }
 }
 
 impl PartialOrd for Queued {
+    #[inline(always)]
     fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
+    }
+
+    #[inline(always)]
+    fn le(&self, other: &Queued) -> bool {
+        self.rank() <= other.rank()
     }
 }
 
 impl PartialEq for Queued {
+    #[inline(always)]
     fn eq(&self, other: &Queued) -> bool {
-        (self.priority, self.order) == (other.priority, other.order)
+        self.rank() == other.rank()
     }
 }
 
 impl Eq for Queued {}
 
 impl Queued {
+    /// The URL's place as one number: larger goes first (higher priority, then pushed earlier).
+    #[inline(always)]
+    fn rank(&self) -> u64 {
+        u64::from(self.priority as u32 ^ 0x8000_0000) << 32 | u64::from(u32::MAX - self.order.0)
+    }
+
     /// Whether `url` is what follows the host's origin.
     fn short(&self) -> bool {
         match self.url.as_bytes().first() {
@@ -77,6 +91,54 @@ impl Queued {
         }
     }
 }
+
+/// A host in the ready heap: the earliest instant it may go (as last known), and its place among the hosts put in
+/// at the same instant. The heap's top is the earliest, then the first put in.
+#[derive(Clone, Copy, Debug)]
+struct Ready {
+    at: Instant,
+    /// From [`Frontier::next_order`]: no two entries share one.
+    order: u64,
+    host: u32,
+}
+
+impl Ready {
+    /// The entry's place as one number: smaller goes first.
+    #[inline(always)]
+    fn rank(&self) -> u128 {
+        u128::from(self.at.as_nanos()) << 64 | u128::from(self.order)
+    }
+}
+
+/// Written out and inlined (the heap compares entries at every level it sifts through; compared as a tuple,
+/// each comparison was a call of its own in the package, built for size).
+impl Ord for Ready {
+    #[inline(always)]
+    fn cmp(&self, other: &Ready) -> std::cmp::Ordering {
+        other.rank().cmp(&self.rank())
+    }
+}
+
+impl PartialOrd for Ready {
+    #[inline(always)]
+    fn partial_cmp(&self, other: &Ready) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+
+    #[inline(always)]
+    fn le(&self, other: &Ready) -> bool {
+        other.rank() <= self.rank()
+    }
+}
+
+impl PartialEq for Ready {
+    #[inline(always)]
+    fn eq(&self, other: &Ready) -> bool {
+        self.rank() == other.rank()
+    }
+}
+
+impl Eq for Ready {}
 
 #[derive(Debug, Default)]
 struct HostQueue {
@@ -117,9 +179,9 @@ pub struct Frontier {
     /// may be sparse (a limiter's ids count every host it ever saw), so they map to dense queues here: 4 bytes
     /// per id up to the largest, not a queue record.
     queue_of: Vec<u32>,
-    /// (earliest instant the host may go, as last known; tie-break order; host index). An entry is a lower bound
+    /// Hosts with URLs queued, by when they may go ([`Ready`]). An entry is a lower bound
     /// on the host's real ready time; stale entries are refreshed when they reach the top.
-    ready: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    ready: BinaryHeap<Ready>,
     order: u64,
     len: usize,
     max_queued: usize,
@@ -200,7 +262,7 @@ impl Frontier {
         };
         let queue = &mut self.hosts[h as usize];
         match &queue.key {
-            Some(k) if k == key => {}
+            Some(k) if *k == *key => {}
             None => queue.key = Some(key.clone()),
             Some(_) => {
                 return Err(Error::InvalidUrl { input: clip(url), reason: "its host id names another host".into() })
@@ -230,7 +292,7 @@ impl Frontier {
     /// Put host `h` in the ready heap at `at`, behind every entry already there for the same instant.
     fn schedule(&mut self, h: u32, at: Instant) {
         let order = self.next_order();
-        self.ready.push(Reverse((at, order, h)));
+        self.ready.push(Ready { at, order, host: h });
     }
 
     /// When host `h` may go next under `registry`'s pacing (asked through its remembered registry slot), and not
@@ -251,7 +313,7 @@ impl Frontier {
             self.schedule(h, at);
         }
         loop {
-            let &Reverse((known, _, h)) = self.ready.peek()?;
+            let &Ready { at: known, host: h, .. } = self.ready.peek()?;
             let actual = self.departs(registry, h, now, held)?;
             if actual <= known {
                 return Some((actual, h));
@@ -453,6 +515,35 @@ mod tests {
             })
             .collect();
         assert_eq!(got, urls);
+    }
+
+    /// The heaps' one-number ranks order entries as the tuples they stand for do, at the ends of every range.
+    #[test]
+    fn ranks_order_as_their_tuples() {
+        let priorities = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX - 1, i32::MAX];
+        let counts = [0, 1, 2, u32::MAX - 1, u32::MAX];
+        let queued: Vec<Queued> = priorities
+            .iter()
+            .flat_map(|&priority| counts.iter().map(move |&n| Queued { priority, order: Reverse(n), url: "".into() }))
+            .collect();
+        let instants = [0, 1, u64::MAX - 1, u64::MAX].map(Instant::from_nanos);
+        let orders = [0, 1, u64::MAX];
+        let ready: Vec<Ready> =
+            instants.iter().flat_map(|&at| orders.iter().map(move |&order| Ready { at, order, host: 7 })).collect();
+        for a in &queued {
+            for b in &queued {
+                let tuples = (a.priority, a.order).cmp(&(b.priority, b.order));
+                assert_eq!(a.cmp(b), tuples, "{a:?} {b:?}");
+                assert_eq!(a <= b, tuples.is_le(), "{a:?} {b:?}");
+            }
+        }
+        for a in &ready {
+            for b in &ready {
+                let tuples = Reverse((a.at, a.order)).cmp(&Reverse((b.at, b.order)));
+                assert_eq!(a.cmp(b), tuples, "{a:?} {b:?}");
+                assert_eq!(a <= b, tuples.is_le(), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

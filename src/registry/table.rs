@@ -80,7 +80,7 @@ impl Table {
     #[inline(always)]
     pub(crate) fn locate(&self, key: &HostKey, hint: Slot) -> Option<Slot> {
         match self.keys.get(hint.0 as usize) {
-            Some(k) if k == key => Some(hint),
+            Some(k) if *k == *key => Some(hint),
             _ => self.find(key),
         }
     }
