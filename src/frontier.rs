@@ -110,8 +110,8 @@ impl Ready {
     }
 }
 
-/// Written out and inlined (the heap compares entries at every level it sifts through; compared as a tuple,
-/// each comparison was a call of its own in the package, built for size).
+/// Written out and inlined: the heap compares entries at every level it sifts through, and a tuple's comparison
+/// is a call of its own in the package (built for size).
 impl Ord for Ready {
     #[inline(always)]
     fn cmp(&self, other: &Ready) -> std::cmp::Ordering {
@@ -179,8 +179,8 @@ pub struct Frontier {
     /// may be sparse (a limiter's ids count every host it ever saw), so they map to dense queues here: 4 bytes
     /// per id up to the largest, not a queue record.
     queue_of: Vec<u32>,
-    /// Hosts with URLs queued, by when they may go ([`Ready`]). An entry is a lower bound
-    /// on the host's real ready time; stale entries are refreshed when they reach the top.
+    /// Hosts with URLs queued, by when they may go ([`Ready`]). An entry is a lower bound on the host's real ready
+    /// time; stale entries are refreshed when they reach the top.
     ready: BinaryHeap<Ready>,
     order: u64,
     len: usize,
