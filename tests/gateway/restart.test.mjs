@@ -66,8 +66,33 @@ test('a gateway restarted mid-crawl with persisted state resumes without a burst
 
 test('a departure that went is written as gone a second after its answer, so a restart keeps the token free', async () => {
   // One reservation per token: after a restart that forgot the first request went, it would still count against
-  // the token until RESERVATION_GRACE (5 s) past its instant, and hold the next request that long.
+  // the token until RESERVATION_GRACE (5 s) past its instant, and hold the next request that long. A request that
+  // is not held takes some 50 ms, so the check means something while the restart leaves half a second of that
+  // grace or more: a slower restart (a busy machine) makes the try inconclusive, and the scenario runs again from
+  // the start, three times at most.
   const vars = { ...VARS, CRAWL_MIN_INTERVAL_SEC: '0', CRAWL_MAX_RESERVATIONS_PER_TOKEN: '1' };
+  const tries = [];
+  for (let i = 0; i < 3 && !tries.some((t) => t.conclusive); i++) tries.push(await restartAfterOneRequest(vars));
+  const done = tries.find((t) => t.conclusive);
+  assert.ok(
+    done,
+    `inconclusive: each restart took until ${tries.map((t) => (5000 - t.left).toFixed(0)).join(', ')} ms after ` +
+      'the first request (a check needs 500 ms of the 5 s left)',
+  );
+  assert.ok(
+    done.took < done.left - 100,
+    `the request after the restart took ${done.took.toFixed(0)} ms (a forgotten departure holds it ` +
+      `${done.left.toFixed(0)} ms): held by the one that went`,
+  );
+  assert.deepEqual(done.paths, ['/first', '/next']);
+});
+
+/**
+ * One request through a fresh gateway, a restart past the object's write after the answer (1 s), and the next
+ * request: how long that one took, how long a forgotten departure would have held it (`left`), and the paths the
+ * origin received. Not `conclusive` (and no second request) when the restart leaves under 500 ms of that hold.
+ */
+async function restartAfterOneRequest(vars) {
   const persistTo = tempDir();
   const origin = await Origin.start({});
   let gateway = await Gateway.start({ vars, persistTo });
@@ -79,22 +104,15 @@ test('a departure that went is written as gone a second after its answer, so a r
     await gateway.stop();
     gateway = await Gateway.start({ vars, persistTo });
     const asked = clockMs();
-    // A forgotten departure would still count until 5 s past its instant, and hold the next request that long:
-    // `left` ms from now. The check means something while that is well beyond a request's own time.
+    // a forgotten departure would still count until 5 s past its instant: `left` ms from now
     const left = origin.log[0].t + 5000 - asked;
-    assert.ok(left > 1000, `inconclusive: the restart took until ${(5000 - left).toFixed(0)} ms after the first request`);
+    if (left <= 500) return { conclusive: false, left };
     const next = await gateway.fetchVia(origin.url('/next'));
     assert.equal(next.status, 200);
     await next.arrayBuffer();
-    const took = clockMs() - asked;
-    assert.ok(
-      took < left - 100,
-      `the request after the restart took ${took.toFixed(0)} ms (a forgotten departure holds it ${left.toFixed(0)} ms): ` +
-        'held by the one that went',
-    );
-    assert.deepEqual(origin.log.map((e) => e.path), ['/first', '/next']);
+    return { conclusive: true, left, took: clockMs() - asked, paths: origin.log.map((e) => e.path) };
   } finally {
     await gateway.stop();
     await origin.close();
   }
-});
+}
