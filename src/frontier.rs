@@ -47,34 +47,43 @@ struct Queued {
     url: Box<str>,
 }
 
-/// Queued URLs are ordered by priority, then order: their text plays no part. (Inlined, as [`Ready`]'s are.)
-impl Ord for Queued {
-    #[inline(always)]
-    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
-        self.rank().cmp(&other.rank())
-    }
+/// Heap entries ordered by their `rank()` alone, a larger one first, through comparisons written out and inlined:
+/// the heaps compare entries at every level they sift through, and a tuple's comparison (or a derived one) is a
+/// call of its own in the package, which is built for size.
+macro_rules! ordered_by_rank {
+    ($entry:ty) => {
+        impl Ord for $entry {
+            #[inline(always)]
+            fn cmp(&self, other: &$entry) -> std::cmp::Ordering {
+                self.rank().cmp(&other.rank())
+            }
+        }
+
+        impl PartialOrd for $entry {
+            #[inline(always)]
+            fn partial_cmp(&self, other: &$entry) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+
+            #[inline(always)]
+            fn le(&self, other: &$entry) -> bool {
+                self.rank() <= other.rank()
+            }
+        }
+
+        impl PartialEq for $entry {
+            #[inline(always)]
+            fn eq(&self, other: &$entry) -> bool {
+                self.rank() == other.rank()
+            }
+        }
+
+        impl Eq for $entry {}
+    };
 }
 
-impl PartialOrd for Queued {
-    #[inline(always)]
-    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-
-    #[inline(always)]
-    fn le(&self, other: &Queued) -> bool {
-        self.rank() <= other.rank()
-    }
-}
-
-impl PartialEq for Queued {
-    #[inline(always)]
-    fn eq(&self, other: &Queued) -> bool {
-        self.rank() == other.rank()
-    }
-}
-
-impl Eq for Queued {}
+// Queued URLs are ordered by priority, then order: their text plays no part.
+ordered_by_rank!(Queued);
 
 impl Queued {
     /// The URL's place as one number: larger goes first (higher priority, then pushed earlier).
@@ -103,42 +112,14 @@ struct Ready {
 }
 
 impl Ready {
-    /// The entry's place as one number: smaller goes first.
+    /// The entry's place as one number: larger goes first (the earlier instant, then put in earlier).
     #[inline(always)]
     fn rank(&self) -> u128 {
-        u128::from(self.at.as_nanos()) << 64 | u128::from(self.order)
+        !(u128::from(self.at.as_nanos()) << 64 | u128::from(self.order))
     }
 }
 
-/// Written out and inlined: the heap compares entries at every level it sifts through, and a tuple's comparison
-/// is a call of its own in the package (built for size).
-impl Ord for Ready {
-    #[inline(always)]
-    fn cmp(&self, other: &Ready) -> std::cmp::Ordering {
-        other.rank().cmp(&self.rank())
-    }
-}
-
-impl PartialOrd for Ready {
-    #[inline(always)]
-    fn partial_cmp(&self, other: &Ready) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-
-    #[inline(always)]
-    fn le(&self, other: &Ready) -> bool {
-        other.rank() <= self.rank()
-    }
-}
-
-impl PartialEq for Ready {
-    #[inline(always)]
-    fn eq(&self, other: &Ready) -> bool {
-        self.rank() == other.rank()
-    }
-}
-
-impl Eq for Ready {}
+ordered_by_rank!(Ready);
 
 #[derive(Debug, Default)]
 struct HostQueue {
@@ -262,7 +243,7 @@ impl Frontier {
         };
         let queue = &mut self.hosts[h as usize];
         match &queue.key {
-            Some(k) if *k == *key => {}
+            Some(k) if *k == *key => {} // the keys, not references to them (see `Table::locate`)
             None => queue.key = Some(key.clone()),
             Some(_) => {
                 return Err(Error::InvalidUrl { input: clip(url), reason: "its host id names another host".into() })

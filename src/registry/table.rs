@@ -80,6 +80,7 @@ impl Table {
     #[inline(always)]
     pub(crate) fn locate(&self, key: &HostKey, hint: Slot) -> Option<Slot> {
         match self.keys.get(hint.0 as usize) {
+            // the keys themselves: comparing the references is a call of its own in the package
             Some(k) if *k == *key => Some(hint),
             _ => self.find(key),
         }
