@@ -10,8 +10,9 @@
 // limiter.acquire(url, now) (what `limiter.fetch` after `pop` does: pop only peeks, acquire reserves).
 // Wall time is measured for push and for drain; memory (rss, JS heap, wasm linear memory) after gc() at each stage.
 // The whole workload runs 5 times, each in a fresh process; the median run by push + drain is reported, with the
-// largest peak rss of all. Goal reported against: < 2 s and < 200 MB. A smaller diagnostic pass then splits the
-// drain's time between pop and acquire. Output: a markdown table on stdout and bench/results/frontier.json.
+// largest rss after the push and peak rss of all. Goal reported against: < 2 s and < 200 MB. A smaller diagnostic
+// pass then splits the drain's time between pop and acquire. Output: a markdown table on stdout and
+// bench/results/frontier.json.
 
 import { Limiter, Frontier, initSync } from '../pkg/node.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -104,7 +105,7 @@ function drain(frontier, take) {
 // Main run: the whole workload, in a fresh process each time (`--once`), so that every run starts from the same
 // module state (the wasm memory grows during the first push of a process and never shrinks: a second run in the
 // same process would not pay for that). The figures reported are those of the median run by push + drain time;
-// peak RSS is the largest of all the runs.
+// the RSS after the push and the peak RSS are the largest of all the runs.
 
 /** One main run in this process: the figures of push and drain, and memory at each stage. */
 function mainRun() {
