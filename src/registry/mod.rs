@@ -128,27 +128,6 @@ impl Registry {
         Ok((self.hosts.get_mut(at), now, at))
     }
 
-    /// How many times the registry moved its entries (evicting hosts): a slot found since the last move is still
-    /// its host's.
-    #[cfg(feature = "wasm")]
-    pub(crate) fn moves(&self) -> u64 {
-        self.hosts.moves()
-    }
-
-    /// [`Registry::state_at`] for a caller whose slots are each what finding its own host returned since the last
-    /// move ([`Registry::moves`]; it forgets them all when that changes): such a slot is used without reading its
-    /// key. The batch path of the JS bindings (`src/wasm/batch.rs`) keeps its slots so.
-    #[cfg(feature = "wasm")]
-    pub(crate) fn state_at_remembered(
-        &mut self,
-        host: &HostKey,
-        slot: Slot,
-        now: Instant,
-    ) -> Result<(&mut HostState, Instant, Slot), Error> {
-        let found = self.hosts.locate_remembered(slot).or_else(|| self.hosts.find(host));
-        self.state_found(host, found, now)
-    }
-
     /// Track a new `host` (evicting fresh-equivalent hosts at the bound); returns its slot.
     fn track(&mut self, host: &HostKey, now: Instant) -> Result<Slot, Error> {
         if self.hosts.len() >= self.limits.max_hosts as usize && self.evict_fresh(now) == 0 {

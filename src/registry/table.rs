@@ -59,9 +59,6 @@ pub(crate) struct Table {
     cells: Vec<Cell>,
     index: IdTable,
     hasher: KeyHasher,
-    /// How many times entries moved (a [`Table::retain`] that dropped any): between two moves entries are only
-    /// appended, so an entry found for a key stays that key's.
-    moves: u64,
 }
 
 impl Table {
@@ -84,20 +81,6 @@ impl Table {
             Some(k) if *k == *key => Some(hint),
             _ => self.find(key),
         }
-    }
-
-    /// How many times entries moved so far (see [`Table::locate_remembered`]).
-    #[cfg(feature = "wasm")]
-    pub(crate) fn moves(&self) -> u64 {
-        self.moves
-    }
-
-    /// `hint` itself when it is an entry, without reading its key: only for a caller whose hints are each the
-    /// result of finding their own key since the last move (it forgets them all when [`Table::moves`] changes).
-    #[inline(always)]
-    #[cfg(feature = "wasm")]
-    pub(crate) fn locate_remembered(&self, hint: Slot) -> Option<Slot> {
-        ((hint.0 as usize) < self.cells.len()).then_some(hint)
     }
 
     /// The state at an entry: a slot this table has just returned ([`Table::find`], [`Table::locate`],
@@ -135,7 +118,6 @@ impl Table {
             }
         }
         if kept != before {
-            self.moves += 1;
             self.keys.truncate(kept);
             self.cells.truncate(kept);
             let Table { keys, index, hasher, .. } = self;

@@ -8,14 +8,11 @@ use crate::registry::{Registry, Slot};
 use crate::time::{duration_nanos, Instant};
 
 /// Remembered [`Slot`]s of many hosts, by a caller's dense ids (0, 1, 2…), in 4 bytes each: a batch of decisions
-/// reads 4 bytes a host here. Each slot is what deciding for that id's own host returned, since the registry last
-/// moved its entries ([`Registry::moves`]); when it moves them, every slot is forgotten ([`Slots::follow`]). So a
-/// remembered slot is its host's, and is used without reading the host's key.
+/// reads 4 bytes a host here. Each slot is what deciding for that id's own host returned last; like every slot it
+/// is a hint, which the registry uses only when the entry there still holds the host ([`Registry::state_at`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Slots {
     slots: Vec<Slot>,
-    /// The registry's [`Registry::moves`] the slots were found under.
-    moves: u64,
 }
 
 impl Slots {
@@ -38,8 +35,7 @@ impl Slots {
     }
 
     /// Decide for known `id`'s `host` at `now` through its remembered slot, and remember where the host lives
-    /// after: `decide` gets the host's state and the instant to decide at (clamped). Slots are forgotten when the
-    /// registry moved its entries, before (since they were found) and after (a new host may have evicted others).
+    /// after: `decide` gets the host's state and the instant to decide at (clamped).
     #[inline(always)]
     pub(crate) fn decide<T>(
         &mut self,
@@ -49,22 +45,11 @@ impl Slots {
         now: Instant,
         decide: impl FnOnce(&mut HostState, Instant) -> T,
     ) -> Result<T, Error> {
-        self.follow(registry);
         let slot = self.get(id).unwrap_or(Slot::NONE);
-        let (state, now, at) = registry.state_at_remembered(host, slot, now)?;
+        let (state, now, at) = registry.state_at(host, slot, now)?;
         let decided = decide(state, now);
-        self.follow(registry);
         self.set(id, at);
         Ok(decided)
-    }
-
-    /// Forget every slot if `registry` moved its entries since they were found.
-    #[inline(always)]
-    fn follow(&mut self, registry: &Registry) {
-        if self.moves != registry.moves() {
-            self.moves = registry.moves();
-            self.slots.fill(Slot::NONE);
-        }
     }
 
     /// Remember `slot` for a known `id`.
@@ -141,7 +126,7 @@ mod tests {
     }
 
     /// Through evictions (which move the registry's entries), decisions through remembered slots are those of a
-    /// registry asked by key: slots are forgotten when entries move, so none decides for another host.
+    /// registry asked by key: a slot whose entry moved holds another key, and the host is looked up instead.
     #[test]
     fn remembered_slots_decide_as_lookups_do_through_evictions() {
         let policy = Policy { max_hosts: 2, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
@@ -160,5 +145,29 @@ mod tests {
             assert_eq!(got, expected, "step {step}");
         }
         assert_eq!(hinted.snapshot(Instant::ZERO), plain.snapshot(Instant::ZERO));
+    }
+
+    /// An id whose remembered slot holds another host's entry still decides for its own host, and leaves the other
+    /// alone: the registry checks the slot against the key in every build.
+    #[test]
+    fn a_slot_remembered_wrongly_never_decides_for_another_host() {
+        let policy = Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        let (a, b) = (HostKey::parse("a.example").unwrap(), HostKey::parse("b.example").unwrap());
+        let mut slots = Slots::default();
+        slots.grow_to(2);
+        let t = Instant::from_secs(10);
+        for (id, host) in [(0, &a), (1, &b), (1, &b)] {
+            slots.decide(&mut r, id, host, t, wait_ns).unwrap();
+        }
+        let (slot_a, slot_b) = (slots.get(0), slots.get(1));
+        assert_ne!(slot_a, slot_b);
+        slots.set(1, slot_a.unwrap()); // b's id now remembers a's entry
+        let before_a = r.host(&a).cloned();
+        let expected = r.clone().acquire(&b, t).map(|d| duration_nanos(d.wait));
+        assert_eq!(expected, Ok(2_000_000_000), "b's third departure at 1/s, burst 1");
+        assert_eq!(slots.decide(&mut r, 1, &b, t, wait_ns), expected);
+        assert_eq!(r.host(&a).cloned(), before_a, "a untouched");
+        assert_eq!(slots.get(1), slot_b, "b's own slot remembered again");
     }
 }
