@@ -136,15 +136,17 @@ export class GatewayLimiter {
   }
 
   /**
-   * Tell the gateway what came back for `url` (a fetch `Response` or `{ status, headers }`); `latencyMs` feeds
-   * adaptive pacing. A 429/503 cools the host down for every process sharing the gateway. Resolves to what the
-   * observation changed. `options.departureId` is the departure's (from `acquire`; the gateway refuses a report
-   * on a departure this token was not given).
+   * Tell the gateway what came back for `url` (a fetch `Response` or `{ status, headers, latencyMs? }`);
+   * `latencyMs` (the argument, else the response's own, as `Limiter.observe` reads them) feeds adaptive pacing.
+   * A 429/503 cools the host down for every process sharing the gateway. Resolves to what the observation changed.
+   * `options.departureId` is the departure's (from `acquire`; the gateway refuses a report on a departure this token
+   * was not given).
    */
   async observe(url, response, latencyMs, options = {}) {
     if (!isResponseLike(response)) throw new Error('invalid response: expected a Response or { status, headers }');
     const body = { url: urlArg(url), status: response.status, headers: headerPairs(response.headers) };
-    if (typeof latencyMs === 'number' && Number.isFinite(latencyMs) && latencyMs >= 0) body.latencyMs = latencyMs;
+    const latency = latencyMs ?? response.latencyMs;
+    if (typeof latency === 'number' && Number.isFinite(latency) && latency >= 0) body.latencyMs = latency;
     body.departureId = departureOf(options);
     if (options.attempt !== undefined) body.attempt = options.attempt;
     return this.#call('POST', '/v1/observe', body);

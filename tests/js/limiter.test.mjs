@@ -966,6 +966,22 @@ describe('depart: the core confirms a reserved departure', () => {
   });
 });
 
+// Was a bug: GatewayLimiter.observe took a ResponseLike but never sent its `latencyMs`, which Limiter.observe reads.
+test('GatewayLimiter.observe sends the latency of the argument, else of the response, as Limiter.observe reads it', async () => {
+  const { GatewayLimiter } = await import('../../pkg/gateway.js');
+  const sent = [];
+  const fetch = async (_url, init) => {
+    sent.push(JSON.parse(init.body));
+    return new Response('{"host":"a.example"}', { status: 200 });
+  };
+  const gateway = new GatewayLimiter('http://127.0.0.1:9', 'token', { fetch });
+  const options = { departureId: 'd1' };
+  await gateway.observe('https://a.example/', { status: 200, latencyMs: 80 }, undefined, options);
+  await gateway.observe('https://a.example/', { status: 200, latencyMs: 80 }, 120, options);
+  await gateway.observe('https://a.example/', { status: 200 }, undefined, options);
+  assert.deepEqual(sent.map((b) => b.latencyMs), [80, 120, undefined]);
+});
+
 describe('the request lifecycle through an adapter that answers with promises (as GatewayLimiter)', () => {
   /** An adapter answering from scripts, a millisecond later each time, recording every call. */
   function scripted(decisions, departs = []) {
