@@ -109,17 +109,6 @@ impl Registry {
         now: Instant,
     ) -> Result<(&mut HostState, Instant, Slot), Error> {
         let found = self.hosts.locate(host, slot);
-        self.state_found(host, found, now)
-    }
-
-    /// The state of `host` at `found` (or created fresh when it was not found), with `now` clamped.
-    #[inline(always)]
-    fn state_found(
-        &mut self,
-        host: &HostKey,
-        found: Option<Slot>,
-        now: Instant,
-    ) -> Result<(&mut HostState, Instant, Slot), Error> {
         let now = self.clamp(now);
         let at = match found {
             Some(at) => at,

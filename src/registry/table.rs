@@ -97,7 +97,7 @@ impl Table {
 
     /// Insert a key known to be absent; returns its entry.
     pub(crate) fn insert(&mut self, key: HostKey, state: HostState) -> Slot {
-        let Table { keys, cells, index, hasher, .. } = self;
+        let Table { keys, cells, index, hasher } = self;
         let at = keys.len() as u32;
         let hash = hasher.hash_one(&key);
         keys.push(key);

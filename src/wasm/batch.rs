@@ -126,7 +126,7 @@ mod tests {
     }
 
     /// Through evictions (which move the registry's entries), decisions through remembered slots are those of a
-    /// registry asked by key: a slot whose entry moved holds another key, and the host is looked up instead.
+    /// registry asked by key: a slot whose host moved holds another key or none, and the host is looked up instead.
     #[test]
     fn remembered_slots_decide_as_lookups_do_through_evictions() {
         let policy = Policy { max_hosts: 2, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
