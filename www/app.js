@@ -482,7 +482,7 @@ function auditLane(lane) {
     const stats = limiter.stats(lane.host, clockMs);
     if (stats) config.minIntervalSec = stats.intervalMs / 1000;
   }
-  lane.violations = hostpace.audit(config, lane.times, lane.cooldowns.flat(), 0);
+  lane.violations = hostpace.audit(config, lane.times, lane.cooldowns.map(([startMs, endMs]) => ({ startMs, endMs })), 0);
   lane.audited = lane.times.length;
 }
 

@@ -384,7 +384,7 @@ export function auditLiveLane(lane, audit) {
   lane.auditDirty = false;
   if (!lane.report || typeof audit !== 'function') return;
   try {
-    lane.violations = audit(auditConfig(lane), lane.times, lane.cooldowns.flat(), TOLERANCE_MS);
+    lane.violations = audit(auditConfig(lane), lane.times, lane.cooldowns.map(([startMs, endMs]) => ({ startMs, endMs })), TOLERANCE_MS);
     lane.auditError = '';
   } catch (e) {
     lane.violations = [];

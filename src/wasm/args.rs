@@ -24,6 +24,9 @@ extern "C" {
     /// An optional list of times: `Float64Array | number[]`.
     #[wasm_bindgen(typescript_type = "Float64Array | number[]")]
     pub type TimesArg;
+    /// An optional list of cooldowns: `Cooldown[]` (`shapes::Cooldown`).
+    #[wasm_bindgen(typescript_type = "Cooldown[]")]
+    pub type CooldownsArg;
     /// An optional `Float64Array` to write into.
     #[wasm_bindgen(typescript_type = "Float64Array")]
     pub type Float64ArrayArg;

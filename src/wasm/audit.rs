@@ -1,6 +1,7 @@
 //! `audit` for JS: check one host's departure times (an access log) against a config.
 
-use super::args::{self, absent, to_js, type_error, ConfigArg, NumberArg, TimesArg};
+use super::args::{self, absent, to_js, type_error, ConfigArg, CooldownsArg, NumberArg};
+use super::glue;
 use super::limiter::policy_of;
 use super::shapes::Violation;
 use super::{answer, js_error, ms_arg};
@@ -8,10 +9,10 @@ use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::time::Instant;
 use wasm_bindgen::prelude::*;
 
-/// Times in milliseconds from an array of numbers or a `Float64Array` (`undefined`/`null`: none), each checked;
-/// `sorted` ascending when asked (by the glue, so that the package carries no sort routine).
-fn times(value: &JsValue, name: &str, sorted: bool) -> Result<Vec<f64>, JsValue> {
-    let out = match args::numbers(value, if sorted { "sorted" } else { "f64" }, name)? {
+/// Times in milliseconds from an array of numbers or a `Float64Array` (`undefined`/`null`: none), each checked,
+/// sorted ascending (by the glue, so that the package carries no sort routine).
+fn sorted_times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
+    let out = match args::numbers(value, "sorted", name)? {
         Some(out) => out,
         None if absent(value) => Vec::new(),
         None => return Err(type_error(name, "an array of numbers or a Float64Array", value)),
@@ -22,33 +23,50 @@ fn times(value: &JsValue, name: &str, sorted: bool) -> Result<Vec<f64>, JsValue>
     Ok(out)
 }
 
+/// The cooldowns argument of `audit`: an array of `{ startMs, endMs }` (`undefined`/`null`: none), each time
+/// checked, as spans of the log in nanoseconds.
+fn blackouts(value: &JsValue) -> Result<Vec<Blackout>, JsValue> {
+    let expected = "an array of { startMs, endMs }";
+    if absent(value) {
+        return Ok(Vec::new());
+    }
+    let read = glue::spans(value);
+    if let Some(i) = read.as_f64() {
+        let element = js_sys::Reflect::get_u32(value, i as u32).unwrap_or(JsValue::UNDEFINED);
+        return Err(type_error(&format!("cooldowns[{i}]"), "an object { startMs, endMs } of numbers", &element));
+    }
+    let spans =
+        read.dyn_ref::<js_sys::Float64Array>().ok_or_else(|| type_error("cooldowns", expected, value))?.to_vec();
+    let mut out = Vec::with_capacity(spans.len() / 2);
+    for span in spans.chunks_exact(2) {
+        let (start, end) = (ms_arg(span[0], "time")?, ms_arg(span[1], "time")?);
+        out.push(Blackout { start: Instant::from_millis_f64(start), end: Instant::from_millis_f64(end) });
+    }
+    Ok(out)
+}
+
 /// Every violation of `config`'s limits in one host's departures (`departuresMs`, any order): two departures
 /// closer than the interval, a burst beyond the token bucket (also after idle), a window over the quota, a
-/// departure inside a cooldown (`cooldownsMs`: flat `[startMs, endMs, startMs, endMs, …]`). `toleranceMs` of slack
-/// is allowed on every check (0 for a virtual clock). An empty array means the log was polite. Throws on a bad
-/// config or a time that is not a finite number >= 0.
+/// departure inside one of the `cooldowns` (`{ startMs, endMs }` each). `toleranceMs` of slack is allowed on every
+/// check (0 for a virtual clock). An empty array means the log was polite. Throws on a bad config or a time that is
+/// not a finite number >= 0.
 #[wasm_bindgen(unchecked_return_type = "Violation[]")]
 pub fn audit(
     config: Option<ConfigArg>,
     #[wasm_bindgen(js_name = departuresMs, unchecked_param_type = "number[] | Float64Array")] departures_ms: JsValue,
-    #[wasm_bindgen(js_name = cooldownsMs)] cooldowns_ms: Option<TimesArg>,
+    cooldowns: Option<CooldownsArg>,
     #[wasm_bindgen(js_name = toleranceMs)] tolerance_ms: Option<NumberArg>,
 ) -> JsValue {
     answer(|| {
         let policy = policy_of(&config)?;
-        let departures = times(&departures_ms, "departuresMs", true)?;
+        let departures = sorted_times(&departures_ms, "departuresMs")?;
         if absent(&departures_ms) {
             return Err(type_error("departuresMs", "an array of numbers or a Float64Array", &departures_ms));
         }
-        let cooldowns = times(args::given(&cooldowns_ms).unwrap_or(&JsValue::UNDEFINED), "cooldownsMs", false)?;
-        if cooldowns.len() % 2 != 0 {
-            return Err(js_error("invalid cooldownsMs: expected pairs [startMs, endMs, ...]"));
-        }
+        let blackouts = blackouts(args::given(&cooldowns).unwrap_or(&JsValue::UNDEFINED))?;
         let tolerance = ms_arg(args::optional_number(&tolerance_ms, "toleranceMs")?.unwrap_or(0.0), "time")?;
         let ns = |v: f64| Instant::from_millis_f64(v);
         let departures: Vec<u64> = departures.iter().map(|&v| ns(v).as_nanos()).collect();
-        let blackouts: Vec<Blackout> =
-            cooldowns.chunks_exact(2).map(|p| Blackout { start: ns(p[0]), end: ns(p[1]) }).collect();
         let limits = AuditLimits::from_policy(&policy, ns(tolerance).as_nanos()).map_err(js_error)?;
         let found: Vec<Violation> =
             audit_sorted(&limits, &departures, &blackouts).into_iter().map(Into::into).collect();

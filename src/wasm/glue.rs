@@ -89,6 +89,27 @@ export function numbers(value, kind) {
     return undefined;
   }
 }
+// The `startMs` and `endMs` of each element of an array (`shapes::Cooldown`), in turn in a fresh Float64Array; the
+// index of the first element whose two fields are not both numbers; undefined when `value` is not an array or
+// reading it throws.
+export function spans(value) {
+  try {
+    if (!Array.isArray(value)) return undefined;
+    const n = value.length;
+    const out = new Float64Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const v = value[i];
+      const start = v?.startMs;
+      const end = v?.endMs;
+      if (typeof start !== 'number' || typeof end !== 'number') return i;
+      out[2 * i] = start;
+      out[2 * i + 1] = end;
+    }
+    return out;
+  } catch (_) {
+    return undefined;
+  }
+}
 // A typed array's own length when it is one of kind `kind` (its constructor's name, as the intrinsic
 // `Symbol.toStringTag` getter reads it from the array itself); -1 for anything else.
 export function typed_count(value, kind) {
@@ -145,6 +166,9 @@ extern "C" {
     /// `Uint32Array`, else a `Float64Array`; `"sorted"`: a `Float64Array`, and the copy sorted ascending); the
     /// index of the first non-number; or `undefined`.
     pub fn numbers(value: &JsValue, kind: &str) -> JsValue;
+    /// The `startMs`, `endMs` of each `{ startMs, endMs }` in an array, in turn in a fresh `Float64Array`; the index
+    /// of the first element that is not one; or `undefined`.
+    pub fn spans(value: &JsValue) -> JsValue;
     /// A typed array's own length when it is one of kind `kind` (`"Uint32Array"`, `"Float64Array"`), or -1.
     pub fn typed_count(value: &JsValue, kind: &str) -> f64;
     /// A typed array's own length, or -1.

@@ -119,8 +119,8 @@ limiterRaw.stats = function (host, nowMs) {
 };
 
 /** Every violation of `config`'s limits in one host's departures (declared in hostpace.d.ts). */
-export function audit(config, departuresMs, cooldownsMs, toleranceMs) {
-  return thrown(rawAudit(config, departuresMs, cooldownsMs, toleranceMs));
+export function audit(config, departuresMs, cooldowns, toleranceMs) {
+  return thrown(rawAudit(config, departuresMs, cooldowns, toleranceMs));
 }
 const frontierRaw = Frontier.prototype;
 const { push, pop, take, waitMs } = frontierRaw;

@@ -342,6 +342,17 @@ impl RobotsOutcome {
     }
 }
 
+/// A span of an access log in which no departure may leave (a cooldown the target asked for), as `audit` takes
+/// it: from `startMs` to `endMs`, in the log's milliseconds. The glue reads it by these names (`glue::spans`).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Cooldown {
+    /// When the span starts.
+    pub start_ms: f64,
+    /// When it ends.
+    pub end_ms: f64,
+}
+
 /// One broken rule in an access log, at the departure that broke it (times in the log's milliseconds).
 #[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]

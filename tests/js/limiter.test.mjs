@@ -307,14 +307,21 @@ describe("audit: the core's verdict on an access log", () => {
     assert.deepEqual(burst, [{ kind: 'burst', atMs: 0, earlyMs: 1000 }]);
     const quota = audit({ ratePerSec: 100, burstCapacity: 100, quota: { limit: 2, windowSec: 10 } }, [0, 100, 200]);
     assert.deepEqual(quota, [{ kind: 'quota', atMs: 200, count: 3, limit: 2 }]);
-    const cooled = audit(config, [0, 5000, 9000], [4000, 8000]);
+    const cooled = audit(config, [0, 5000, 9000], [{ startMs: 4000, endMs: 8000 }]);
     assert.deepEqual(cooled, [{ kind: 'cooldown', atMs: 5000, untilMs: 8000 }]);
+    const spans = [{ startMs: 100, endMs: 200 }, { startMs: 8500, endMs: 9500 }];
+    assert.deepEqual(audit(config, [0, 5000, 9000], spans), [{ kind: 'cooldown', atMs: 9000, untilMs: 9500 }]);
+    assert.deepEqual(audit(config, [0, 5000, 9000], null), [], 'no cooldowns');
   });
   test('bad input → Error naming the problem', () => {
     assert.throws(() => audit({ ratePerSec: 0 }, [0]), namesField('ratePerSec'));
     assert.throws(() => audit(config, [0, NaN]), /invalid time: NaN/);
     assert.throws(() => audit(config, [0, -1]), /invalid time: -1/);
-    assert.throws(() => audit(config, [0], [1]), /cooldownsMs/);
+    assert.throws(() => audit(config, [0], [4000, 8000]), (e) => e instanceof TypeError &&
+      e.message === 'invalid cooldowns[0]: expected an object { startMs, endMs } of numbers, got a number');
+    assert.throws(() => audit(config, [0], [{ startMs: 1, endMs: 2 }, { startMs: 3 }]), /invalid cooldowns\[1\]/);
+    assert.throws(() => audit(config, [0], { startMs: 1, endMs: 2 }), /invalid cooldowns: expected an array of \{ startMs, endMs \}/);
+    assert.throws(() => audit(config, [0], [{ startMs: -1, endMs: 2 }]), /invalid time: -1/);
     assert.throws(() => audit(config, [0], [], -5), /invalid time: -5/);
     assert.throws(() => audit({ nope: 1 }, [0]), /unknown config field nope/);
   });

@@ -1,5 +1,5 @@
 // The TypeScript checks under `node --test`: the typed usage example compiles against the generated declarations,
-// and the one declaration written by hand for a shape Rust reads (`ResponseLike`) matches what it reads.
+// and the shapes the module reads from JS objects declare exactly the properties it reads.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,24 +31,64 @@ test('regression: tests/js/types/expected/expected.ts type-checks (declaration b
   assert.equal(run.status, 0, `declaration bugs (tsc -p tests/js/types/expected):\n${run.stdout}${run.stderr}`);
 });
 
-// `ResponseLike` is declared by hand beside the Rust code that reads it (`ResponseParts::read`, by name): the fields
-// the object form declares must be the properties `observe` reads, no more and no fewer.
+// The shapes the module reads from JS objects, by name: the fields their declarations name must be the properties
+// the module reads, no more and no fewer, and a field the declaration requires must be one the module refuses to
+// go without (an optional one, one it does without).
+
+/** `[name, optional]` of each field in the text of a declared object type (`a: number; b?: string`). */
+function declaredFields(body) {
+  return [...body.matchAll(/(?:^|[;{\n])\s*(\w+)(\??):/g)].map((m) => [m[1], m[2] === '?']).sort();
+}
+
+/**
+ * Check a shape's declared fields against `read(value)`, which passes `value` to the module: the properties read of
+ * a full `sample` (through a recording Proxy), and which fields can be left out.
+ */
+function checkShape(fields, sample, read) {
+  const seen = new Set();
+  const proxy = new Proxy(sample, { get: (t, key, r) => (seen.add(key), Reflect.get(t, key, r)) });
+  read(proxy);
+  const names = fields.map(([name]) => name);
+  assert.deepEqual([...seen].map(String).sort(), names, 'the properties read are the declared fields');
+  for (const [name, optional] of fields) {
+    const without = { ...sample };
+    delete without[name];
+    if (optional) read(without);
+    else assert.throws(() => read(without), TypeError, `${name} is required, as declared`);
+  }
+}
+
+// `ResponseLike` is declared by hand beside the Rust code that reads it (`ResponseParts::read`).
 test("ResponseLike's object form declares exactly the properties observe reads", async () => {
   const dts = readFileSync(`${root}pkg/hostpace.d.ts`, 'utf8');
   const declared = /export type ResponseLike =\s*\|\s*Response\s*\|\s*\{([^}]*)\};/.exec(dts);
   assert.ok(declared, 'pkg/hostpace.d.ts declares ResponseLike as Response | { … }');
-  const fields = [...declared[1].matchAll(/(?:^|;)\s*(\w+)\??:/g)].map((m) => m[1]).sort();
-  assert.deepEqual(fields, ['headers', 'latencyMs', 'status'], 'the fields read from the declaration');
+  const fields = declaredFields(declared[1]);
+  assert.ok(fields.length > 0, 'fields read from the declaration');
 
   const { Limiter } = await import('../../pkg/node.js');
-  const limiter = new Limiter();
-  const read = new Set();
-  const response = new Proxy(
-    { status: 503, headers: { 'retry-after': '7' }, latencyMs: 80 },
-    { get: (target, key, receiver) => (read.add(key), Reflect.get(target, key, receiver)) },
-  );
-  const observed = limiter.observe('https://a.example/', response, undefined, 1_000_000);
-  assert.equal(observed.cooldownUntilMs, 1_007_000, 'the response was read: its Retry-After set the cooldown');
-  assert.deepEqual([...read].map(String).sort(), fields, 'the properties observe read');
-  limiter.free();
+  checkShape(fields, { status: 503, headers: { 'retry-after': '7' }, latencyMs: 80 }, (response) => {
+    const limiter = new Limiter();
+    try {
+      const observed = limiter.observe('https://a.example/', response, undefined, 1_000_000);
+      if (response.headers) assert.equal(observed.cooldownUntilMs, 1_007_000, 'its Retry-After set the cooldown');
+    } finally {
+      limiter.free();
+    }
+  });
+});
+
+// `Cooldown` is generated from `shapes::Cooldown`; the glue reads its fields by name (`glue::spans`).
+test('Cooldown declares exactly the properties audit reads of each cooldown', async () => {
+  const dts = readFileSync(`${root}pkg/hostpace.d.ts`, 'utf8');
+  const declared = /export interface Cooldown \{([^}]*)\}/.exec(dts);
+  assert.ok(declared, 'pkg/hostpace.d.ts declares the interface Cooldown');
+  const fields = declaredFields(declared[1]);
+  assert.ok(fields.length > 0, 'fields read from the declaration');
+
+  const { audit } = await import('../../pkg/node.js');
+  checkShape(fields, { startMs: 100, endMs: 300 }, (cooldown) => {
+    const found = audit({ ratePerSec: 100, burstCapacity: 100 }, [0, 200], [cooldown]);
+    assert.deepEqual(found, [{ kind: 'cooldown', atMs: 200, untilMs: 300 }], 'the cooldown was read');
+  });
 });

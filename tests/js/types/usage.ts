@@ -11,6 +11,7 @@ import {
   TokenBucket,
   audit,
   nowMs,
+  type Cooldown,
   type Decision,
   type HostStats,
   type Layer,
@@ -186,6 +187,10 @@ const firstKind: 'interval' | 'burst' | 'quota' | 'cooldown' | undefined = viola
 const gapOf = (v: Violation): number | undefined => (v.kind === 'interval' ? v.gapMs : undefined);
 // @ts-expect-error: departures are numbers
 audit(undefined, ['0']);
+const cooldown: Cooldown = { startMs: 100, endMs: 400 };
+const cooled: Violation[] = audit({ ratePerSec: 1 }, [0, 200], [cooldown]);
+// @ts-expect-error: cooldowns are { startMs, endMs }, not flat numbers
+audit(undefined, [0], [100, 400]);
 
 // interned hosts: the fast path
 const hostId: number = limiter.intern('https://example.com/');
