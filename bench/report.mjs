@@ -347,10 +347,12 @@ dGoal('Node, 10,000 hosts: batched `acquireIds` with the caller\'s instants', 'h
 dGoal('Node, 10,000 hosts: per-call `acquireId` with the caller\'s instants', 'hostpace.acquireId.virtual', 'limiter.tryRemoveTokens', 1.2);
 const clockPath = dPaired('hostpace.acquire.clock', 'limiter.tryRemoveTokens+URL');
 const besideGoals =
-  `Beside the goals, without one: \`acquire(url)\` with the default clock, ${clockPath.figure} against ` +
-  `\`limiter.tryRemoveTokens+URL\`'s ${clockPath.peer}, ${clockPath.ratioText}. The Node goals are measured with the ` +
-  'caller\'s instants; with the default clock hostpace reads `performance.now()` on every call, through a JS ' +
-  'import, as the peer reads it.';
+  clockPath.ratio === null
+    ? 'Beside the goals, without one: `acquire(url)` with the default clock, not measured (`node bench/decisions.mjs`).'
+    : `Beside the goals, without one: \`acquire(url)\` with the default clock, ${clockPath.figure} against ` +
+      `\`limiter.tryRemoveTokens+URL\`'s ${clockPath.peer}, ${clockPath.ratioText}. The Node goals are measured with the ` +
+      'caller\'s instants; with the default clock hostpace reads `performance.now()` on every call, through a JS ' +
+      'import, as the peer reads it.';
 
 // frontier
 {
