@@ -4,7 +4,7 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, CooldownsArg, Numb
 use super::glue;
 use super::limiter::policy_of;
 use super::shapes::Violation;
-use super::{answer, js_error, ms_arg};
+use super::{answer, is_ms, js_error, ms_arg};
 use crate::audit::{audit_sorted, AuditLimits, Blackout};
 use crate::time::Instant;
 use wasm_bindgen::prelude::*;
@@ -24,22 +24,31 @@ fn sorted_times(value: &JsValue, name: &str) -> Result<Vec<f64>, JsValue> {
 }
 
 /// The cooldowns argument of `audit`: an array of `{ startMs, endMs }` (`undefined`/`null`: none), each time
-/// checked, as spans of the log in nanoseconds.
+/// checked and each span ending no earlier than it starts, as spans of the log.
 fn blackouts(value: &JsValue) -> Result<Vec<Blackout>, JsValue> {
     let expected = "an array of { startMs, endMs }";
     if absent(value) {
         return Ok(Vec::new());
     }
     let read = glue::spans(value);
+    if read.is_instance_of::<js_sys::TypeError>() {
+        return Err(read);
+    }
     if let Some(i) = read.as_f64() {
+        // the element once more, for the message (through js-sys's `Reflect`, which catches a throw)
         let element = js_sys::Reflect::get_u32(value, i as u32).unwrap_or(JsValue::UNDEFINED);
         return Err(type_error(&format!("cooldowns[{i}]"), "an object { startMs, endMs } of numbers", &element));
     }
     let spans =
         read.dyn_ref::<js_sys::Float64Array>().ok_or_else(|| type_error("cooldowns", expected, value))?.to_vec();
     let mut out = Vec::with_capacity(spans.len() / 2);
-    for span in spans.chunks_exact(2) {
-        let (start, end) = (ms_arg(span[0], "time")?, ms_arg(span[1], "time")?);
+    for (i, span) in spans.chunks_exact(2).enumerate() {
+        let (start, end) = (span[0], span[1]);
+        if !is_ms(start) || !is_ms(end) || end < start {
+            return Err(js_error(format!(
+                "invalid cooldowns[{i}]: expected startMs and endMs in milliseconds from 0, endMs not before startMs"
+            )));
+        }
         out.push(Blackout { start: Instant::from_millis_f64(start), end: Instant::from_millis_f64(end) });
     }
     Ok(out)

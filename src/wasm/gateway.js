@@ -137,7 +137,7 @@ export class GatewayLimiter {
 
   /**
    * Tell the gateway what came back for `url` (a fetch `Response` or `{ status, headers, latencyMs? }`);
-   * `latencyMs` (the argument, else the response's own, as `Limiter.observe` reads them) feeds adaptive pacing.
+   * `latencyMs` (the argument, else the response's own) feeds adaptive pacing.
    * A 429/503 cools the host down for every process sharing the gateway. Resolves to what the observation changed.
    * `options.departureId` is the departure's (from `acquire`; the gateway refuses a report on a departure this token
    * was not given).

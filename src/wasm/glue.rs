@@ -6,7 +6,8 @@
 //! the wasm stack pointer is not restored: a few hundred such throws and the module traps for good), and reading
 //! a caller's value can throw (a getter, a Proxy trap, a revoked Proxy, a typed array whose `length` lies). So
 //! every read of a caller's value happens here, inside `try`, and what reaches Rust is a value of our own: a
-//! string, a fresh typed array, a plain copy, or `undefined`/an `Error` saying what was wrong.
+//! string, a fresh typed array, a plain copy, or `undefined`/an `Error` saying what was wrong. (An error message may
+//! read the offending element of an array once more, through js-sys's `Reflect`, whose binding catches a throw.)
 
 use wasm_bindgen::prelude::*;
 
@@ -90,8 +91,8 @@ export function numbers(value, kind) {
   }
 }
 // The `startMs` and `endMs` of each element of an array (`shapes::Cooldown`), in turn in a fresh Float64Array; the
-// index of the first element whose two fields are not both numbers; undefined when `value` is not an array or
-// reading it throws.
+// index of the first element whose two fields are not both numbers; undefined when `value` is not an array; a
+// TypeError when reading it throws.
 export function spans(value) {
   try {
     if (!Array.isArray(value)) return undefined;
@@ -106,8 +107,8 @@ export function spans(value) {
       out[2 * i + 1] = end;
     }
     return out;
-  } catch (_) {
-    return undefined;
+  } catch (e) {
+    return new TypeError(`invalid cooldowns: reading it threw: ${e instanceof Error ? e.message : 'a non-Error value'}`);
   }
 }
 // A typed array's own length when it is one of kind `kind` (its constructor's name, as the intrinsic
@@ -167,7 +168,8 @@ extern "C" {
     /// index of the first non-number; or `undefined`.
     pub fn numbers(value: &JsValue, kind: &str) -> JsValue;
     /// The `startMs`, `endMs` of each `{ startMs, endMs }` in an array, in turn in a fresh `Float64Array`; the index
-    /// of the first element that is not one; or `undefined`.
+    /// of the first element that is not one; `undefined` for anything but an array; a `TypeError` when reading
+    /// throws.
     pub fn spans(value: &JsValue) -> JsValue;
     /// A typed array's own length when it is one of kind `kind` (`"Uint32Array"`, `"Float64Array"`), or -1.
     pub fn typed_count(value: &JsValue, kind: &str) -> f64;

@@ -343,7 +343,8 @@ impl RobotsOutcome {
 }
 
 /// A span of an access log in which no departure may leave (a cooldown the target asked for), as `audit` takes
-/// it: from `startMs` to `endMs`, in the log's milliseconds. The glue reads it by these names (`glue::spans`).
+/// it: from `startMs` to `endMs` (not before it), in the log's milliseconds.
+// The glue reads these fields by name (`glue::spans`); serde's derive names them for the TypeScript type only.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct Cooldown {

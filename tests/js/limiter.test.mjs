@@ -321,7 +321,15 @@ describe("audit: the core's verdict on an access log", () => {
       e.message === 'invalid cooldowns[0]: expected an object { startMs, endMs } of numbers, got a number');
     assert.throws(() => audit(config, [0], [{ startMs: 1, endMs: 2 }, { startMs: 3 }]), /invalid cooldowns\[1\]/);
     assert.throws(() => audit(config, [0], { startMs: 1, endMs: 2 }), /invalid cooldowns: expected an array of \{ startMs, endMs \}/);
-    assert.throws(() => audit(config, [0], [{ startMs: -1, endMs: 2 }]), /invalid time: -1/);
+    const badSpan = (i) =>
+      `invalid cooldowns[${i}]: expected startMs and endMs in milliseconds from 0, endMs not before startMs`;
+    assert.throws(() => audit(config, [0], [{ startMs: 5, endMs: 9 }, { startMs: -1, endMs: 2 }]), { message: badSpan(1) });
+    assert.throws(() => audit(config, [0], [{ startMs: 9, endMs: 5 }]), { message: badSpan(0) });
+    assert.throws(() => audit(config, [0], [{ startMs: 0, endMs: Infinity }]), { message: badSpan(0) });
+    assert.throws(() => audit(config, [0], [{ startMs: NaN, endMs: 5 }]), { message: badSpan(0) });
+    const throwing = { startMs: 1, get endMs() { throw new Error('boom'); } };
+    assert.throws(() => audit(config, [0], [throwing]), (e) =>
+      e instanceof TypeError && e.message === 'invalid cooldowns: reading it threw: boom');
     assert.throws(() => audit(config, [0], [], -5), /invalid time: -5/);
     assert.throws(() => audit({ nope: 1 }, [0]), /unknown config field nope/);
   });
