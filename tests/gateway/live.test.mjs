@@ -161,7 +161,10 @@ describe('playground Live mode: the departures a token\'s lanes show are its ori
       assert.ok(arrivals(x).some((e) => e.status === 429), 'the 429 reached the origin');
       const xLane = lanes.find((l) => l.host === x.host);
       assert.ok(xLane.answers.some((a) => a.status === 429), 'the 429 is marked on its lane');
-      for (const l of lanes) assert.deepEqual(l.violations, [], `${l.host}: the audit finds the log polite`);
+      for (const l of lanes) {
+        assert.equal(l.auditError, '', `${l.host}: the module accepted the audit`);
+        assert.deepEqual(l.violations, [], `${l.host}: the audit finds the log polite`);
+      }
       const stats = await page.evaluate(() => window.playground.liveStats());
       const perSec = (stats.requests - requestsAtStart) / ((Date.now() - started) / 1000);
       assert.ok(perSec < 1, `${perSec.toFixed(2)} requests per second`);
