@@ -35,6 +35,14 @@ export function url_text(value) {
   } catch (_) {}
   return undefined;
 }
+// What a caught throw said, read without throwing again (its `message` may be a getter that throws, or an object).
+function said(e) {
+  try {
+    return e instanceof Error ? String(e.message) : 'a non-Error value';
+  } catch (_) {
+    return 'an Error whose message cannot be read';
+  }
+}
 // A copy of a plain object's own enumerable properties, and of the plain objects among their values (`depth`
 // levels), made of data properties only; a TypeError when `value` is not a plain object or reading it throws.
 function plain(value) {
@@ -57,7 +65,7 @@ export function plain_copy(value, depth) {
     }
     return out;
   } catch (e) {
-    return new TypeError(`reading it threw: ${e instanceof Error ? e.message : 'a non-Error value'}`);
+    return new TypeError(`reading it threw: ${said(e)}`);
   }
 }
 // Typed arrays, read through the intrinsics (a subclass's own `length`, `set`, `slice` or `sort` is never called).
@@ -108,7 +116,7 @@ export function spans(value) {
     }
     return out;
   } catch (e) {
-    return new TypeError(`invalid cooldowns: reading it threw: ${e instanceof Error ? e.message : 'a non-Error value'}`);
+    return new TypeError(`invalid cooldowns: reading it threw: ${said(e)}`);
   }
 }
 // A typed array's own length when it is one of kind `kind` (its constructor's name, as the intrinsic

@@ -50,6 +50,10 @@ revoked.revoke();
 const boom = () => {
   throw new Error('a getter that throws');
 };
+// throws an Error whose own `message` throws when read
+const unreadable = () => {
+  throw Object.defineProperty(new Error(), 'message', { get: boom });
+};
 class NumberHref extends URL {
   get href() {
     return 42;
@@ -229,6 +233,9 @@ test('exceptions thrown by the caller\'s own code, repeated, leave the module wo
     () => new Limiter({ get ratePerSec() { return boom(); } }),
     () => new Limiter({ quota: { get limit() { return boom(); } } }),
     () => audit({ get burstCapacity() { return boom(); } }, [0]),
+    () => audit({ get burstCapacity() { return unreadable(); } }, [0]),
+    () => audit(undefined, [0], [{ get startMs() { return boom(); }, endMs: 1 }]),
+    () => audit(undefined, [0], [{ startMs: 0, get endMs() { return unreadable(); } }]),
     () => limiter.stats(new ThrowingHref('https://t.test/')),
     () => limiter.observe(new ThrowingHref('https://t.test/'), { status: 200 }),
     () => limiter.observe('https://o.test/', { get status() { return boom(); } }),
