@@ -15,8 +15,8 @@
 
 import * as hostpace from './pkg/browser.js';
 import {
-  GatewayClient, POLL_MS, TOLERANCE_MS, liveLane, mergeHost, liveLevels, auditLiveLane, liveLaneState,
-  lowerBound,
+  GatewayClient, POLL_MS, TOLERANCE_MS, liveLane, mergeHost, liveLevels, auditLiveLane, auditCooldowns,
+  liveLaneState, lowerBound,
 } from './live.js';
 
 const { Limiter, TokenBucket, LeakyBucket } = hostpace;
@@ -482,7 +482,7 @@ function auditLane(lane) {
     const stats = limiter.stats(lane.host, clockMs);
     if (stats) config.minIntervalSec = stats.intervalMs / 1000;
   }
-  lane.violations = hostpace.audit(config, lane.times, lane.cooldowns.map(([startMs, endMs]) => ({ startMs, endMs })), 0);
+  lane.violations = hostpace.audit(config, lane.times, auditCooldowns(lane), 0);
   lane.audited = lane.times.length;
 }
 

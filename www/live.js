@@ -360,6 +360,11 @@ export function liveLevels(lane, nowMs) {
   };
 }
 
+/** A lane's cooldowns (simulated or live: `[startMs, endMs]` spans) as `audit` takes them, `{ startMs, endMs }`. */
+export function auditCooldowns(lane) {
+  return lane.cooldowns.map(([startMs, endMs]) => ({ startMs, endMs }));
+}
+
 /** The configuration the lane's access log is judged against: the gateway's policy, its interval floor raised to
  * the host's Crawl-delay. */
 export function auditConfig(lane) {
@@ -384,7 +389,7 @@ export function auditLiveLane(lane, audit) {
   lane.auditDirty = false;
   if (!lane.report || typeof audit !== 'function') return;
   try {
-    lane.violations = audit(auditConfig(lane), lane.times, lane.cooldowns.map(([startMs, endMs]) => ({ startMs, endMs })), TOLERANCE_MS);
+    lane.violations = audit(auditConfig(lane), lane.times, auditCooldowns(lane), TOLERANCE_MS);
     lane.auditError = '';
   } catch (e) {
     lane.violations = [];
