@@ -11,6 +11,7 @@
 //   bench/results/frontier.json       node --expose-gc bench/frontier.mjs
 //   bench/results/memory.json         cargo bench --bench memory | node bench/report.mjs --parse-memory > …
 //   bench/results/workerd-floor.md    node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md
+//   bench/results/nginx.json          node bench/nginx.mjs
 //   <criterion>/**/new/estimates.json cargo bench --bench core, then node bench/report.mjs --save-criterion
 //                                     (criterion's own output, copied from $CRITERION_HOME, else
 //                                     $CARGO_TARGET_DIR/criterion, else target/criterion; benchmark.json beside it
@@ -137,6 +138,7 @@ const decisions = readJson(join(resultsDir, 'decisions.json'));
 const frontier = readJson(join(resultsDir, 'frontier.json'));
 const memory = readJson(join(resultsDir, 'memory.json'));
 const playground = readJson(join(resultsDir, 'playground.json'));
+const nginxBench = readJson(join(resultsDir, 'nginx.json'));
 const floorFile = join(resultsDir, 'workerd-floor.md');
 
 // criterion: every `new/estimates.json`, named by the `benchmark.json` beside it (or by its directories)
@@ -412,6 +414,34 @@ const floorResults = existsSync(floorFile) ? floorTables() : null;
   });
 }
 
+// a crawler against nginx limit_req (bench/nginx.mjs): rejections at 1x, rejections and the share of the site's
+// allowed rate at 5x, without and with adaptive pacing
+const nginxRows = Object.fromEntries((Array.isArray(nginxBench?.results) ? nginxBench.results : []).map((r) => [r.id, r]));
+const nginxSiteRate = nginxBench?.workload?.site?.ratePerSec ?? 2;
+const pct1 = (x) => (isNum(x) ? `${fmt1(x * 100)} %` : '?');
+const pctGoal = (x) => `${+(x * 100).toFixed(1)} %`; // 0.1 → "10 %"
+{
+  const g1 = nginxBench?.goals?.['1x'] ?? { maxRejectedShare: 0 };
+  const g5 = nginxBench?.goals?.['5x'] ?? { maxRejectedShare: 0.1, minAllowedRateShare: 0.7 };
+  for (const id of ['1x', '1x+adaptive', '5x', '5x+adaptive']) {
+    const r = nginxRows[id];
+    const at5 = id.startsWith('5x');
+    const crawler = at5 ? '10/s, burst 4' : '2/s, burst 1';
+    const g = at5 ? g5 : g1;
+    goals.push({
+      goal:
+        `nginx limit_req ${nginxSiteRate} r/s, crawler at ${at5 ? 5 : 1}× (${crawler}${id.endsWith('adaptive') ? ', adaptive' : ''}): ` +
+        (at5
+          ? `≤ ${pctGoal(g.maxRejectedShare)} rejected and ≥ ${pctGoal(g.minAllowedRateShare)} of the allowed rate`
+          : `${g.maxRejectedShare === 0 ? 'no request' : `≤ ${pctGoal(g.maxRejectedShare)}`} rejected`),
+      figure: r ? `${fmtInt(r.rejected)} of ${fmtInt(r.requests)} rejected (${pct1(r.rejectedShare)})` : 'not measured',
+      peer: '–',
+      ratio: r ? `${pct1(r.allowedRateShare)} of the allowed rate` : '–',
+      met: r && typeof r.met === 'boolean' ? r.met : null,
+    });
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The document.
 
@@ -445,6 +475,7 @@ p(
   'node --expose-gc bench/frontier.mjs           # bench/results/frontier.json',
   'scripts/build-worker.sh && node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md',
   'node bench/playground.mjs                      # bench/results/playground.json (after both builds)',
+  'node bench/nginx.mjs                          # bench/results/nginx.json (minutes; nginx from scripts/setup.sh)',
   'node bench/report.mjs > BENCHMARKS.md',
   '```',
   '',
@@ -744,6 +775,53 @@ if (!frontier) {
       p(`| ${esc(d.variant)} | ${fmtInt(d.nsPerPush)} | ${d.nsPerDrainedUrl === undefined ? '–' : fmtInt(d.nsPerDrainedUrl)} |`);
     }
   }
+});
+
+// --- nginx limit_req
+p(
+  '',
+  '## JavaScript: a crawler against nginx `limit_req`',
+  '',
+  '```sh',
+  'npm run build:pkg && node bench/nginx.mjs',
+  '```',
+  '',
+  '`bench/nginx.mjs` crawls a real nginx (Debian\'s, on 127.0.0.1, a fresh server per row) whose 40 pages are',
+  `limited to ${nginxSiteRate} requests a second per client address with no burst (\`limit_req_zone … rate=${nginxSiteRate}r/s\`;`,
+  'a rejection is a 429 with `Retry-After: 1`), and judges from nginx\'s own access log. The crawler is a fresh',
+  '`Limiter` per row (robots.txt ignored) configured at 1×, 2.5× and 5× the site\'s rate, without and with adaptive',
+  'pacing (`adaptive: {}`), and 8 callers pulling the page URLs from one queue through `limiter.fetch` (each call',
+  'bounded at 60 s, a row at 180 s). *requests* are the access log\'s lines for pages; *seconds* run from the first',
+  'to the last of them (nginx\'s `$msec`); pages/s is (pages − 1) ÷ seconds, so that a crawl at exactly the site\'s',
+  'rate measures it; *of the allowed rate* is pages/s ÷ the site\'s rate. Goals: at 1× no request rejected; at 5×',
+  'at most 10 % rejected and at least 70 % of the allowed rate.',
+  '',
+);
+if (!nginxBench) {
+  p('Not measured: no `bench/results/nginx.json`. Run the command above.');
+} else guarded('bench/results/nginx.json', () => {
+  const n = nginxBench;
+  p(
+    `${provenance(n)}${n.nginx ? ` Server: ${esc(n.nginx)}.` : ''}` +
+      (n.rowsFilter ? ` **Only the rows ${esc(n.rowsFilter)} were run.**` : ''),
+    '',
+    '| row | crawler | requests | 429s | rejected | pages | seconds | pages/s | of the allowed rate | goal | met |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|:---:|',
+  );
+  for (const r of n.results) {
+    const c = r.config ?? {};
+    const g = r.goal;
+    const goal = !g
+      ? '–'
+      : [`≤ ${pctGoal(g.maxRejectedShare)} rejected`, ...(isNum(g.minAllowedRateShare) ? [`≥ ${pctGoal(g.minAllowedRateShare)} of the rate`] : [])].join(', ');
+    p(
+      `| ${esc(r.id)} | ${c.ratePerSec}/s, burst ${c.burstCapacity}${r.adaptive ? ', adaptive' : ''} | ${fmtInt(r.requests)} | ` +
+        `${fmtInt(r.rejected)} | ${pct1(r.rejectedShare)} | ${fmtInt(r.pagesFetched)} of ${fmtInt(n.workload?.site?.pages)} | ${fmt1(r.seconds)} | ${fmt2(r.pagesPerSec)} | ` +
+        `${pct1(r.allowedRateShare)} | ${goal} | ${g ? yes(r.met) : '–'} |`,
+    );
+  }
+  const bounded = n.results.filter((r) => r.givenUpAfterBound).map((r) => r.id);
+  if (bounded.length) p('', `Given up after ${n.workload?.rowBoundSec ?? 180} s: ${bounded.map(esc).join(', ')}.`);
 });
 
 // --- gateway

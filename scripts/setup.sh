@@ -70,6 +70,24 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   fi
 fi
 
+# nginx from Debian: a real `limit_req` server as the target of tests/js/nginx.test.mjs and bench/nginx.mjs, which
+# start their own nginx (own config, prefix and port on 127.0.0.1) and stop it by PID. The package's service is
+# not used: if its install started one (a machine whose policy-rc.d allows it), it is stopped by its PID file.
+if [ ! -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = 0 ]; then
+    log "apt-get install nginx"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null
+    if [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; then
+      log "stopping the nginx service the package started (PID $(cat /run/nginx.pid))"
+      kill -QUIT "$(cat /run/nginx.pid)" || true
+    fi
+  else
+    echo "setup: /usr/sbin/nginx is needed: apt-get install nginx" >&2
+    exit 1
+  fi
+fi
+
 # Fetch crates once, so that later steps fail early and clearly if the registry is unreachable.
 cargo fetch --quiet
 log "ready"

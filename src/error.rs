@@ -54,6 +54,14 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// The host kept pushing back (429/503) for [`crate::GIVE_UP_AFTER`]: nothing is reserved for it, nor sent
+    /// there, until `until_ms`.
+    HostGivenUp {
+        /// The host key.
+        host: String,
+        /// When it may be asked again, in milliseconds on the caller's clock.
+        until_ms: f64,
+    },
 }
 
 impl fmt::Display for Error {
@@ -77,6 +85,12 @@ impl fmt::Display for Error {
                 "host registry is full ({max_hosts} hosts) and every host holds state that eviction would lose"
             ),
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
+            Error::HostGivenUp { host, until_ms } => write!(
+                f,
+                "host {} kept pushing back (429/503) too long: given up on until {} ms",
+                Quoted(host),
+                Num(*until_ms)
+            ),
         }
     }
 }

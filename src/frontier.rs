@@ -430,6 +430,7 @@ fn not_held(_: u32) -> Option<Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::{Outcome, Response};
     use crate::policy::Policy;
 
     fn registry() -> Registry {
@@ -675,13 +676,16 @@ mod tests {
         let mut r = Registry::new(Policy { max_hosts: 1, ..Policy::default() }).unwrap();
         let mut f = Frontier::new();
         let now = Instant::from_secs(1);
-        // a cooldown keeps a.example from being evicted: the registry is full for any other host
-        r.throttle(&HostKey::parse("a.example").unwrap(), Some(Duration::from_secs(60)), now).unwrap();
+        // the server's published quota, exhausted for a minute, keeps a.example from being evicted: the registry is
+        // full for any other host
+        let headers = [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "60")];
+        let spent = Response { status: 200, headers: &headers, latency: None, wall_now_ms: None };
+        r.observe(&HostKey::parse("a.example").unwrap(), &Outcome::Response(spent), now).unwrap();
         f.push("http://b.example/1", 0).unwrap();
         let err = f.take(&mut r, now).unwrap_err();
         assert!(err.to_string().contains("registry is full"), "{err}");
         assert_eq!(f.len(), 1);
-        // once the cooldown is over, a.example is fresh again and gives way
+        // once the quota's reset has passed, a.example is fresh again and gives way
         let later = Instant::from_secs(200);
         let (url, _, _) = f.take(&mut r, later).unwrap().unwrap();
         assert_eq!(&*url, "http://b.example/1");

@@ -3,7 +3,7 @@
 //! ignored whole). Both are reported in `ignored`.
 
 use hostpace::response::{parse_rate_limit, HeaderError, ServerLimits, ServerPolicy};
-use hostpace::{Clock, FakeClock, HostKey, Instant, Outcome, Policy, Registry, Response};
+use hostpace::{Clock, FakeClock, HostKey, Instant, Outcome, Policy, Random, Registry, Response};
 
 fn not_a_list(header: &'static str, value: &str) -> HeaderError {
     HeaderError::Invalid { header, value: value.to_owned(), expected: "a Structured Field List" }
@@ -97,6 +97,7 @@ fn a_signed_retry_after_takes_the_default_cooldown_and_is_reported() {
     let clock = FakeClock::starting_at(Instant::from_secs(100));
     for value in ["-3", "-0", "+5"] {
         let mut r = Registry::new(Policy::default()).unwrap();
+        r.set_random(Random::Constant(0)); // no jitter: the backoff's first step is the default exactly
         let obs = observe(&mut r, 429, &[("Retry-After", value)], clock.now());
         assert_eq!(obs.cooldown_until, Some(Instant::from_secs(130)), "{value:?}: defaultRetryAfterSec, 30 s");
         assert_eq!(obs.retry_after_ms, None, "{value:?}");
@@ -109,11 +110,13 @@ fn a_signed_retry_after_takes_the_default_cooldown_and_is_reported() {
 }
 
 #[test]
-fn a_past_retry_after_date_is_still_a_zero_wait() {
+fn a_past_retry_after_date_is_a_zero_wait_and_no_usable_cooldown() {
     let clock = FakeClock::starting_at(Instant::from_secs(100));
     let mut r = Registry::new(Policy::default()).unwrap();
+    r.set_random(Random::Constant(0));
     let obs = observe(&mut r, 429, &[("Retry-After", "Wed, 31 Dec 1969 23:59:59 GMT")], clock.now());
-    assert_eq!((obs.cooldown_until, obs.retry_after_ms), (Some(clock.now()), Some(0.0)));
+    // parsed as a zero wait, which tells nothing: the backoff's first step, defaultRetryAfterSec
+    assert_eq!((obs.cooldown_until, obs.retry_after_ms), (Some(Instant::from_secs(130)), Some(0.0)));
     assert!(obs.ignored.is_empty(), "{:?}", obs.ignored);
 }
 

@@ -101,7 +101,8 @@ proptest! {
     /// Whatever a site (or a caller reporting for it) says, a host is never held back for ever nor paced faster
     /// than its configured policy: every departure of a crawler that acquires, departs and reports passes `audit`
     /// under the configured policy, and after each observation the next departure comes at most
-    /// `max(maxBackoffSec, one configured burst, the interval floor, one emission at the adaptive floor rate)`
+    /// `max(maxBackoffSec, one configured burst, the interval floor, one emission at the slowest rate)` plus one
+    /// configured burst tolerance (or, for a host given up on, the end of that)
     /// after the later of the observation and the last reserved departure.
     #[test]
     fn observations_never_freeze_a_host_nor_speed_it_up(
@@ -126,9 +127,13 @@ proptest! {
         };
         let mut host = HostLimiter::new(&policy).unwrap();
         let limits = *host.limits();
-        // what the configured policy itself may impose: the floor, a burst, and (adaptive) its slowest rate
-        let slowest = limits.adaptive.map_or(0, |a| (1e9 / a.min_rate) as u64);
-        let longest = limits.max_backoff_ns.max(limits.tau_ns + limits.emission_ns).max(limits.interval_ns).max(slowest);
+        // what the configured policy itself may impose: the floor, a burst, and one emission at the slowest rate
+        // pushback (or adaptive pacing) slows a host to
+        let slowest_rate = limits.adaptive.map_or(rate * hostpace::SLOWEST_SHARE, |a| a.min_rate);
+        let slowest = (1e9 / slowest_rate) as u64;
+        // (the burst shrinks with the level: up to one configured burst tolerance more of what was owed)
+        let longest = limits.max_backoff_ns.max(limits.tau_ns + limits.emission_ns).max(limits.interval_ns).max(slowest)
+            + limits.tau_ns;
         let mut now = Instant::from_secs(1_000);
         let mut departures = Vec::new();
         let mut last_reserved: Option<Instant> = None;
@@ -146,8 +151,13 @@ proptest! {
                 host.observe(&Outcome::Response(response), now);
                 let next = host.peek(now);
                 let from = last_reserved.map_or(now, |l| l.max(now));
+                // a host that went on pushing back for GIVE_UP_AFTER is left alone for as long, no longer
+                let bound = match host.state().given_up(now) {
+                    Some(until) => until.max(from.add_nanos(longest)),
+                    None => from.add_nanos(longest),
+                };
                 prop_assert!(
-                    next.departs <= from.add_nanos(longest),
+                    next.departs <= bound,
                     "after {status} {headers:?} at {now:?} the next departure is {:?} ({:?}), past {:?} + {} ns",
                     next.departs, next.layer, from, longest
                 );

@@ -54,13 +54,14 @@ fn nothing_departs_during_a_cooldown_and_the_bucket_restarts_empty() {
     r.acquire(&host, clock.now()).unwrap();
     let until = r.throttle(&host, Some(Duration::from_secs(3)), clock.now()).unwrap();
     assert_eq!(until, Instant::from_secs(1_003));
-    // many callers during the cooldown: the first goes at T, the rest are paced from an empty bucket
+    // many callers during the cooldown: the first goes at T, the rest are paced from an empty bucket, at the
+    // halved rate the incident taught (2/s to 1/s)
     let mut departures = Vec::new();
     for _ in 0..6 {
         clock.advance(Duration::from_millis(100));
         departures.push(r.acquire(&host, clock.now()).unwrap().departs);
     }
-    let expected: Vec<Instant> = (0..6).map(|i| Instant::from_millis(1_003_000 + i * 500)).collect();
+    let expected: Vec<Instant> = (0..6).map(|i| Instant::from_millis(1_003_000 + i * 1_000)).collect();
     assert_eq!(departures, expected);
 }
 

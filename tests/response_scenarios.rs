@@ -1,8 +1,8 @@
 //! Response-driven politeness, scenario by scenario, with a fake clock and `audit` from the target's side.
 
 use hostpace::{
-    audit, Adaptive, AuditLimits, Blackout, Clock, FakeClock, HostKey, Instant, Layer, Outcome, Policy, Registry,
-    Response, RetryBudget, RetryVerdict, SERVER_POLICY_TTL,
+    audit, Adaptive, AuditLimits, Blackout, Clock, FakeClock, HostKey, Instant, Layer, Outcome, Policy, Random,
+    Registry, Response, RetryBudget, RetryVerdict, SERVER_POLICY_TTL,
 };
 use std::time::Duration;
 
@@ -54,6 +54,7 @@ fn a_503_with_an_http_date_resolved_against_the_servers_own_date_cancels_skew() 
 fn garbage_retry_after_falls_back_to_the_default_and_is_reported() {
     let clock = FakeClock::starting_at(Instant::from_secs(100));
     let mut r = Registry::new(Policy::default()).unwrap();
+    r.set_random(Random::Constant(0)); // no jitter
     let obs = r.observe(&host(), &response(429, &[("retry-after", "soon-ish")]), clock.now()).unwrap();
     assert_eq!(obs.cooldown_until, Some(Instant::from_secs(130)), "default 30 s");
     assert_eq!(obs.ignored.len(), 1);
@@ -61,19 +62,21 @@ fn garbage_retry_after_falls_back_to_the_default_and_is_reported() {
 }
 
 #[test]
-fn retry_after_is_capped_by_max_backoff_and_past_dates_mean_now_but_no_storm() {
+fn retry_after_is_capped_by_max_backoff_and_a_past_date_is_no_usable_wait() {
     let clock = FakeClock::starting_at(Instant::from_secs(100));
     let mut r = Registry::new(Policy { max_backoff_sec: 60.0, ..Policy::default() }).unwrap();
     let obs = r.observe(&host(), &response(429, &[("Retry-After", "99999999999999999999")]), clock.now()).unwrap();
     assert_eq!(obs.cooldown_until, Some(Instant::from_secs(160)));
 
     let mut r = Registry::new(Policy::default()).unwrap();
+    r.set_random(Random::Constant(0)); // no jitter
     let headers = [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Retry-After", "Sun, 06 Nov 1994 08:00:00 GMT")];
     let obs = r.observe(&host(), &response(429, &headers), clock.now()).unwrap();
-    assert_eq!(obs.cooldown_until, Some(clock.now()));
-    // a zero cooldown still restarts the bucket empty: one may go now, the next waits a full emission
+    // a past date is a zero wait, which says nothing usable: the backoff's first step, defaultRetryAfterSec
+    assert_eq!((obs.cooldown_until, obs.retry_after_ms), (Some(Instant::from_secs(130)), Some(0.0)));
+    // the bucket restarts empty at the cooldown's end, at the halved rate (2/s to 1/s)
     let deps = crawl(&mut r, &clock, 3);
-    assert_eq!(deps, vec![Instant::from_secs(100), Instant::from_millis(100_500), Instant::from_secs(101)]);
+    assert_eq!(deps, vec![Instant::from_secs(130), Instant::from_secs(131), Instant::from_secs(132)]);
 }
 
 #[test]

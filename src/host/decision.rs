@@ -74,3 +74,33 @@ pub struct Decision {
     /// response is finished.
     pub permit: Option<Permit>,
 }
+
+/// What confirming a reserved departure answers ([`crate::HostState::depart`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Departure {
+    /// Go now: the departure is recorded.
+    Go,
+    /// Not yet: wait this long and confirm the same departure again (its instant has not come, or a departure
+    /// before it left late and the host's spacing counts from then).
+    Wait(Duration),
+    /// Held: the host began cooling down after this departure was reserved. It was reserved again, behind the
+    /// cooldown, for `departs` (a wait of `wait`, set by `layer`): wait for that instant and confirm it instead.
+    Held {
+        /// The new reserved instant.
+        departs: Instant,
+        /// How long until it.
+        wait: Duration,
+        /// The layer that set it.
+        layer: Layer,
+    },
+}
+
+impl Departure {
+    /// How long to wait before confirming again (zero: go).
+    pub fn wait(&self) -> Duration {
+        match *self {
+            Departure::Go => Duration::ZERO,
+            Departure::Wait(wait) | Departure::Held { wait, .. } => wait,
+        }
+    }
+}

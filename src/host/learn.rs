@@ -1,7 +1,7 @@
 //! What a host learns from responses: cooldowns from 429/503 and Retry-After, the server's published limits,
 //! robots.txt Crawl-delay, adaptive pacing.
 
-use super::HostState;
+use super::{slowest_rate, HostState, RECOVERY_SHARE};
 use crate::observe::{retry_after_of, Observation, Outcome, Response, RobotsOutcome};
 use crate::policy::Limits;
 use crate::response::{parse_rate_limit, HeaderError};
@@ -34,19 +34,40 @@ impl HostState {
     }
 
     fn narrow(&mut self, limits: &Limits) {
-        if let Some(a) = limits.adaptive {
-            let level = (f64::from(self.rate_level) / 2.0).max(a.min_rate);
-            self.rate_level = level as f32;
+        if limits.adaptive.is_some() {
+            self.halve(limits);
+        }
+    }
+
+    /// Halve the host's level, down to its slowest rate.
+    fn halve(&mut self, limits: &Limits) {
+        let level = (f64::from(self.rate_level) / 2.0).max(slowest_rate(limits));
+        self.rate_level = level.min(limits.rate_per_sec) as f32;
+    }
+
+    /// A pushback incident began: the host's level halves, with or without adaptive pacing (a host that says
+    /// "too fast" again and again is telling its rate).
+    pub(crate) fn slow_down(&mut self, limits: &Limits) {
+        self.halve(limits);
+    }
+
+    /// A success after pushback: without adaptive pacing (which widens by its own rule), the level climbs back by
+    /// [`RECOVERY_SHARE`] of the configured rate, never above it.
+    fn recover(&mut self, limits: &Limits) {
+        if limits.adaptive.is_none() && self.rate_level < limits.rate_per_sec as f32 {
+            let level = f64::from(self.rate_level) + limits.rate_per_sec * RECOVERY_SHARE;
+            self.rate_level = level.min(limits.rate_per_sec) as f32;
         }
     }
 
     /// Learn from what came back for a request to this host, at `now` (when the response arrived).
     ///
-    /// - 429 and 503: cooldown until `now + min(Retry-After, maxBackoffSec)`; Retry-After in delay-seconds or
-    ///   HTTP-date form (resolved against the response's `Date`); missing or unparsable → `defaultRetryAfterSec`
-    ///   (the unparsable value, a signed number included, is reported in [`Observation::ignored`]); a past date
-    ///   → 0, which still leaves the other layers in force (the bucket restarts empty: no retry storm).
-    ///   Retry-After wins over RateLimit fields on the same response.
+    /// - 429 and 503: the host pushed back (see [`HostState::throttle`]; `draw` is a uniformly random number for
+    ///   the backoff's jitter): cooldown until `now + min(Retry-After, maxBackoffSec)`; Retry-After in
+    ///   delay-seconds or HTTP-date form (resolved against the response's `Date`); missing, unparsable, zero or a
+    ///   past date → the streak's backoff from `defaultRetryAfterSec` (the unparsable value, a signed number
+    ///   included, is reported in [`Observation::ignored`]). Retry-After wins over RateLimit fields on the same
+    ///   response.
     /// - `RateLimit` / `RateLimit-Policy` / `X-RateLimit-*` (ignored when `Age` > 0): remaining 0 → nothing
     ///   departs until the reset (capped by `maxBackoffSec`; layer `serverQuota`); a policy of q per w caps the
     ///   host's rate at q/w, never above the configuration and never below one request per `maxBackoffSec`, for
@@ -56,12 +77,15 @@ impl HostState {
     ///   its cooldown's end. So a cap learned and then lifted leaves no debt longer than that, while every
     ///   departure still conforms to the configured bucket (which, after the last reserved slot, owes at most one
     ///   burst).
-    /// - adaptive pacing: a 429/503/timeout or a response slower than the target narrows; a faster success
-    ///   widens.
-    pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant) -> Observation {
+    /// - the host's level: each pushback incident halves it; without adaptive pacing, each success (below 400)
+    ///   gives back [`RECOVERY_SHARE`] of the configured rate. Adaptive pacing on top: a timeout or a response
+    ///   slower than the target narrows; a faster success widens.
+    pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant, draw: u64) -> Observation {
         self.lapse(now);
         let before = self.rate_and_capacity(limits);
         let mut obs = Observation::default();
+        // the pushback, if any: applied last, so that the bucket restarts from empty under its final shape
+        let mut pushback = None;
         match outcome {
             Outcome::Timeout => self.narrow(limits),
             Outcome::Response(r) => {
@@ -74,11 +98,13 @@ impl HostState {
                         None => {}
                     }
                     obs.retry_after_ms = retry_after.map(|d| ms(duration_nanos(d)));
-                    obs.cooldown_until = Some(self.throttle(limits, retry_after, now));
-                    self.narrow(limits);
+                    pushback = Some(retry_after);
                 }
                 if retry_after.is_none() {
                     self.learn_server_limits(limits, r, now, &mut obs);
+                }
+                if r.status < 400 {
+                    self.recover(limits);
                 }
                 if !throttled && r.status < 500 {
                     match r.latency {
@@ -92,6 +118,9 @@ impl HostState {
             }
         }
         self.retune(limits);
+        if let Some(retry_after) = pushback {
+            obs.cooldown_until = Some(self.throttle(limits, retry_after, now, draw));
+        }
         self.bound_debt(limits, now);
         let after = self.rate_and_capacity(limits);
         obs.rate_per_sec = (before.0, after.0);
@@ -149,8 +178,8 @@ impl HostState {
     }
 
     /// Learn from a robots.txt fetch: 2xx → its Crawl-delay for `user_agent` (RFC 9309 group matching);
-    /// other 4xx → no delay rule; 429 and 5xx → back off the host like a throttled response (Retry-After or the
-    /// default), keeping any delay already known.
+    /// other 4xx → no delay rule; 429 and 5xx → the host pushed back, as a throttled response does (see
+    /// [`HostState::throttle`]; `draw` for the backoff's jitter), keeping any delay already known.
     pub fn observe_robots(
         &mut self,
         limits: &Limits,
@@ -158,12 +187,13 @@ impl HostState {
         body: &str,
         user_agent: &str,
         now: Instant,
+        draw: u64,
     ) -> RobotsOutcome {
         match response.status {
             200..=299 => self.set_crawl_delay(limits, crawl_delay(body, user_agent)),
             429 | 500..=599 => {
                 let retry = retry_after_of(response).and_then(Result::ok);
-                let until = self.throttle(limits, retry, now);
+                let until = self.throttle(limits, retry, now, draw);
                 RobotsOutcome {
                     requested_ms: None,
                     interval_ms: ms(self.interval_ns()),

@@ -1,6 +1,6 @@
 //! One host with a policy of its own: [`HostLimiter`].
 
-use super::{Decision, HostState, HostStats};
+use super::{Decision, Departure, HostState, HostStats, Random};
 use crate::error::Error;
 use crate::layers::Permit;
 use crate::observe::{Observation, Outcome, RobotsOutcome};
@@ -15,13 +15,14 @@ pub struct HostLimiter {
     limits: Limits,
     state: HostState,
     last_seen: Instant,
+    random: Random,
 }
 
 impl HostLimiter {
     /// A fresh host limiter, or the first configuration error.
     pub fn new(policy: &Policy) -> Result<HostLimiter, Error> {
         let limits = policy.limits()?;
-        Ok(HostLimiter { state: HostState::new(&limits), limits, last_seen: Instant::ZERO })
+        Ok(HostLimiter { state: HostState::new(&limits), limits, last_seen: Instant::ZERO, random: Random::default() })
     }
 
     /// Reserve the next departure at or after `now`: the maximum of every layer's wait; every layer is charged.
@@ -46,10 +47,15 @@ impl HostLimiter {
         self.state.peek(now.max(self.last_seen))
     }
 
-    /// Confirm a departure at `now` (see [`HostState::depart`]).
-    pub fn depart(&mut self, now: Instant) -> Duration {
+    /// Set the random source of the backoffs' jitter (see [`Random`]).
+    pub fn set_random(&mut self, random: Random) {
+        self.random = random;
+    }
+
+    /// Confirm at `now` the departure reserved for `departs` (see [`HostState::depart`]).
+    pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
         let now = self.clamp(now);
-        self.state.depart(now)
+        self.state.depart(departs, now)
     }
 
     /// Give a concurrency permit back.
@@ -57,10 +63,10 @@ impl HostLimiter {
         self.state.release(permit.id)
     }
 
-    /// Record a 429/503: cooldown until `now + min(retry_after or default, max backoff)`; returns the deadline.
+    /// Record a 429/503 (see [`HostState::throttle`]); returns the cooldown's end.
     pub fn throttle(&mut self, retry_after: Option<Duration>, now: Instant) -> Instant {
         let now = self.clamp(now);
-        self.state.throttle(&self.limits, retry_after, now)
+        self.state.throttle(&self.limits, retry_after, now, self.random.next_u64())
     }
 
     /// The host's state (for stats and persistence).
@@ -81,7 +87,7 @@ impl HostLimiter {
     /// Learn from a response (see [`HostState::observe`]).
     pub fn observe(&mut self, outcome: &Outcome<'_>, now: Instant) -> Observation {
         let now = self.clamp(now);
-        self.state.observe(&self.limits, outcome, now)
+        self.state.observe(&self.limits, outcome, now, self.random.next_u64())
     }
 
     /// Set the robots.txt Crawl-delay (see [`HostState::set_crawl_delay`]).
@@ -131,9 +137,10 @@ mod tests {
         assert_eq!(deadline, secs(3));
         let d = h.acquire(secs(0));
         assert_eq!((d.departs, d.layer), (secs(3), Layer::Cooldown));
-        // the bucket is empty after the released departure: the next waits one emission (0.5 s), not a burst
+        // the bucket is empty after the released departure: the next waits one emission, not a burst; the
+        // incident halved the host's rate (2/s to 1/s), so one emission is a second
         let d = h.acquire(secs(0));
-        assert_eq!((d.departs, d.layer), (Instant::from_millis(3_500), Layer::Burst));
+        assert_eq!((d.departs, d.layer), (Instant::from_millis(4_000), Layer::Burst));
     }
 
     #[test]
@@ -205,11 +212,11 @@ mod tests {
         let b = h.acquire(Instant::from_millis(0));
         assert_eq!(b.departs, Instant::from_millis(200));
         // the first leaves 120 ms late (a stalled event loop)
-        assert_eq!(h.depart(Instant::from_millis(120)), Duration::ZERO);
+        assert_eq!(h.depart(Instant::from_millis(120), Instant::from_millis(120)).wait(), Duration::ZERO);
         let _ = a;
         // the second, on time, must still wait until 200 ms after the first really left
-        assert_eq!(h.depart(Instant::from_millis(200)), Duration::from_millis(120));
-        assert_eq!(h.depart(Instant::from_millis(320)), Duration::ZERO);
+        assert_eq!(h.depart(Instant::from_millis(200), Instant::from_millis(200)).wait(), Duration::from_millis(120));
+        assert_eq!(h.depart(Instant::from_millis(320), Instant::from_millis(320)).wait(), Duration::ZERO);
     }
 
     #[test]

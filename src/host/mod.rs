@@ -6,23 +6,28 @@
 //!   adaptive pacing);
 //! - `stats`: counters and the state as shells show it ([`HostStats`]);
 //! - `limiter`: [`HostLimiter`], one host with a policy of its own;
-//! - `quota`: the quota window as a host holds it, with the tally that spares most departures a visit to it.
+//! - `quota`: the quota window as a host holds it, with the tally that spares most departures a visit to it;
+//! - `pushback`: what a host that pushes back does to its pacing (incidents, held departures, backoff, a slower
+//!   pace, giving up).
 
 mod decision;
 mod learn;
 mod limiter;
+mod pushback;
 mod quota;
 mod stats;
 
-pub use decision::{Decision, Layer};
+pub use decision::{Decision, Departure, Layer};
 pub use learn::SERVER_POLICY_TTL;
 pub use limiter::HostLimiter;
+pub use pushback::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SLOWEST_SHARE};
 pub use stats::{Counters, HostStats, LayerWaits};
 
 use crate::compact::{Reader, Writer};
 use crate::layers::{bucket_nanos, Concurrency, Cooldown, LeakyBucket, Meter, TokenBucket};
 use crate::policy::Limits;
 use crate::time::{duration_nanos, Instant, MIN_RATE_PER_SEC};
+use pushback::{backoff_ns, Pushback};
 use quota::QuotaLayer;
 use std::time::Duration;
 
@@ -44,7 +49,8 @@ pub struct HostState {
     pub(crate) bucket: TokenBucket,
     pub(crate) meter: LeakyBucket,
     pub(crate) cooldown: Cooldown,
-    /// What the server published of its own limits, while any of it applies (most hosts never say).
+    /// What the server said of its limits (published, or by pushing back), while any of it applies (most hosts
+    /// never say).
     pub(crate) server: Option<Box<ServerLimits>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
@@ -99,8 +105,10 @@ impl HostState {
     /// The bucket's emission and tolerance (nanoseconds) for the host's level under `cap` (0: none).
     fn bucket_for(&self, limits: &Limits, cap: f32) -> (u64, u64) {
         let capped = cap > 0.0;
+        // pushback slows a host below the configured rate without adaptive pacing too
+        let slowed = self.rate_level < limits.rate_per_sec as f32;
         match limits.adaptive {
-            None if !capped => (limits.emission_ns, limits.tau_ns),
+            None if !capped && !slowed => (limits.emission_ns, limits.tau_ns),
             adaptive => {
                 let level = f64::from(self.rate_level);
                 let mut rate = level.min(limits.rate_per_sec);
@@ -108,13 +116,15 @@ impl HostState {
                     rate = rate.min(f64::from(cap));
                 }
                 let rate = rate.max(MIN_RATE_PER_SEC);
-                let capacity = match adaptive {
-                    None => limits.burst_capacity,
-                    Some(a) => {
-                        let span = limits.rate_per_sec - a.min_rate;
-                        let frac = if span > 0.0 { ((level - a.min_rate) / span).clamp(0.0, 1.0) } else { 1.0 };
-                        1.0 + (limits.burst_capacity - 1.0) * frac
-                    }
+                // the burst shrinks with the level: the configured capacity at the configured rate, one at the
+                // slowest
+                let capacity = if adaptive.is_none() && !slowed {
+                    limits.burst_capacity
+                } else {
+                    let slowest = slowest_rate(limits);
+                    let span = limits.rate_per_sec - slowest;
+                    let frac = if span > 0.0 { ((level - slowest) / span).clamp(0.0, 1.0) } else { 1.0 };
+                    1.0 + (limits.burst_capacity - 1.0) * frac
                 };
                 // never faster than the configured rate nor burstier than its tolerance, whatever the float
                 // rounding of levels and caps: then keeping the time owed keeps every schedule conforming to
@@ -173,6 +183,9 @@ impl HostState {
         };
         consider(self.cooldown.earliest(now), Layer::Cooldown);
         if let Some(server) = &self.server {
+            // a reservation made after a cooldown began comes after every departure it holds (so that it is
+            // never taken for one of them)
+            consider(server.pushback.held_through.add_nanos(1), Layer::Cooldown);
             consider(now.max(server.until), Layer::ServerQuota);
         }
         if let Some(at) = self.quota.earliest(now) {
@@ -254,21 +267,54 @@ impl HostState {
         }
     }
 
-    /// Confirm, at `now`, that a reserved request is really leaving. Timers fire late (a busy event loop, a
-    /// slow first connection), and a reservation made for `t` that leaves at `t + 120 ms` would bring the next
-    /// one closer than the interval floor (or a burst-1 bucket's spacing) to the target. So a shell calls this
-    /// right before sending: zero means go (the departure is recorded); otherwise wait that long and confirm
-    /// again.
-    pub fn depart(&mut self, now: Instant) -> Duration {
+    /// Confirm, at `now`, that the request reserved for `departs` is really leaving. Timers fire late (a busy event
+    /// loop, a slow first connection), and a reservation made for `t` that leaves at `t + 120 ms` would bring the
+    /// next one closer than the interval floor (or a burst-1 bucket's spacing) to the target. So a shell calls
+    /// this right before sending, and carries out the answer:
+    ///
+    /// - [`Departure::Go`]: send now (the departure is recorded);
+    /// - [`Departure::Wait`]: before `departs` (a timer that fired early), what remains until it, nothing
+    ///   recorded; from `departs` on, the wait a departure before this one that left late asks for. Wait, then
+    ///   confirm the same departure again;
+    /// - [`Departure::Held`]: the host began cooling down after this departure was reserved (see `pushback`): it
+    ///   is reserved again behind the cooldown. Wait for the new instant, then confirm that one.
+    ///
+    /// A caller that knows no reserved instant passes `now`.
+    pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
+        let held = self.server.as_ref().is_some_and(|s| s.pushback.holds(departs));
+        if !held && departs > now {
+            return Departure::Wait(departs.saturating_duration_since(now));
+        }
+        if held {
+            let (at, layer) = self.earliest(now);
+            let wait_ns = self.charge(at, layer, now);
+            if wait_ns > 0 {
+                return Departure::Held { departs: at, wait: Duration::from_nanos(wait_ns), layer };
+            }
+            return match self.spacing_wait(now) {
+                Duration::ZERO => self.go(now),
+                wait => Departure::Held { departs: at, wait, layer: Layer::Interval },
+            };
+        }
+        match self.spacing_wait(now) {
+            Duration::ZERO => self.go(now),
+            wait => Departure::Wait(wait),
+        }
+    }
+
+    /// What a departure at `now` must still wait to keep the host's spacing after the last one that went.
+    fn spacing_wait(&self, now: Instant) -> Duration {
         let interval = self.departure_spacing_ns();
         if interval > 0 && self.departed != Instant::ZERO {
-            let earliest = self.departed.add_nanos(interval);
-            if now < earliest {
-                return earliest.saturating_duration_since(now);
-            }
+            return self.departed.add_nanos(interval).saturating_duration_since(now);
         }
-        self.departed = self.departed.max(now);
         Duration::ZERO
+    }
+
+    /// Record a departure at `now`.
+    fn go(&mut self, now: Instant) -> Departure {
+        self.departed = self.departed.max(now);
+        Departure::Go
     }
 
     /// A request confirmed by [`HostState::depart`] was written only at `at` (its connection opened late, or the
@@ -295,20 +341,48 @@ impl HostState {
         self.permits.as_mut().is_some_and(|p| p.release(permit_id))
     }
 
-    /// The server said "too many requests" (429, or 503): nothing departs until
-    /// `now + min(retry_after, max backoff)` (the policy's default when `retry_after` is `None`), and the token
-    /// bucket restarts from empty at that deadline. The cooldown only ever extends. Returns the deadline.
-    pub fn throttle(&mut self, limits: &Limits, retry_after: Option<Duration>, now: Instant) -> Instant {
-        let wait = retry_after
-            .map(crate::time::duration_nanos)
-            .unwrap_or(limits.default_retry_after_ns)
-            .min(limits.max_backoff_ns);
-        let until = now.add_nanos(wait);
+    /// The server pushed back ("too many requests": 429, 503, or a robots.txt 429/5xx) at `now`; `retry_after` is
+    /// the wait it asked for, when usable.
+    ///
+    /// - An answer while the host is already cooling down belongs to the incident that began the cooldown: it may
+    ///   only lengthen it. Otherwise it begins an incident: the host's level is halved (see `pushback`).
+    /// - The cooldown lasts `min(retry_after, max backoff)`; without a usable `retry_after` (none, or zero), the
+    ///   streak's backoff: the policy's default doubled per incident, stretched by a random 0–25 % (`draw`, a
+    ///   uniformly random number), capped by the max backoff. Returns the cooldown's end.
+    /// - Every departure reserved until now and not yet confirmed is held (see [`HostState::depart`]); the token
+    ///   bucket restarts from empty at the cooldown's end. The cooldown only ever extends.
+    /// - A streak that has lasted [`GIVE_UP_AFTER`] gives the host up for as long: the cooldown covers it.
+    pub fn throttle(&mut self, limits: &Limits, retry_after: Option<Duration>, now: Instant, draw: u64) -> Instant {
+        let new_incident = !self.cooldown.is_active(now);
+        let last_slot = self.meter.last_slot().unwrap_or(Instant::ZERO);
+        let pushback = &mut self.server_mut().pushback;
+        pushback.held_through = pushback.held_through.max(last_slot);
+        let incidents = if new_incident { pushback.begin_incident(now) } else { pushback.incidents.max(1) };
+        let wait = match retry_after.map(duration_nanos) {
+            Some(asked) if asked > 0 => asked,
+            _ => backoff_ns(limits.default_retry_after_ns, limits.max_backoff_ns, incidents, draw),
+        };
+        let mut until = now.add_nanos(wait.min(limits.max_backoff_ns));
+        if pushback.gives_up(now) {
+            let end = now.saturating_add(GIVE_UP_AFTER);
+            pushback.given_up_until = pushback.given_up_until.max(end);
+            until = until.max(end);
+        }
         self.cooldown.extend(until);
         let deadline = self.cooldown.until();
+        self.server_mut().pushback.streak_ends = deadline.add_nanos(limits.max_backoff_ns);
+        if new_incident {
+            self.slow_down(limits);
+            self.retune(limits);
+        }
         self.bucket.restart_empty_at(deadline);
         self.counters.throttled = self.counters.throttled.saturating_add(1);
         deadline
+    }
+
+    /// The host is given up on at `now`: until when (see `pushback`).
+    pub fn given_up(&self, now: Instant) -> Option<Instant> {
+        self.server.as_ref().and_then(|s| s.pushback.given_up(now))
     }
 
     /// Block departures until `until` because the server's published quota is exhausted (only extends).
@@ -324,9 +398,11 @@ impl HostState {
 
     /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
     /// slots, cooldowns, time owed to the bucket, permits held. A quota window of another shape (limit or window)
-    /// starts over.
-    pub fn apply_limits(&mut self, limits: &Limits) {
+    /// starts over. `previous_rate` is the configured rate the state was under: without adaptive pacing, a host
+    /// pushback slowed below it keeps its level (at most the new rate); any other goes to the new rate.
+    pub fn apply_limits(&mut self, limits: &Limits, previous_rate: f64) {
         self.rate_level = match limits.adaptive {
+            None if self.rate_level < previous_rate as f32 => self.rate_level.min(limits.rate_per_sec as f32),
             None => limits.rate_per_sec as f32,
             // max then min, not clamp: clamp panics if the bounds ever cross (a restored state, a new config)
             Some(a) => self.rate_level.max(a.min_rate as f32).min(limits.rate_per_sec as f32),
@@ -347,7 +423,8 @@ impl HostState {
 
     /// True when forgetting this host loses nothing: its state at `now` equals a fresh host's under `limits` (full
     /// bucket, no reserved slot ahead, no cooldown or server block, no quota used, no permit held, no Crawl-delay
-    /// or server policy learned, adaptive level where new hosts start).
+    /// or server policy learned, the level where new hosts start: a host that pushback slowed stays until it has
+    /// recovered).
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
         self.crawl_delay_ms == 0
             && self.server.as_ref().is_none_or(|s| s.spent(now))
@@ -378,8 +455,8 @@ impl HostState {
     /// The rate per second in force: the configured rate or adaptive level, under the server's cap.
     pub fn rate_per_sec(&self, limits: &Limits) -> f64 {
         let mut rate = match limits.adaptive {
-            None => limits.rate_per_sec,
-            Some(_) => f64::from(self.rate_level),
+            None if self.rate_level >= limits.rate_per_sec as f32 => limits.rate_per_sec,
+            _ => f64::from(self.rate_level),
         };
         let cap = self.server_cap();
         if cap > 0.0 {
@@ -412,10 +489,11 @@ impl HostState {
         w.f32(server.cap);
         w.u64(self.departed.as_nanos());
         w.u64(server.cap_until.as_nanos());
+        server.pushback.write(w);
     }
 
     /// Read [`HostState::write`]'s fields. A snapshot of format 1 has no cap deadline: a cap it holds lapses
-    /// [`SERVER_POLICY_TTL`] after `taken_at`.
+    /// [`SERVER_POLICY_TTL`] after `taken_at`; one of format 1 or 2 has no pushback record (none is read).
     pub(crate) fn read(r: &mut Reader<'_>, version: u32, taken_at: Instant) -> HostState {
         let bucket = TokenBucket::read(r);
         let meter = LeakyBucket::read(r);
@@ -435,12 +513,14 @@ impl HostState {
             1 => taken_at.add_nanos(duration_nanos(SERVER_POLICY_TTL)),
             _ => Instant::from_nanos(r.u64("server cap end")),
         };
-        let server = ServerLimits { until: server_until, cap, cap_until, uncapped: (0, 0) };
+        let pushback = if version >= 3 { Pushback::read(r) } else { Pushback::default() };
+        let server = ServerLimits { until: server_until, cap, cap_until, uncapped: (0, 0), pushback };
         HostState {
             bucket,
             meter,
             cooldown,
-            server: (server.until > Instant::ZERO || cap > 0.0).then(|| Box::new(server)),
+            server: (server.until > Instant::ZERO || cap > 0.0 || server.pushback != Pushback::default())
+                .then(|| Box::new(server)),
             quota,
             permits,
             counters,
@@ -462,6 +542,8 @@ pub(crate) struct ServerLimits {
     pub(crate) cap_until: Instant,
     /// The bucket's emission and tolerance (nanoseconds) once the cap lapses (set with the cap; not state).
     pub(crate) uncapped: (u64, u64),
+    /// What the host's pushback left: held departures, the streak of incidents, giving up.
+    pub(crate) pushback: Pushback,
 }
 
 impl ServerLimits {
@@ -470,17 +552,23 @@ impl ServerLimits {
         self.cap > 0.0 && self.cap_until <= now
     }
 
-    /// Whether nothing of it applies at `now` any more: no cap in force, no quota block.
+    /// Whether nothing of it applies at `now` any more: no cap in force, no quota block, no pushback that matters.
     fn spent(&self, now: Instant) -> bool {
-        (self.cap == 0.0 || self.cap_until <= now) && self.until <= now
+        (self.cap == 0.0 || self.cap_until <= now) && self.until <= now && self.pushback.spent(now)
     }
 }
 
 impl PartialEq for ServerLimits {
     fn eq(&self, other: &ServerLimits) -> bool {
         // `uncapped` is derived from the policy: equal states may hold different copies of it
-        (self.until, self.cap.to_bits(), self.cap_until) == (other.until, other.cap.to_bits(), other.cap_until)
+        (self.until, self.cap.to_bits(), self.cap_until, self.pushback)
+            == (other.until, other.cap.to_bits(), other.cap_until, other.pushback)
     }
+}
+
+/// The slowest rate a host's level goes down to: the adaptive floor, or [`SLOWEST_SHARE`] of the configured rate.
+pub(crate) fn slowest_rate(limits: &Limits) -> f64 {
+    limits.adaptive.map_or(limits.rate_per_sec * SLOWEST_SHARE, |a| a.min_rate)
 }
 
 /// The rate level a new host starts at: the adaptive floor, or the configured rate.

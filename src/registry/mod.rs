@@ -11,7 +11,7 @@ pub use snapshot::{Snapshot, SNAPSHOT_VERSION};
 pub use table::Slot;
 
 use crate::error::Error;
-use crate::host::{Decision, HostState, HostStats, Layer};
+use crate::host::{Decision, Departure, HostState, HostStats, Layer, Random};
 use crate::host_key::HostKey;
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::policy::{Limits, Policy, Warning};
@@ -35,13 +35,20 @@ pub struct Registry {
     /// was evicted as fresh at some instant can never be re-created at an earlier one (where its old state would
     /// still have mattered).
     last_seen: Instant,
+    /// The random source of the backoffs' jitter.
+    random: Random,
 }
 
 impl Registry {
     /// An empty registry, or the policy's first configuration error.
     pub fn new(policy: Policy) -> Result<Registry, Error> {
         let limits = policy.limits()?;
-        Ok(Registry { policy, limits, hosts: Table::default(), last_seen: Instant::ZERO })
+        Ok(Registry { policy, limits, hosts: Table::default(), last_seen: Instant::ZERO, random: Random::default() })
+    }
+
+    /// Set the random source of the backoffs' jitter (see [`Random`]).
+    pub fn set_random(&mut self, random: Random) {
+        self.random = random;
     }
 
     /// `now`, never earlier than any instant this registry has seen.
@@ -70,8 +77,9 @@ impl Registry {
     pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
+        let previous_rate = self.limits.rate_per_sec;
         for state in self.hosts.states_mut() {
-            state.apply_limits(&limits);
+            state.apply_limits(&limits, previous_rate);
         }
         self.policy = policy;
         self.limits = limits;
@@ -141,8 +149,12 @@ impl Registry {
     /// the same host on this registry returned ([`Slot::NONE`] the first time). Returns the decision and the
     /// host's slot now, for the next call. A slot that holds `host` skips the host lookup; any other costs the
     /// usual lookup; the decision is the same either way (see [`Slot`]).
+    /// A host given up on ([`HostState::given_up`]) is refused with [`Error::HostGivenUp`].
     pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
         let (state, now, at) = self.state_at(host, slot, now)?;
+        if let Some(until) = state.given_up(now) {
+            return Err(Error::HostGivenUp { host: host.as_str().to_owned(), until_ms: until.as_millis_f64() });
+        }
         Ok((state.acquire(now), at))
     }
 
@@ -177,17 +189,16 @@ impl Registry {
         Some(self.hosts.get_mut(at))
     }
 
-    /// Confirm that a request reserved for `host` to leave at `departs` is leaving at `now`: zero means go (the
-    /// departure is recorded, see [`HostState::depart`]); otherwise wait that long and confirm again. Before
-    /// `departs` (a timer that fired early) the answer is what remains until it, and nothing is recorded; from
-    /// `departs` on, a departure before this one that left late may still ask for a wait. A caller that knows no
-    /// reserved instant passes `now`.
-    pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Duration {
+    /// Confirm that a request reserved for `host` to leave at `departs` is leaving at `now` (see
+    /// [`HostState::depart`]: go, wait and confirm again, or held behind a cooldown and reserved again). A caller
+    /// that knows no reserved instant passes `now`. For a host not tracked, only the wait until `departs`.
+    pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Departure {
         let now = self.clamp(now);
-        if departs > now {
-            return departs.saturating_duration_since(now);
+        match self.tracked_mut(host) {
+            Some(state) => state.depart(departs, now),
+            None if departs > now => Departure::Wait(departs.saturating_duration_since(now)),
+            None => Departure::Go,
         }
-        self.tracked_mut(host).map_or(Duration::ZERO, |s| s.depart(now))
     }
 
     /// A request to `host` confirmed by [`Registry::depart`] was written only at `at`; a time after `now` counts as
@@ -206,14 +217,22 @@ impl Registry {
 
     /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
     pub fn throttle(&mut self, host: &HostKey, retry_after: Option<Duration>, now: Instant) -> Result<Instant, Error> {
+        let mut random = self.random;
+        let draw = random.next_u64();
         let (state, now, limits) = self.host_at(host, now)?;
-        Ok(state.throttle(&limits, retry_after, now))
+        let answer = state.throttle(&limits, retry_after, now, draw);
+        self.random = random; // a draw is spent only on a host admitted
+        Ok(answer)
     }
 
     /// Learn from what came back for a request to `host` (see [`HostState::observe`]).
     pub fn observe(&mut self, host: &HostKey, outcome: &Outcome<'_>, now: Instant) -> Result<Observation, Error> {
+        let mut random = self.random;
+        let draw = random.next_u64();
         let (state, now, limits) = self.host_at(host, now)?;
-        Ok(state.observe(&limits, outcome, now))
+        let answer = state.observe(&limits, outcome, now, draw);
+        self.random = random; // a draw is spent only on a host admitted
+        Ok(answer)
     }
 
     /// Set `host`'s robots.txt Crawl-delay (`None`: no rule; see [`HostState::set_crawl_delay`]).
@@ -247,8 +266,12 @@ impl Registry {
         user_agent: &str,
         now: Instant,
     ) -> Result<RobotsOutcome, Error> {
+        let mut random = self.random;
+        let draw = random.next_u64();
         let (state, now, limits) = self.host_at(host, now)?;
-        Ok(state.observe_robots(&limits, response, body, user_agent, now))
+        let answer = state.observe_robots(&limits, response, body, user_agent, now, draw);
+        self.random = random; // a draw is spent only on a host admitted
+        Ok(answer)
     }
 
     /// A host's state and counters at `now`, if tracked.
@@ -339,16 +362,16 @@ mod tests {
         let a = r.acquire(&h, ms(0)).unwrap();
         let b = r.acquire(&h, ms(0)).unwrap();
         assert_eq!((a.departs, b.departs), (ms(0), ms(250)));
-        assert_eq!(r.depart(&h, a.departs, ms(0)), Duration::ZERO);
+        assert_eq!(r.depart(&h, a.departs, ms(0)).wait(), Duration::ZERO);
         // a's request is written only 35 ms after it was confirmed: b keeps 250 ms from then
         r.sent(&h, ms(35), ms(40));
-        assert_eq!(r.depart(&h, b.departs, ms(250)), Duration::from_millis(35));
-        assert_eq!(r.depart(&h, b.departs, ms(285)), Duration::ZERO);
+        assert_eq!(r.depart(&h, b.departs, ms(250)).wait(), Duration::from_millis(35));
+        assert_eq!(r.depart(&h, b.departs, ms(285)).wait(), Duration::ZERO);
         // a time after now counts as now, and the record never moves back
         r.sent(&h, ms(9_000), ms(300));
         r.sent(&h, ms(100), ms(310));
         let c = r.acquire(&h, ms(310)).unwrap();
-        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))), Duration::from_millis(50));
+        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))).wait(), Duration::from_millis(50));
         // a host not tracked: nothing to move
         r.sent(&key("b.example"), ms(10), ms(10));
         assert!(r.host(&key("b.example")).is_none());
@@ -364,30 +387,30 @@ mod tests {
         let b = r.acquire(&h, ms(0)).unwrap();
         assert_eq!((a.departs, b.departs), (ms(0), ms(200)));
         // a leaves 120 ms late: recorded
-        assert_eq!(r.depart(&h, a.departs, ms(120)), Duration::ZERO);
+        assert_eq!(r.depart(&h, a.departs, ms(120)).wait(), Duration::ZERO);
         let recorded = r.host(&h).cloned();
         // b's timer fires early: the rest of its wait, nothing recorded
-        assert_eq!(r.depart(&h, b.departs, ms(150)), Duration::from_millis(50));
-        assert_eq!(r.depart(&h, b.departs, ms(190)), Duration::from_millis(10));
+        assert_eq!(r.depart(&h, b.departs, ms(150)).wait(), Duration::from_millis(50));
+        assert_eq!(r.depart(&h, b.departs, ms(190)).wait(), Duration::from_millis(10));
         assert_eq!(r.host(&h).cloned(), recorded, "an early confirmation records nothing");
         // at its reserved instant b still waits for the interval since a really left, then goes
-        assert_eq!(r.depart(&h, b.departs, ms(200)), Duration::from_millis(120));
+        assert_eq!(r.depart(&h, b.departs, ms(200)).wait(), Duration::from_millis(120));
         assert_eq!(r.host(&h).cloned(), recorded, "a confirmation told to wait records nothing");
-        assert_eq!(r.depart(&h, b.departs, ms(320)), Duration::ZERO);
+        assert_eq!(r.depart(&h, b.departs, ms(320)).wait(), Duration::ZERO);
         assert_ne!(r.host(&h).cloned(), recorded);
         // the next one, reserved for 400: early, then held to 200 ms after b really left (320)
         let c = r.acquire(&h, ms(330)).unwrap();
         assert_eq!(c.departs, ms(400));
-        assert_eq!(r.depart(&h, c.departs, ms(399)), Duration::from_millis(1));
-        assert_eq!(r.depart(&h, c.departs, ms(400)), Duration::from_millis(120));
-        assert_eq!(r.depart(&h, c.departs, ms(520)), Duration::ZERO);
+        assert_eq!(r.depart(&h, c.departs, ms(399)).wait(), Duration::from_millis(1));
+        assert_eq!(r.depart(&h, c.departs, ms(400)).wait(), Duration::from_millis(120));
+        assert_eq!(r.depart(&h, c.departs, ms(520)).wait(), Duration::ZERO);
         // a caller that knows no reserved instant passes `now`: the interval since c left (520) is kept
-        assert_eq!(r.depart(&h, ms(600), ms(600)), Duration::from_millis(120));
-        assert_eq!(r.depart(&h, ms(720), ms(720)), Duration::ZERO);
+        assert_eq!(r.depart(&h, ms(600), ms(600)).wait(), Duration::from_millis(120));
+        assert_eq!(r.depart(&h, ms(720), ms(720)).wait(), Duration::ZERO);
         // a host not tracked: the rest of the wait while early, then go, and it is not tracked by confirming
         let new = key("new.example");
-        assert_eq!(r.depart(&new, ms(900), ms(800)), Duration::from_millis(100));
-        assert_eq!(r.depart(&new, ms(900), ms(900)), Duration::ZERO);
+        assert_eq!(r.depart(&new, ms(900), ms(800)).wait(), Duration::from_millis(100));
+        assert_eq!(r.depart(&new, ms(900), ms(900)).wait(), Duration::ZERO);
         assert_eq!(r.len(), 1);
     }
 

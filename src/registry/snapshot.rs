@@ -10,13 +10,14 @@ use crate::host_key::HostKey;
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes. It reads this one and format 1 (which has no deadline for a
-/// server's rate cap: one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
-pub const SNAPSHOT_VERSION: u32 = 2;
+/// The snapshot format version this build writes. It reads this one, format 2 (which has no pushback record) and
+/// format 1 (which has none either, nor a deadline for a server's rate cap: one it holds lapses
+/// [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
+pub const SNAPSHOT_VERSION: u32 = 3;
 
 /// Whether this build reads snapshots of format `version`.
 fn reads(version: u32) -> bool {
-    version == 1 || version == SNAPSHOT_VERSION
+    (1..=SNAPSHOT_VERSION).contains(&version)
 }
 
 /// All of a registry's state ([`Registry::snapshot`]; [`Snapshot::encode`] writes it as text). Instants are in
@@ -60,7 +61,7 @@ fn write_snapshot<'a>(
 
 /// The error for a snapshot of another format version.
 fn other_version(version: u32) -> Error {
-    Error::InvalidSnapshot { reason: format!("version {version} (this build reads 1 and {SNAPSHOT_VERSION})") }
+    Error::InvalidSnapshot { reason: format!("version {version} (this build reads 1 to {SNAPSHOT_VERSION})") }
 }
 
 /// The error for a snapshot holding more hosts than its policy allows.
@@ -135,7 +136,7 @@ impl Registry {
             return Err(too_many_hosts(snapshot.hosts.len() as u64, registry.limits.max_hosts));
         }
         for (key, mut state) in snapshot.hosts {
-            state.apply_limits(&registry.limits);
+            state.apply_limits(&registry.limits, registry.limits.rate_per_sec);
             if registry.hosts.find(&key).is_some() {
                 return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }

@@ -1,0 +1,217 @@
+//! A host that pushes back, rule by rule, with a fake clock and a constant random source: held departures,
+//! incidents, backoff without a usable Retry-After, the slower pace and its recovery, giving up.
+
+use hostpace::{
+    Departure, Error, HostKey, Instant, Layer, Outcome, Policy, Random, Registry, Response, GIVE_UP_AFTER,
+    RECOVERY_SHARE,
+};
+use proptest::prelude::*;
+use std::time::Duration;
+
+fn host() -> HostKey {
+    HostKey::parse("target.example").unwrap()
+}
+
+fn ms(n: u64) -> Instant {
+    Instant::from_millis(n)
+}
+
+fn answer<'a>(status: u16, headers: &'a [(&'a str, &'a str)]) -> Outcome<'a> {
+    Outcome::Response(Response { status, headers, latency: None, wall_now_ms: None })
+}
+
+fn registry(policy: Policy) -> Registry {
+    let mut r = Registry::new(policy).unwrap();
+    r.set_random(Random::Constant(0));
+    r
+}
+
+/// Confirm `departs` until it goes, as a shell does (sleeping each wait); the instant it went.
+fn depart(r: &mut Registry, mut departs: Instant, mut now: Instant) -> Instant {
+    for _ in 0..100 {
+        match r.depart(&host(), departs, now) {
+            Departure::Go => return now,
+            Departure::Wait(wait) => now = now.saturating_add(wait),
+            Departure::Held { departs: again, wait, .. } => {
+                departs = again;
+                now = now.saturating_add(wait);
+            }
+        }
+    }
+    panic!("never went");
+}
+
+#[test]
+fn queued_departures_are_held_behind_a_cooldown_and_keep_the_hosts_spacing_after_it() {
+    // 5/s, burst 1: eight callers at once are reserved 200 ms apart
+    let mut r = registry(Policy { rate_per_sec: 5.0, burst_capacity: 1.0, ..Policy::default() });
+    let reserved: Vec<Instant> = (0..8).map(|_| r.acquire(&host(), ms(0)).unwrap().departs).collect();
+    assert_eq!(reserved, (0..8).map(|i| ms(i * 200)).collect::<Vec<_>>());
+    assert_eq!(depart(&mut r, reserved[0], ms(0)), ms(0));
+    // the first answer, 50 ms later: 429, Retry-After: 2
+    let obs = r.observe(&host(), &answer(429, &[("Retry-After", "2")]), ms(50)).unwrap();
+    assert_eq!(obs.cooldown_until, Some(ms(2050)));
+    // each queued departure, confirmed at its instant, is held: reserved again behind the cooldown
+    let held = r.depart(&host(), reserved[1], ms(200));
+    assert_eq!(held, Departure::Held { departs: ms(2050), wait: Duration::from_millis(1850), layer: Layer::Cooldown });
+    let mut went = vec![depart(&mut r, ms(2050), ms(2050))];
+    for &at in &reserved[2..] {
+        went.push(depart(&mut r, at, at));
+    }
+    // none inside the cooldown; after it, the host's spacing at the halved rate (5/s to 2.5/s: 400 ms)
+    assert_eq!(went, (0..7).map(|i| ms(2050 + i * 400)).collect::<Vec<_>>());
+    // a departure reserved after the 429 is not held: it comes after every held one
+    let later = r.acquire(&host(), ms(2100)).unwrap();
+    assert!(later.departs > reserved[7], "{later:?}");
+    assert_eq!(r.depart(&host(), later.departs, later.departs), Departure::Go);
+}
+
+#[test]
+fn answers_to_requests_in_flight_together_are_one_incident() {
+    let mut r = registry(Policy { rate_per_sec: 8.0, burst_capacity: 1.0, ..Policy::default() });
+    for i in 0..8 {
+        let obs = r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(i * 10)).unwrap();
+        assert_eq!(obs.cooldown_until, Some(ms(1000 + i * 10)), "each may lengthen the cooldown");
+    }
+    let stats = r.stats(&host(), ms(100)).unwrap();
+    assert_eq!((stats.throttled, stats.rate_per_sec), (8, 4.0), "eight 429s, one incident: the rate halved once");
+    // after the cooldown, another 429 is a second incident
+    r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(1100)).unwrap();
+    assert_eq!(r.stats(&host(), ms(1100)).unwrap().rate_per_sec, 2.0);
+}
+
+#[test]
+fn pushback_without_a_usable_retry_after_backs_off_exponentially_and_is_forgiven_after_a_quiet_period() {
+    // default 30 s, max 120 s
+    let mut r = registry(Policy::default());
+    let mut now = Instant::from_secs(1000);
+    let mut cooldowns = Vec::new();
+    for header in [None, Some("0"), Some("soon"), None] {
+        let headers: Vec<(&str, &str)> = header.map(|v| ("Retry-After", v)).into_iter().collect();
+        let until = r.observe(&host(), &answer(503, &headers), now).unwrap().cooldown_until.unwrap();
+        cooldowns.push(until.nanos_since(now) / 1_000_000_000);
+        now = until; // the next incident as soon as the cooldown ends
+    }
+    assert_eq!(cooldowns, [30, 60, 120, 120]);
+    // quiet for longer than maxBackoffSec after the last cooldown: forgiven, the first step again
+    now = now.saturating_add(Duration::from_secs(121));
+    let until = r.observe(&host(), &answer(429, &[]), now).unwrap().cooldown_until.unwrap();
+    assert_eq!(until.nanos_since(now), 30_000_000_000);
+}
+
+#[test]
+fn the_backoff_is_stretched_by_jitter_never_shortened() {
+    let mut r = Registry::new(Policy::default()).unwrap();
+    r.set_random(Random::Constant(u64::MAX / 2));
+    let until = r.observe(&host(), &answer(429, &[]), Instant::ZERO).unwrap().cooldown_until.unwrap();
+    assert_eq!(until, Instant::from_millis(33_750), "half the largest stretch: 12.5 % of 30 s");
+}
+
+#[test]
+fn each_incident_halves_the_rate_and_successes_recover_it_additively() {
+    let mut r = registry(Policy { rate_per_sec: 10.0, burst_capacity: 4.0, ..Policy::default() });
+    let rate = |r: &Registry, at| r.stats(&host(), at).unwrap().rate_per_sec;
+    r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(0)).unwrap();
+    assert_eq!(rate(&r, ms(0)), 5.0);
+    r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(2000)).unwrap();
+    assert_eq!(rate(&r, ms(2000)), 2.5);
+    for i in 0..10 {
+        r.observe(&host(), &answer(200, &[]), ms(4000 + i)).unwrap();
+    }
+    let expected = 2.5 + 10.0 * 10.0 * RECOVERY_SHARE;
+    assert!((rate(&r, ms(5000)) - expected).abs() < 1e-4, "{} vs {expected}", rate(&r, ms(5000)));
+    for i in 0..200 {
+        r.observe(&host(), &answer(200, &[]), ms(6000 + i)).unwrap();
+    }
+    assert_eq!(rate(&r, ms(7000)), 10.0, "never above the configured rate");
+}
+
+#[test]
+fn a_host_that_keeps_pushing_back_is_given_up_on_for_a_while() {
+    let mut r = registry(Policy { max_backoff_sec: 60.0, default_retry_after_sec: 10.0, ..Policy::default() });
+    let start = Instant::from_secs(1000);
+    let (mut now, mut last) = (start, start);
+    // a 429 as soon as each cooldown ends (10 s, 20 s, then 40 s, 60 s, 60 s, ...)
+    let err = loop {
+        assert!(last.nanos_since(start) < GIVE_UP_AFTER.as_nanos() as u64, "not given up at {last:?}");
+        r.acquire(&host(), now).unwrap();
+        last = now;
+        now = r.observe(&host(), &answer(429, &[]), now).unwrap().cooldown_until.unwrap();
+        // a second into the cooldown: refused once given up, else a reservation behind the cooldown
+        if let Err(e) = r.acquire(&host(), last.saturating_add(Duration::from_secs(1))) {
+            break e;
+        }
+    };
+    // given up at the first 429 at least GIVE_UP_AFTER into the streak, for GIVE_UP_AFTER from then
+    assert!(last.nanos_since(start) >= GIVE_UP_AFTER.as_nanos() as u64);
+    let Error::HostGivenUp { host: ref name, until_ms } = err else { panic!("{err:?}") };
+    assert_eq!((name.as_str(), until_ms), ("target.example", last.saturating_add(GIVE_UP_AFTER).as_millis_f64()));
+    assert!(err.to_string().contains("given up"), "{err}");
+    // once the bound has passed, the host is asked again
+    assert_eq!(now, Instant::from_millis(until_ms as u64), "its cooldown covers the time given up");
+    assert!(r.acquire(&host(), now).is_ok());
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Acquire,
+    Throttle(Option<u64>),
+    Depart(usize),
+    Advance(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => Just(Op::Acquire),
+        1 => proptest::option::of(0u64..3_000).prop_map(Op::Throttle),
+        3 => (0usize..16).prop_map(Op::Depart),
+        3 => (0u64..1_500).prop_map(Op::Advance),
+    ]
+}
+
+proptest! {
+    /// For any sequence of reservations, pushback and confirmations, no departure that `depart` lets go falls
+    /// inside a cooldown that began before it was let go.
+    #[test]
+    fn no_departure_leaves_inside_a_cooldown_that_began_before_it(
+        rate in prop_oneof![Just(2.0f64), Just(5.0), Just(20.0)],
+        burst in prop_oneof![Just(1.0f64), Just(3.0)],
+        ops in proptest::collection::vec(op(), 1..120),
+    ) {
+        let mut r = registry(Policy { rate_per_sec: rate, burst_capacity: burst, max_backoff_sec: 5.0,
+                                      default_retry_after_sec: 1.0, ..Policy::default() });
+        let mut now = Instant::from_secs(100);
+        let mut pending: Vec<Instant> = Vec::new(); // reserved instants not yet gone
+        let mut cooldowns: Vec<(Instant, Instant)> = Vec::new(); // (began, ends)
+        for op in ops {
+            match op {
+                Op::Acquire => {
+                    let d = r.acquire(&host(), now).unwrap();
+                    if d.reserved {
+                        pending.push(d.departs);
+                    }
+                }
+                Op::Throttle(retry_ms) => {
+                    let until = r.throttle(&host(), retry_ms.map(Duration::from_millis), now).unwrap();
+                    cooldowns.push((now, until));
+                }
+                Op::Depart(i) if !pending.is_empty() => {
+                    let i = i % pending.len();
+                    match r.depart(&host(), pending[i], now) {
+                        Departure::Go => {
+                            pending.remove(i);
+                            for &(began, ends) in &cooldowns {
+                                prop_assert!(!(began <= now && now < ends),
+                                    "went at {now:?} inside the cooldown {began:?}..{ends:?}");
+                            }
+                        }
+                        Departure::Wait(_) => {}
+                        Departure::Held { departs, .. } => pending[i] = departs,
+                    }
+                }
+                Op::Depart(_) => {}
+                Op::Advance(n) => now = now.saturating_add(Duration::from_millis(n)),
+            }
+        }
+    }
+}
