@@ -205,7 +205,7 @@ function budgetFrom(testFile, fallback) {
   const bytes = m ? m[1].split('*').reduce((acc, n) => acc * Number(n.trim().replace(/_/g, '')), 1) : NaN;
   return Number.isFinite(bytes) && bytes >= 1000 ? bytes : fallback;
 }
-const PKG_BUDGET = 96_000; // the project's goal for the package's wasm, gzipped
+const PKG_BUDGET = 128_000; // the project's goal for the package's wasm, gzipped
 const PKG_TEST_BUDGET = budgetFrom('tests/js/size.test.mjs', PKG_BUDGET);
 const WORKER_BUDGET = budgetFrom('tests/gateway/size.test.mjs', 310_000);
 

@@ -155,7 +155,7 @@ impl Random {
 
 impl Default for Random {
     fn default() -> Random {
-        Random::new(0x5eed_0f_4057)
+        Random::new(0x005e_ed0f_4057)
     }
 }
 

@@ -65,7 +65,8 @@ export class GatewayLimiter {
   #turns = {
     owner: this,
     acquire: (url) => this.acquire(url),
-    depart: (url, decision) => this.depart(url, decision),
+    // the host's object confirms until go (holding a departure behind a cooldown itself): a wait is all it says
+    depart: async (url, decision) => ({ waitMs: await this.depart(url, decision) }),
     observe: (url, decision, response, latencyMs, attempt) =>
       this.observe(url, response, latencyMs, { departureId: decision.departureId, attempt }),
     // a task that failed counts as a timeout, and its permit comes back in the same call

@@ -5,7 +5,9 @@
 // adapter; this file only sleeps and calls. Each adapter method may answer at once or with a promise:
 //
 //   acquire(url)                              reserve a departure: { waitMs, reserved, permitId?, ... }
-//   depart(url, decision)                     confirm it: 0 (go), or the milliseconds to wait and confirm again
+//   depart(url, decision)                     confirm it: { waitMs, departsMs?, held? }: waitMs 0 (go), or wait
+//                                             and confirm again; when held (the host pushed back after it was
+//                                             reserved), the departure was reserved again for departsMs
 //   observe(url, decision, response, latencyMs, attempt)
 //                                             learn from a response and give back the decision's permit;
 //                                             answers what the observation changed (handed to retryVerdict)
@@ -146,9 +148,11 @@ async function turn(adapter, url, signal) {
       try {
         // Timers may fire early, and a departure before this one may have left late: after the wait, confirm
         // until the limiter says go.
+        // A departure held by the host's pushback is reserved again behind its cooldown: confirm that one next.
         await sleep(decision.waitMs, signal);
-        for (let wait = await adapter.depart(url, decision); wait > 0; wait = await adapter.depart(url, decision)) {
-          await sleep(wait, signal);
+        for (let d = await adapter.depart(url, decision); d.waitMs > 0; d = await adapter.depart(url, decision)) {
+          if (d.held) decision.departsMs = d.departsMs;
+          await sleep(d.waitMs, signal);
         }
       } catch (reason) {
         // an aborted wait gives back its permit (its slot in the pacing stays spent)

@@ -3,12 +3,13 @@
 use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg};
 use super::batch::{self, Slots};
 use super::glue;
-use super::shapes::{Decision, HostStats, Observation, RobotsOutcome};
+use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome};
 use super::{answer, clock_ms, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
 use crate::host::HostState;
+use crate::host::Random;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
@@ -454,7 +455,9 @@ pub struct JsLimiter {
 }
 
 impl JsLimiter {
-    fn from_registry(registry: Registry, warnings: Vec<String>, crawler: Crawler) -> JsLimiter {
+    fn from_registry(mut registry: Registry, warnings: Vec<String>, crawler: Crawler) -> JsLimiter {
+        // the backoffs' jitter from the platform's randomness: limiters pushed back together come back apart
+        registry.set_random(Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
         JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
@@ -600,20 +603,23 @@ impl JsLimiter {
         Ok(out)
     }
 
-    /// Confirm that a request reserved for `url`'s host is leaving now; returns 0 (go: recorded), or the
-    /// milliseconds to wait before confirming again: what remains until `departsMs` (the decision's reserved
-    /// instant, when given) while it has not come, nothing recorded; after it, the wait a late departure before
-    /// this one asks for to keep its interval. `schedule` and `fetch` do this; callers of `acquire` who send on
-    /// their own should too.
+    /// Confirm that a request reserved for `url`'s host to leave at `departsMs` (the decision's reserved instant;
+    /// default: now) is leaving now: `{ waitMs, departsMs, held }`. `waitMs` 0: go (recorded). Otherwise wait
+    /// `waitMs` and confirm `departsMs` again: the same instant (it has not come, or a late departure before this
+    /// one asks for the host's spacing), or, when `held`, a new one: the host began cooling down after this
+    /// departure was reserved, and it was reserved again behind the cooldown. `schedule` and `fetch` do this;
+    /// callers of `acquire` who send on their own should too.
+    #[wasm_bindgen(unchecked_return_type = "Departure")]
     pub fn depart(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = departsMs)] departs_ms: Option<f64>,
-    ) -> Result<f64, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let key = self.shared.key(url)?;
         let now = Instant::from_millis_f64(clock_ms());
         let departs = instant_or(departs_ms, "departsMs", now)?;
-        Ok(ms(self.shared.registry.borrow_mut().depart(&key, departs, now)))
+        let departure = self.shared.registry.borrow_mut().depart(&key, departs, now);
+        to_js(&Departure::new(departure, departs))
     }
 
     /// Say that a request confirmed by `depart` for `url`'s host was written only at `atMs` (default: now), for

@@ -212,6 +212,32 @@ pub struct Decision {
     pub permit_id: Option<f64>,
 }
 
+/// What confirming a reserved departure answers (`depart`).
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct Departure {
+    /// Milliseconds to wait before confirming again; 0: go now (the departure is recorded).
+    pub wait_ms: f64,
+    /// The reserved instant to confirm next: the same one, or, when `held`, the new one.
+    pub departs_ms: f64,
+    /// True when the host began cooling down (it pushed back) after this departure was reserved: it was reserved
+    /// again, behind the cooldown, for `departsMs`; wait for that and confirm it.
+    pub held: bool,
+}
+
+impl Departure {
+    /// The shape of the core's answer for a departure reserved for `departs`.
+    pub fn new(departure: crate::Departure, departs: Instant) -> Departure {
+        let wait_ms = super::ms(departure.wait());
+        match departure {
+            crate::Departure::Held { departs, .. } => {
+                Departure { wait_ms, departs_ms: departs.as_millis_f64(), held: true }
+            }
+            _ => Departure { wait_ms, departs_ms: departs.as_millis_f64(), held: false },
+        }
+    }
+}
+
 thread_local! {
     /// Each layer's name as a JS string, made once by serde (the names `Layer` serialises to).
     static LAYER_NAMES: Vec<JsValue> =

@@ -64,6 +64,8 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
       '/capped': [{ status: 429, headers: { 'Retry-After': '3600' } }, { status: 200 }],
       '/plain': { status: 200, body: 'plain' },
       '/hold': { status: 429, headers: { 'Retry-After': '5' } },
+      '/queued-fetch': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
+      '/queued-schedule': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
     });
   });
   after(() => origin.close());
@@ -105,6 +107,30 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
     // reservations, checked exactly with a fake clock in tests/pacing_rules.rs; at the origin, with burst capacity
     // 2, the spacing between these two carries scheduling and connection jitter, so it is not asserted here.)
   });
+
+  for (const via of ['fetch', 'schedule']) {
+    test(`eight queued ${via} calls: none reaches the origin inside the 429's cooldown, then the host's spacing`, async () => {
+      const limiter = new Limiter({ ratePerSec: 5, burstCapacity: 1, maxRetries: 0, robots: 'ignore' });
+      const path = `/queued-${via}`;
+      const send = (url) =>
+        via === 'fetch' ? limiter.fetch(url) : limiter.schedule(url, () => globalThis.fetch(url));
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => send(origin.url(`${path}?${i}`))));
+      await Promise.all(answers.map((r) => r.text()));
+      const log = origin.log.filter((e) => e.path === path);
+      assert.equal(log.length, 8, 'each request sent once');
+      assert.equal(log[0].status, 429);
+      const times = log.map((e) => e.t);
+      for (const t of times.slice(1)) {
+        const after429 = t - times[0];
+        assert.ok(after429 >= 2000 - TOL, `an arrival ${after429.toFixed(1)} ms after the 429, inside its 2 s cooldown`);
+      }
+      // after the cooldown, the host's spacing at the rate the incident halved (5/s to 2.5/s: 400 ms) between
+      // each two arrivals, not a burst when the bucket refills
+      for (const gap of gaps(times.slice(1))) {
+        assert.ok(gap >= 400 - TOL, `held requests ${gap.toFixed(1)} ms apart after the cooldown (< 400)`);
+      }
+    });
+  }
 
   test('always 429 → the 429 is returned after 1 + maxRetries attempts', async () => {
     const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, maxRetries: 2, maxBackoffSec: 5 });
@@ -934,18 +960,18 @@ describe('depart: the core confirms a reserved departure', () => {
     const b = limiter.acquire(url);
     assert.ok(Math.abs(b.departsMs - a.departsMs - 1000) < 1, `${b.departsMs - a.departsMs} ms apart`);
     const before = nowMs();
-    const early = limiter.depart(url, b.departsMs);
+    const early = limiter.depart(url, b.departsMs).waitMs;
     const after = nowMs();
     assert.ok(early >= b.departsMs - after && early <= b.departsMs - before, `early by ${early} ms`);
     // nothing was recorded: the first one still goes at once (a recorded departure would hold it for 1 s)
-    assert.equal(limiter.depart(url, a.departsMs), 0);
+    assert.equal(limiter.depart(url, a.departsMs).waitMs, 0);
     // without departsMs, the confirmation keeps the interval since the one that just left
-    const held = limiter.depart(url);
+    const held = limiter.depart(url).waitMs;
     assert.ok(held > 990 && held <= 1000, `held ${held} ms`);
-    assert.ok(limiter.depart(url, b.departsMs) <= b.departsMs - before, 'still early: the rest of its wait');
+    assert.ok(limiter.depart(url, b.departsMs).waitMs <= b.departsMs - before, 'still early: the rest of its wait');
     // a host never seen: go, unless its reserved instant is still to come
-    assert.equal(limiter.depart('http://other.test/', a.departsMs), 0);
-    assert.ok(limiter.depart('http://other.test/', nowMs() + 500) > 490);
+    assert.equal(limiter.depart('http://other.test/', a.departsMs).waitMs, 0);
+    assert.ok(limiter.depart('http://other.test/', nowMs() + 500).waitMs > 490);
     assert.equal(limiter.stats('other.test'), undefined, 'confirming tracks no host');
   });
 
@@ -955,24 +981,24 @@ describe('depart: the core confirms a reserved departure', () => {
     limiter.acquire(url);
     assert.throws(() => limiter.depart(url, 'soon'), (e) => e instanceof TypeError && /departsMs/.test(e.message));
     for (const bad of [NaN, -1, Infinity]) assert.throws(() => limiter.depart(url, bad), namesField('departsMs'), String(bad));
-    assert.equal(limiter.depart(url, undefined), 0);
-    assert.ok(limiter.depart(url, null) > 990, 'null is no reserved instant: the interval since the last one is kept');
+    assert.equal(limiter.depart(url, undefined).waitMs, 0);
+    assert.ok(limiter.depart(url, null).waitMs > 990, 'null is no reserved instant: the interval since the last one is kept');
   });
 
   test('sent(url, atMs) keeps the next departure its spacing from when the request was written', async () => {
     const limiter = new Limiter({ ratePerSec: 4, burstCapacity: 1 });
     const url = 'http://sent.test/a';
-    assert.equal(limiter.depart(url, limiter.acquire(url).departsMs), 0);
+    assert.equal(limiter.depart(url, limiter.acquire(url).departsMs).waitMs, 0);
     const confirmed = nowMs();
     await sleep(60);
     // without `sent` the next confirmation would wait 250 ms from the confirmation: about 190 ms from here
     limiter.sent(url, nowMs());
-    const held = limiter.depart(url);
+    const held = limiter.depart(url).waitMs;
     assert.ok(held > 245 && held <= 250, `held ${held} ms (${nowMs() - confirmed} ms after the confirmation)`);
     // a time after now counts as now; an earlier one never moves the record back
     limiter.sent(url, nowMs() + 60_000);
     limiter.sent(url, confirmed);
-    assert.ok(limiter.depart(url) <= 250, 'a future time was taken as now');
+    assert.ok(limiter.depart(url).waitMs <= 250, 'a future time was taken as now');
     assert.throws(() => limiter.sent(url, 'soon'), (e) => e instanceof TypeError && /atMs/.test(e.message));
     for (const bad of [NaN, -1, Infinity]) assert.throws(() => limiter.sent(url, bad), namesField('atMs'), String(bad));
     assert.throws(() => limiter.sent(123), (e) => e instanceof TypeError && /url/.test(e.message));

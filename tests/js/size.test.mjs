@@ -1,10 +1,10 @@
-// The package's size budget: its wasm module, gzipped (level 9), is at most 96 KB (96,000 bytes).
+// The package's size budget: its wasm module, gzipped (level 9), is at most 128 KB (128,000 bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
-const BUDGET = 96_000;
+const BUDGET = 128_000;
 
 test(`pkg/hostpace_bg.wasm is at most ${BUDGET} bytes gzipped`, () => {
   const wasm = readFileSync(new URL('../../pkg/hostpace_bg.wasm', import.meta.url));

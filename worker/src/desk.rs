@@ -9,7 +9,8 @@ use crate::protocol::{ms, HostReport, RobotsReport};
 use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
 use hostpace::robots::{Robots, RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
 use hostpace::{
-    Decision, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Registry, Response, RobotsOutcome, Snapshot,
+    Decision, Departure, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Registry, Response,
+    RobotsOutcome, Snapshot,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -469,9 +470,9 @@ impl HostDesk {
         Ok((observation, released))
     }
 
-    /// Confirm at `now` a departure reserved for `departs` (the core's `depart`): zero means go. A caller that
-    /// knows no reserved instant passes `now`.
-    pub fn depart(&mut self, departs: Instant, now: Instant) -> Duration {
+    /// Confirm at `now` a departure reserved for `departs` (the core's `depart`: go, wait and confirm again, or
+    /// held behind a cooldown and reserved again). A caller that knows no reserved instant passes `now`.
+    pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
         self.registry.depart(&self.key, departs, now)
     }
 

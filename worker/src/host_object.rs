@@ -335,12 +335,17 @@ impl HostObject {
             },
             None => departs,
         };
-        let confirm = || async move {
+        // a departure held behind a cooldown the host began after it was reserved is confirmed at its new instant
+        let reserved = Cell::new(departs);
+        let confirm = || async {
             if sends {
                 self.stored().await?;
             }
-            let wait = self.with_desk(host, save, |desk, now| Ok(desk.depart(departs, now)))?;
-            Ok(wait.as_secs_f64() * 1000.0)
+            let departure = self.with_desk(host, save, |desk, now| Ok(desk.depart(reserved.get(), now)))?;
+            if let hostpace::Departure::Held { departs, .. } = departure {
+                reserved.set(departs);
+            }
+            Ok(departure.wait().as_secs_f64() * 1000.0)
         };
         let confirmed = confirm_until_go(100, Timer::PastTheWait, confirm).await?;
         if let (Confirmed::Go { .. }, Some(e)) = (confirmed, entry) {
