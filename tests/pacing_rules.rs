@@ -127,3 +127,19 @@ fn regression_callers_in_the_same_instant_each_get_their_own_slot() {
     // at saturation the achieved rate is the allowed rate: 50 departures span 24.5 s at 2/s
     assert_eq!(deps[49], Instant::from_millis(24_500));
 }
+
+/// A far-future instant on one host (a clock mixed up: `performance.now()` or seconds for epoch milliseconds)
+/// stops only that host's time: another host's decisions follow its own instants.
+#[test]
+fn one_hosts_far_future_instant_never_stops_another_hosts_time() {
+    let mut r = Registry::new(Policy { rate_per_sec: 2.0, burst_capacity: 1.0, ..Policy::default() }).unwrap();
+    let (a, b) = (HostKey::parse("a.example").unwrap(), HostKey::parse("b.example").unwrap());
+    let start = Instant::from_millis(1_765_000_000_000);
+    r.acquire(&a, Instant::from_millis(9_000_000_000_000)).unwrap();
+    let waits: Vec<Duration> =
+        (0..4).map(|i| r.acquire(&b, start.saturating_add(Duration::from_millis(600 * i))).unwrap().wait).collect();
+    assert_eq!(waits, [Duration::ZERO; 4], "b's requests 600 ms apart at 2/s wait nothing");
+    // on its own host, an earlier instant still counts as the latest that host has seen
+    let d = r.acquire(&a, start).unwrap();
+    assert_eq!(d.departs, Instant::from_millis(9_000_000_000_500));
+}

@@ -31,10 +31,12 @@ pub struct Registry {
     policy: Policy,
     limits: Limits,
     hosts: Table,
-    /// The latest instant any call passed: an earlier `now` is treated as this one, registry-wide, so a host that
-    /// was evicted as fresh at some instant can never be re-created at an earlier one (where its old state would
-    /// still have mattered).
+    /// The latest instant any call passed.
     last_seen: Instant,
+    /// A host not tracked is created at this instant at the earliest: the latest instant hosts were evicted at
+    /// (so a host evicted as fresh then is never re-created at an earlier one, where its old state would still
+    /// have mattered). A tracked host's own clock is its own (see `Table::clamp`).
+    floor: Instant,
     /// The random source of the backoffs' jitter.
     random: Random,
 }
@@ -43,7 +45,14 @@ impl Registry {
     /// An empty registry, or the policy's first configuration error.
     pub fn new(policy: Policy) -> Result<Registry, Error> {
         let limits = policy.limits()?;
-        Ok(Registry { policy, limits, hosts: Table::default(), last_seen: Instant::ZERO, random: Random::default() })
+        Ok(Registry {
+            policy,
+            limits,
+            hosts: Table::default(),
+            last_seen: Instant::ZERO,
+            floor: Instant::ZERO,
+            random: Random::default(),
+        })
     }
 
     /// Set the random source of the backoffs' jitter (see [`Random`]).
@@ -51,15 +60,17 @@ impl Registry {
         self.random = random;
     }
 
-    /// `now`, never earlier than any instant this registry has seen.
-    fn clamp(&mut self, now: Instant) -> Instant {
-        self.last_seen = self.last_seen.max(now);
+    /// The latest instant any call passed. Each host keeps its own clock: an instant earlier than the latest a
+    /// host was decided at counts as that one, for that host only (one host's future never stops another's time).
+    pub fn last_seen(&self) -> Instant {
         self.last_seen
     }
 
-    /// The latest instant any call passed (earlier ones are treated as this one).
-    pub fn last_seen(&self) -> Instant {
-        self.last_seen
+    /// `now` for the host at `at`, never earlier than that host has seen.
+    #[inline(always)]
+    fn clamp_at(&mut self, at: Slot, now: Instant) -> Instant {
+        self.last_seen = self.last_seen.max(now);
+        self.hosts.clamp(at, now)
     }
 
     /// The policy in force.
@@ -104,7 +115,7 @@ impl Registry {
     /// Every tracked host with its state, in the registry's order (the order hosts were first seen, kept by
     /// evictions).
     pub fn hosts(&self) -> impl ExactSizeIterator<Item = (&HostKey, &HostState)> {
-        self.hosts.iter()
+        self.hosts.iter().map(|(k, s, _)| (k, s))
     }
 
     /// `host`'s state to decide at `slot` (a hint, see [`Slot`]), created fresh if new (evicting fresh-equivalent
@@ -116,21 +127,22 @@ impl Registry {
         slot: Slot,
         now: Instant,
     ) -> Result<(&mut HostState, Instant, Slot), Error> {
-        let found = self.hosts.locate(host, slot);
-        let now = self.clamp(now);
-        let at = match found {
+        let at = match self.hosts.locate(host, slot) {
             Some(at) => at,
             None => self.track(host, now)?,
         };
+        let now = self.clamp_at(at, now);
         Ok((self.hosts.get_mut(at), now, at))
     }
 
-    /// Track a new `host` (evicting fresh-equivalent hosts at the bound); returns its slot.
+    /// Track a new `host` (evicting fresh-equivalent hosts at the bound), first seen at `now` (at least the
+    /// floor); returns its slot.
     fn track(&mut self, host: &HostKey, now: Instant) -> Result<Slot, Error> {
+        let now = now.max(self.floor);
         if self.hosts.len() >= self.limits.max_hosts as usize && self.evict_fresh(now) == 0 {
             return Err(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize });
         }
-        Ok(self.hosts.insert(host.clone(), HostState::new(&self.limits)))
+        Ok(self.hosts.insert(host.clone(), HostState::new(&self.limits), now))
     }
 
     /// A host's state (created fresh if new), `now` clamped, and the limits to decide under.
@@ -173,30 +185,36 @@ impl Registry {
     /// [`Registry::peek`] through a remembered slot (as [`Registry::acquire_at`]): the decision, and the host's
     /// slot now ([`Slot::NONE`] for a host not tracked).
     pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
-        let now = now.max(self.last_seen);
         match self.hosts.locate(host, slot) {
-            Some(at) => (self.hosts.get(at).peek(now), at),
+            Some(at) => (self.hosts.get(at).peek(now.max(self.hosts.seen(at))), at),
             None => (
-                Decision { wait: Duration::ZERO, layer: Layer::None, departs: now, reserved: false, permit: None },
+                Decision {
+                    wait: Duration::ZERO,
+                    layer: Layer::None,
+                    departs: now.max(self.floor),
+                    reserved: false,
+                    permit: None,
+                },
                 Slot::NONE,
             ),
         }
     }
 
-    /// A tracked host's state, to change.
-    fn tracked_mut(&mut self, host: &HostKey) -> Option<&mut HostState> {
+    /// A tracked host's state, to change, with `now` clamped for it.
+    fn tracked_mut(&mut self, host: &HostKey, now: Instant) -> Option<(&mut HostState, Instant)> {
         let at = self.hosts.find(host)?;
-        Some(self.hosts.get_mut(at))
+        let now = self.clamp_at(at, now);
+        Some((self.hosts.get_mut(at), now))
     }
 
     /// Confirm that a request reserved for `host` to leave at `departs` is leaving at `now` (see
     /// [`HostState::depart`]: go, wait and confirm again, or held behind a cooldown and reserved again). A caller
     /// that knows no reserved instant passes `now`. For a host not tracked, only the wait until `departs`.
     pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Departure {
-        let now = self.clamp(now);
-        match self.tracked_mut(host) {
-            Some(state) => state.depart(departs, now),
-            None if departs > now => Departure::Wait(departs.saturating_duration_since(now)),
+        let untracked = now.max(self.floor);
+        match self.tracked_mut(host, now) {
+            Some((state, now)) => state.depart(departs, now),
+            None if departs > untracked => Departure::Wait(departs.saturating_duration_since(untracked)),
             None => Departure::Go,
         }
     }
@@ -204,15 +222,15 @@ impl Registry {
     /// A request to `host` confirmed by [`Registry::depart`] was written only at `at`; a time after `now` counts as
     /// `now` (see [`HostState::sent`]).
     pub fn sent(&mut self, host: &HostKey, at: Instant, now: Instant) {
-        let now = self.clamp(now);
-        if let Some(state) = self.tracked_mut(host) {
+        if let Some((state, now)) = self.tracked_mut(host, now) {
             state.sent(at.min(now));
         }
     }
 
     /// Give back a concurrency permit taken for `host`.
     pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
-        self.tracked_mut(host).is_some_and(|s| s.release(permit_id))
+        let at = self.hosts.find(host);
+        at.is_some_and(|at| self.hosts.get_mut(at).release(permit_id))
     }
 
     /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
@@ -276,13 +294,15 @@ impl Registry {
 
     /// A host's state and counters at `now`, if tracked.
     pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
-        let now = now.max(self.last_seen);
-        self.host(host).map(|state| state.stats(&self.limits, now))
+        let at = self.hosts.find(host)?;
+        Some(self.hosts.get(at).stats(&self.limits, now.max(self.hosts.seen(at))))
     }
 
     /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
     pub fn evict_fresh(&mut self, now: Instant) -> usize {
-        let now = self.clamp(now);
+        self.last_seen = self.last_seen.max(now);
+        self.floor = self.floor.max(now);
+        let now = self.floor;
         let before = self.hosts.len();
         let limits = self.limits;
         self.hosts.retain(|state| !state.is_fresh(&limits, now));

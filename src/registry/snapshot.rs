@@ -10,9 +10,9 @@ use crate::host_key::HostKey;
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes. It reads this one, format 2 (which has no pushback record) and
-/// format 1 (which has none either, nor a deadline for a server's rate cap: one it holds lapses
-/// [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
+/// The snapshot format version this build writes. It reads this one, format 2 (which has no pushback record and
+/// no clock of a host's own: each host's is the registry's latest instant) and format 1 (neither, nor a deadline
+/// for a server's rate cap: one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
 pub const SNAPSHOT_VERSION: u32 = 3;
 
 /// Whether this build reads snapshots of format `version`.
@@ -29,32 +29,40 @@ pub struct Snapshot {
     pub version: u32,
     /// When the snapshot was taken.
     pub taken_at: Instant,
-    /// The latest instant the registry had seen (restored as is, so the restored registry clamps the same way).
+    /// The latest instant the registry had seen.
     pub last_seen: Instant,
+    /// The instant a host not tracked is created at, at the earliest (the latest instant hosts were evicted at).
+    pub floor: Instant,
     /// The policy in force.
     pub policy: Policy,
-    /// Every tracked host's state, in the registry's order (the order hosts were first seen, kept by evictions;
-    /// a restored registry keeps it).
-    pub hosts: Vec<(HostKey, HostState)>,
+    /// Every tracked host's key, state and own clock (the latest instant it was decided at), in the registry's
+    /// order (the order hosts were first seen, kept by evictions; a restored registry keeps it).
+    pub hosts: Vec<(HostKey, HostState, Instant)>,
 }
 
 /// The snapshot text (see [`Snapshot::encode`]).
 fn write_snapshot<'a>(
     version: u32,
     taken_at: Instant,
-    last_seen: Instant,
+    (last_seen, floor): (Instant, Instant),
     policy: &Policy,
-    hosts: impl ExactSizeIterator<Item = (&'a HostKey, &'a HostState)>,
+    hosts: impl ExactSizeIterator<Item = (&'a HostKey, &'a HostState, Instant)>,
 ) -> String {
     let mut w = Writer::new();
     w.u64(u64::from(version));
     w.u64(taken_at.as_nanos());
     w.u64(last_seen.as_nanos());
+    if version >= 3 {
+        w.u64(floor.as_nanos());
+    }
     policy.write(&mut w);
     w.u64(hosts.len() as u64);
-    for (key, state) in hosts {
+    for (key, state, seen) in hosts {
         w.str(key.as_str());
         state.write(&mut w);
+        if version >= 3 {
+            w.u64(seen.as_nanos());
+        }
     }
     w.finish()
 }
@@ -73,8 +81,8 @@ impl Snapshot {
     /// The snapshot as compact text (integers and length-prefixed strings; floats as IEEE bits): exact for every
     /// instant, and small to decode. [`Snapshot::decode`] reads it back.
     pub fn encode(&self) -> String {
-        let hosts = self.hosts.iter().map(|(k, s)| (k, s));
-        write_snapshot(self.version, self.taken_at, self.last_seen, &self.policy, hosts)
+        let hosts = self.hosts.iter().map(|(k, s, seen)| (k, s, *seen));
+        write_snapshot(self.version, self.taken_at, (self.last_seen, self.floor), &self.policy, hosts)
     }
 
     /// Read [`Snapshot::encode`]'s text; a malformed one is an error saying what was expected.
@@ -86,6 +94,7 @@ impl Snapshot {
         }
         let taken_at = Instant::from_nanos(r.u64("taken at"));
         let last_seen = Instant::from_nanos(r.u64("last seen"));
+        let floor = if version >= 3 { Instant::from_nanos(r.u64("floor")) } else { last_seen };
         let policy = Policy::read(&mut r);
         let count = r.u64("host count");
         if count > u64::from(policy.max_hosts) {
@@ -95,22 +104,24 @@ impl Snapshot {
         for _ in 0..count {
             let name = r.str("host");
             let state = HostState::read(&mut r, version, taken_at);
+            let seen = if version >= 3 { Instant::from_nanos(r.u64("host's latest instant")) } else { last_seen };
             if r.failed() {
                 break;
             }
             let key =
                 HostKey::parse(name).map_err(|e| Error::InvalidSnapshot { reason: format!("bad host key: {e}") })?;
-            hosts.push((key, state));
+            hosts.push((key, state, seen));
         }
         r.finish()?;
-        Ok(Snapshot { version, taken_at, last_seen, policy, hosts })
+        Ok(Snapshot { version, taken_at, last_seen, floor, policy, hosts })
     }
 }
 
 impl Registry {
     /// [`Registry::snapshot`] written straight to [`Snapshot::encode`]'s text, without copying the hosts' state.
     pub fn encode_snapshot(&self, now: Instant) -> String {
-        write_snapshot(SNAPSHOT_VERSION, now.max(self.last_seen), self.last_seen, &self.policy, self.hosts.iter())
+        let (taken_at, clocks) = (now.max(self.last_seen), (self.last_seen, self.floor));
+        write_snapshot(SNAPSHOT_VERSION, taken_at, clocks, &self.policy, self.hosts.iter())
     }
 
     /// All state, for persistence.
@@ -119,8 +130,9 @@ impl Registry {
             version: SNAPSHOT_VERSION,
             taken_at: now.max(self.last_seen),
             last_seen: self.last_seen,
+            floor: self.floor,
             policy: self.policy.clone(),
-            hosts: self.hosts.iter().map(|(k, s)| (k.clone(), s.clone())).collect(),
+            hosts: self.hosts.iter().map(|(k, s, seen)| (k.clone(), s.clone(), seen)).collect(),
         }
     }
 
@@ -132,15 +144,16 @@ impl Registry {
         }
         let mut registry = Registry::new(snapshot.policy)?;
         registry.last_seen = snapshot.last_seen;
+        registry.floor = snapshot.floor;
         if snapshot.hosts.len() > registry.limits.max_hosts as usize {
             return Err(too_many_hosts(snapshot.hosts.len() as u64, registry.limits.max_hosts));
         }
-        for (key, mut state) in snapshot.hosts {
+        for (key, mut state, seen) in snapshot.hosts {
             state.apply_limits(&registry.limits, registry.limits.rate_per_sec);
             if registry.hosts.find(&key).is_some() {
                 return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }
-            registry.hosts.insert(key, state);
+            registry.hosts.insert(key, state, seen);
         }
         Ok(registry)
     }
@@ -186,10 +199,12 @@ mod tests {
         let text = snap.encode();
         // written straight from the registry: the same text
         assert_eq!(r.encode_snapshot(Instant::from_secs(7)), text);
-        assert_eq!(Snapshot::decode(&text), Ok(snap));
-        for cut in [0, 10, text.len() / 2, text.len() - 1] {
+        assert_eq!(Snapshot::decode(&text), Ok(snap.clone()));
+        for cut in [0, 10, text.len() / 2] {
             assert!(Snapshot::decode(&text[..cut]).is_err(), "cut at {cut}");
         }
+        // the last field is a number: cut short, it may still read, but never as the same snapshot
+        assert_ne!(Snapshot::decode(&text[..text.len() - 1]), Ok(snap));
         assert!(Snapshot::decode(&format!("{text} 7")).is_err());
         let bad_host = text.replace("16:example.com:8080", "16:exa/ple.com:8080");
         assert!(Snapshot::decode(&bad_host).unwrap_err().to_string().contains("host"));

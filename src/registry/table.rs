@@ -9,6 +9,7 @@
 use crate::host::HostState;
 use crate::host_key::{HostKey, KeyHasher};
 use crate::id_table::IdTable;
+use crate::time::Instant;
 use std::hash::BuildHasher;
 
 /// Where a host lives in a [`crate::Registry`], remembered by a caller that decides for the same host again
@@ -57,6 +58,9 @@ pub(crate) struct Table {
     keys: Vec<HostKey>,
     /// The hosts' states, one aligned cell each.
     cells: Vec<Cell>,
+    /// The latest instant each host was decided at, at its state's index: a host's own clock, which an earlier
+    /// instant never moves back (and another host's never moves on).
+    seen: Vec<Instant>,
     index: IdTable,
     hasher: KeyHasher,
 }
@@ -95,13 +99,27 @@ impl Table {
         &mut self.cells[at.0 as usize].0
     }
 
-    /// Insert a key known to be absent; returns its entry.
-    pub(crate) fn insert(&mut self, key: HostKey, state: HostState) -> Slot {
-        let Table { keys, cells, index, hasher } = self;
+    /// `now` for the host at an entry: never earlier than any instant it was decided at (recorded).
+    #[inline(always)]
+    pub(crate) fn clamp(&mut self, at: Slot, now: Instant) -> Instant {
+        let seen = &mut self.seen[at.0 as usize];
+        *seen = (*seen).max(now);
+        *seen
+    }
+
+    /// The latest instant the host at an entry was decided at.
+    pub(crate) fn seen(&self, at: Slot) -> Instant {
+        self.seen[at.0 as usize]
+    }
+
+    /// Insert a key known to be absent, first decided at `now`; returns its entry.
+    pub(crate) fn insert(&mut self, key: HostKey, state: HostState, now: Instant) -> Slot {
+        let Table { keys, cells, seen, index, hasher } = self;
         let at = keys.len() as u32;
         let hash = hasher.hash_one(&key);
         keys.push(key);
         cells.push(Cell(state));
+        seen.push(now);
         index.insert(hash, at, &|i| hasher.hash_one(&keys[i as usize]));
         Slot(at)
     }
@@ -114,12 +132,14 @@ impl Table {
             if keep(&self.cells[i].0) {
                 self.keys.swap(kept, i);
                 self.cells.swap(kept, i);
+                self.seen.swap(kept, i);
                 kept += 1;
             }
         }
         if kept != before {
             self.keys.truncate(kept);
             self.cells.truncate(kept);
+            self.seen.truncate(kept);
             let Table { keys, index, hasher, .. } = self;
             index.clear();
             for (i, k) in keys.iter().enumerate() {
@@ -128,9 +148,9 @@ impl Table {
         }
     }
 
-    /// Every host, in order.
-    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&HostKey, &HostState)> {
-        self.keys.iter().zip(self.cells.iter().map(|c| &c.0))
+    /// Every host, in order, with its latest instant.
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&HostKey, &HostState, Instant)> {
+        self.keys.iter().zip(self.cells.iter().map(|c| &c.0)).zip(self.seen.iter()).map(|((k, s), &seen)| (k, s, seen))
     }
 
     /// Every host's state, to change.
@@ -151,7 +171,7 @@ mod tests {
         let limits = Policy::default().limits().unwrap();
         let mut t = Table::default();
         for h in 0..3 {
-            t.insert(HostKey::parse(&format!("h{h}.example")).unwrap(), HostState::new(&limits));
+            t.insert(HostKey::parse(&format!("h{h}.example")).unwrap(), HostState::new(&limits), Instant::ZERO);
         }
         assert!(t.cells.iter().all(|c| (c as *const Cell as usize) % 128 == 0));
     }
