@@ -54,6 +54,15 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// An instant a caller passed (`field`) is further than [`crate::MAX_CLOCK_GAP`] from the limiter's own clock.
+    FarFromClock {
+        /// The argument, in the JS spelling (`nowMs`).
+        field: &'static str,
+        /// The instant given, in milliseconds.
+        given_ms: f64,
+        /// The limiter's clock then, in milliseconds.
+        clock_ms: f64,
+    },
     /// The host kept pushing back (429/503) for [`crate::GIVE_UP_AFTER`]: nothing is reserved for it, nor sent
     /// there, until `until_ms`.
     HostGivenUp {
@@ -85,6 +94,14 @@ impl fmt::Display for Error {
                 "host registry is full ({max_hosts} hosts) and every host holds state that eviction would lose"
             ),
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
+            Error::FarFromClock { field, given_ms, clock_ms } => write!(
+                f,
+                "invalid {field}: {} ms is more than 24 hours from this limiter's clock, {} ms (epoch milliseconds, as \
+                 performance.timeOrigin + performance.now()); pass instants of that clock, or only instants of your \
+                 own to a limiter that never reads its clock",
+                Num(*given_ms),
+                Num(*clock_ms)
+            ),
             Error::HostGivenUp { host, until_ms } => write!(
                 f,
                 "host {} kept pushing back (429/503) too long: given up on until {} ms",

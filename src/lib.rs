@@ -60,4 +60,5 @@ pub use policy::{Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAU
 pub use registry::{Registry, Slot, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;
-pub use time::{duration_nanos, nanos_to_ms, Clock, FakeClock, Instant, MAX_DURATION_SEC, MIN_RATE_PER_SEC};
+pub use time::{duration_nanos, nanos_to_ms, near_clock, Clock, FakeClock, Instant, MAX_CLOCK_GAP};
+pub use time::{MAX_DURATION_SEC, MIN_RATE_PER_SEC};

@@ -12,6 +12,23 @@ use std::time::Duration;
 
 /// The longest duration any knob accepts, in seconds (one year).
 pub const MAX_DURATION_SEC: f64 = 31_536_000.0;
+
+/// How far from a limiter's own clock an instant a caller passes may be: a limiter that reads its clock refuses
+/// an instant further than this from it (a clock mixed up, such as `performance.now()` or seconds for epoch
+/// milliseconds, would otherwise hold that host back or rush it).
+pub const MAX_CLOCK_GAP: Duration = Duration::from_secs(24 * 3600);
+
+/// `given` (the caller's instant for `field`) when it is within [`MAX_CLOCK_GAP`] of `clock` (the limiter's own
+/// clock now); else an error naming both.
+pub fn near_clock(given: Instant, clock: Instant, field: &'static str) -> Result<Instant, Error> {
+    let gap = given.as_nanos().abs_diff(clock.as_nanos());
+    if gap <= duration_nanos(MAX_CLOCK_GAP) {
+        Ok(given)
+    } else {
+        Err(Error::FarFromClock { field, given_ms: given.as_millis_f64(), clock_ms: clock.as_millis_f64() })
+    }
+}
+
 /// The smallest rate accepted, in requests per second (one request a year).
 pub const MIN_RATE_PER_SEC: f64 = 1.0 / MAX_DURATION_SEC;
 

@@ -135,6 +135,22 @@ impl Registry {
         Ok((self.hosts.get_mut(at), now, at))
     }
 
+    /// [`Registry::state_at`] to reserve a departure: a host given up on ([`HostState::given_up`]) is refused
+    /// with [`Error::HostGivenUp`].
+    #[inline(always)]
+    pub(crate) fn state_to_reserve(
+        &mut self,
+        host: &HostKey,
+        slot: Slot,
+        now: Instant,
+    ) -> Result<(&mut HostState, Instant, Slot), Error> {
+        let (state, now, at) = self.state_at(host, slot, now)?;
+        match state.given_up(now) {
+            Some(until) => Err(Error::HostGivenUp { host: host.as_str().to_owned(), until_ms: until.as_millis_f64() }),
+            None => Ok((state, now, at)),
+        }
+    }
+
     /// Track a new `host` (evicting fresh-equivalent hosts at the bound), first seen at `now` (at least the
     /// floor); returns its slot.
     fn track(&mut self, host: &HostKey, now: Instant) -> Result<Slot, Error> {
@@ -163,10 +179,7 @@ impl Registry {
     /// usual lookup; the decision is the same either way (see [`Slot`]).
     /// A host given up on ([`HostState::given_up`]) is refused with [`Error::HostGivenUp`].
     pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
-        let (state, now, at) = self.state_at(host, slot, now)?;
-        if let Some(until) = state.given_up(now) {
-            return Err(Error::HostGivenUp { host: host.as_str().to_owned(), until_ms: until.as_millis_f64() });
-        }
+        let (state, now, at) = self.state_to_reserve(host, slot, now)?;
         Ok((state.acquire(now), at))
     }
 

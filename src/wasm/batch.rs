@@ -46,7 +46,7 @@ impl Slots {
         decide: impl FnOnce(&mut HostState, Instant) -> T,
     ) -> Result<T, Error> {
         let slot = self.get(id).unwrap_or(Slot::NONE);
-        let (state, now, at) = registry.state_at(host, slot, now)?;
+        let (state, now, at) = registry.state_to_reserve(host, slot, now)?;
         let decided = decide(state, now);
         self.set(id, at);
         Ok(decided)

@@ -4,7 +4,7 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, N
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome};
-use super::{answer, clock_ms, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
+use super::{answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
@@ -207,6 +207,9 @@ pub(crate) struct Shared {
     robots: RefCell<Vec<Option<Box<RobotsFile>>>>,
     crawler: Crawler,
     warnings: Vec<String>,
+    /// Whether this limiter has read its own clock: from then on, an instant a caller passes must be near it
+    /// (see [`crate::near_clock`]).
+    on_clock: Cell<bool>,
 }
 
 /// Who the crawler is, whether it obeys robots.txt, and how long it keeps a copy.
@@ -377,6 +380,27 @@ impl Shared {
         Ok(id)
     }
 
+    /// The limiter's own clock now (from then on, instants callers pass are held to it).
+    fn clock(&self) -> Instant {
+        self.on_clock.set(true);
+        Instant::from_millis_f64(clock_ms())
+    }
+
+    /// The instant of a caller's `nowMs` (validated; near the limiter's clock once it has read it), or the clock
+    /// when it is left out.
+    fn now(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
+        match now_ms {
+            None => Ok(self.clock()),
+            Some(ms) => {
+                let given = Instant::from_millis_f64(ms_arg(ms, "nowMs")?);
+                if !self.on_clock.get() {
+                    return Ok(given);
+                }
+                crate::near_clock(given, Instant::from_millis_f64(clock_ms()), "nowMs").map_err(js_error)
+            }
+        }
+    }
+
     /// Whether what is known of interned host `id`'s robots.txt disallows `url` now (never with
     /// `robots: "ignore"`, nor before robots.txt is known).
     fn disallows(&self, id: u32, url: &str) -> bool {
@@ -410,7 +434,7 @@ impl Shared {
         let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         let decision = if reserve {
             let mut registry = self.registry.borrow_mut();
-            self.slots.borrow_mut().decide(&mut registry, id, key, now, HostState::acquire).map_err(js_error)?
+            self.slots.borrow_mut().decide(&mut registry, id, key, now, HostState::acquire).map_err(core_error)?
         } else {
             self.registry.borrow().peek(key, now)
         };
@@ -442,7 +466,7 @@ impl Shared {
                 return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            *wait = nanos_to_ms(slots.decide(&mut registry, id, key, now, batch::wait_ns).map_err(js_error)?);
+            *wait = nanos_to_ms(slots.decide(&mut registry, id, key, now, batch::wait_ns).map_err(core_error)?);
         }
         Ok(())
     }
@@ -469,6 +493,7 @@ impl JsLimiter {
                 robots: RefCell::new(Vec::new()),
                 crawler,
                 warnings,
+                on_clock: Cell::new(false),
             }),
         }
     }
@@ -514,7 +539,7 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> JsValue {
-        answer(|| self.shared.decide_url(url, instant(now_ms)?, true))
+        answer(|| self.shared.decide_url(url, self.shared.now(now_ms)?, true))
     }
 
     /// When could a request to `url`'s host go, without reserving.
@@ -524,7 +549,7 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> JsValue {
-        answer(|| self.shared.decide_url(url, instant(now_ms)?, false))
+        answer(|| self.shared.decide_url(url, self.shared.now(now_ms)?, false))
     }
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
@@ -542,7 +567,7 @@ impl JsLimiter {
                 return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
             }
             let mut wait = [0.0];
-            self.shared.acquire_ids(&[id as u32], &[], instant(now_ms)?, &mut wait)?;
+            self.shared.acquire_ids(&[id as u32], &[], self.shared.now(now_ms)?, &mut wait)?;
             Ok(wait[0])
         })
     }
@@ -616,7 +641,7 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = departsMs)] departs_ms: Option<f64>,
     ) -> Result<JsValue, JsValue> {
         let key = self.shared.key(url)?;
-        let now = Instant::from_millis_f64(clock_ms());
+        let now = self.shared.clock();
         let departs = instant_or(departs_ms, "departsMs", now)?;
         let departure = self.shared.registry.borrow_mut().depart(&key, departs, now);
         to_js(&Departure::new(departure, departs))
@@ -631,7 +656,7 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = atMs)] at_ms: Option<f64>,
     ) -> Result<(), JsValue> {
         let key = self.shared.key(url)?;
-        let now = Instant::from_millis_f64(clock_ms());
+        let now = self.shared.clock();
         let at = instant_or(at_ms, "atMs", now)?;
         self.shared.registry.borrow_mut().sent(&key, at, now);
         Ok(())
@@ -662,7 +687,7 @@ impl JsLimiter {
         answer(|| {
             let url = args::url(&url, "url")?;
             let latency_ms = args::optional_number(&latency_ms, "latencyMs")?;
-            let now = args::optional_ms(&now_ms, "nowMs")?.map(Instant::from_millis_f64);
+            let now = args::optional_number(&now_ms, "nowMs")?.map(|ms| self.shared.now(Some(ms))).transpose()?;
             let key = self.shared.key(&url)?;
             // read before anything is borrowed: the response's getters are the caller's code
             let parts = ResponseParts::read(&response)?;
@@ -672,7 +697,7 @@ impl JsLimiter {
             let wall = clock_ms();
             let response =
                 Response { status: parts.status, headers: &headers, latency, wall_now_ms: Some(wall as u64) };
-            let now = now.unwrap_or_else(|| Instant::from_millis_f64(wall));
+            let now = now.unwrap_or_else(|| self.shared.clock());
             let obs =
                 self.shared.registry.borrow_mut().observe(&key, &Outcome::Response(response), now).map_err(js_error)?;
             to_js(&Observation::new(key.as_str(), obs))
@@ -703,7 +728,7 @@ impl JsLimiter {
             let text = |value: &Option<StringArg>, name| args::given(value).map(|v| args::string(v, name)).transpose();
             let robots_txt = text(&robots_txt, "robotsTxt")?.unwrap_or_default();
             let user_agent = text(&user_agent, "userAgent")?;
-            let now = args::now(&now_ms)?;
+            let now = self.shared.now(args::optional_number(&now_ms, "nowMs")?)?;
             let fetch = match args::given(&fetch) {
                 Some(n) => Some(args::whole(n, "fetch", 0.0, f64::from(u32::MAX))? as u32),
                 None => None,
@@ -750,7 +775,7 @@ impl JsLimiter {
     ) -> JsValue {
         answer(|| {
             let key = self.shared.key(url)?;
-            let now = instant(now_ms)?;
+            let now = self.shared.now(now_ms)?;
             let peek = peek == Some(true);
             // the object of `RobotsCheck` (a wasm test checks it against serde's)
             let check = |verdict: &str, rule: Option<&crate::robots::Rule>, retry: Option<Instant>| {
@@ -793,7 +818,7 @@ impl JsLimiter {
     ) -> JsValue {
         answer(|| {
             let key = host_arg(&host)?;
-            let now = args::now(&now_ms)?;
+            let now = self.shared.now(args::optional_number(&now_ms, "nowMs")?)?;
             let stats = self.shared.registry.borrow().stats(&key, now);
             match stats {
                 Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),
@@ -839,7 +864,7 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue,
     ) -> Result<(), JsValue> {
         let key = self.shared.key(&args::url(&url, "url")?)?;
-        let now = Instant::from_millis_f64(clock_ms());
+        let now = self.shared.clock();
         self.shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map(|_| ()).map_err(js_error)
     }
 

@@ -27,6 +27,18 @@ pub(crate) fn js_error(message: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&message.to_string()).into()
 }
 
+/// A JS `Error` for a core error: its message, and for a host given up on, the name `HostGivenUp` and `untilMs`
+/// (when it may be asked again), so that a crawler can tell it from a bad argument.
+pub(crate) fn core_error(error: crate::Error) -> JsValue {
+    let js = js_sys::Error::new(&error.to_string());
+    if let crate::Error::HostGivenUp { until_ms, .. } = error {
+        js.set_name("HostGivenUp");
+        // a fresh Error object: setting a property cannot fail
+        let _ = js_sys::Reflect::set(&js, &JsValue::from_str("untilMs"), &JsValue::from_f64(until_ms));
+    }
+    js.into()
+}
+
 /// What an export that answers a JS value returns: the value `body` gives, or its error as the value, which the
 /// method's JS wrapper (`polite.js`) throws. A `Result` return costs each call an array and an externref-table
 /// lookup in the glue, about a sixth of an `acquire(url)`, and the module a shim per export.

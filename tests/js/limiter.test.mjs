@@ -1163,3 +1163,44 @@ describe('regressions (each failed against an earlier package)', () => {
     assert.equal(limiter.stats('noheaders.test').throttled, 1);
   });
 });
+
+describe('time and pushback: what a caller passes cannot stop the limiter', () => {
+  test('one host at a far-future nowMs never stops another host on the real clock', async () => {
+    const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1 });
+    limiter.acquire('http://future.time.test/', 9e12); // year 2255: a valid nowMs, passed before any clock read
+    const waits = [];
+    for (let i = 0; i < 4; i++) {
+      if (i > 0) await sleep(600);
+      waits.push(limiter.acquire('http://other.time.test/').waitMs);
+    }
+    assert.deepEqual(waits.map(Math.round), [0, 0, 0, 0], 'requests 600 ms apart at 2/s wait nothing');
+  });
+
+  test('a limiter on its own clock refuses a nowMs more than 24 hours from it, naming both instants', () => {
+    const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1 });
+    limiter.acquire('http://clock.time.test/'); // reads its clock
+    for (const bad of [9e12, performance.now(), Date.now() / 1000]) {
+      assert.throws(
+        () => limiter.acquire('http://clock.time.test/', bad),
+        (e) => e instanceof Error && /nowMs/.test(e.message) && e.message.includes(String(bad)) && /24 hours/.test(e.message),
+        String(bad),
+      );
+    }
+    // nothing was reserved by the refusals, and an instant of its clock is taken
+    assert.equal(limiter.acquire('http://clock.time.test/', Date.now() + 500).reserved, true);
+  });
+
+  test('a host that kept pushing back is given up on: acquire and fetch reject with HostGivenUp', async () => {
+    const limiter = new Limiter({ ratePerSec: 2, burstCapacity: 1, maxBackoffSec: 60, robots: 'ignore' });
+    const url = 'http://127.0.0.1:9/given-up'; // never sent to: the refusal comes first
+    let t = clockMs() - 20 * 60_000; // a streak of 429s without Retry-After, 20 minutes ago until 5 minutes ago
+    for (let i = 0; i < 40 && t < clockMs() - 4 * 60_000; i++) {
+      limiter.acquire(url, t);
+      const obs = limiter.observe(url, { status: 429, headers: {} }, undefined, t);
+      t = obs.cooldownUntilMs;
+    }
+    const isGivenUp = (e) => e.name === 'HostGivenUp' && /kept pushing back/.test(e.message) && e.untilMs > clockMs();
+    assert.throws(() => limiter.acquire(url), isGivenUp);
+    await assert.rejects(limiter.fetch(url), isGivenUp);
+  });
+});
