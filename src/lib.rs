@@ -52,7 +52,7 @@ pub use audit::{audit, AuditLimits, Blackout, Violation};
 pub use error::{Error, Num};
 pub use frontier::{Frontier, Pop, DEFAULT_MAX_QUEUED};
 pub use host::{Counters, Decision, Departure, HostLimiter, HostState, HostStats, Layer, LayerWaits};
-pub use host::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SERVER_POLICY_TTL, SLOWEST_SHARE};
+pub use host::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SERVER_POLICY_TTL, SLOWEST_SHARE, SPACING_MARGIN};
 pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, OriginCache, MAX_HOST_LEN, MAX_URL_LEN};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket, MAX_BURST_CAPACITY};
 pub use observe::{Observation, Outcome, Response, RetryBudget, RetryVerdict, RobotsOutcome};

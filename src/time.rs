@@ -51,6 +51,11 @@ impl Instant {
         Instant(nanos)
     }
 
+    /// An instant `micros` microseconds from the origin (saturating).
+    pub const fn from_micros(micros: u64) -> Instant {
+        Instant(micros.saturating_mul(1_000))
+    }
+
     /// An instant `millis` milliseconds after the origin (saturating).
     pub const fn from_millis(millis: u64) -> Instant {
         Instant(millis.saturating_mul(1_000_000))

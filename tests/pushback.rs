@@ -58,12 +58,13 @@ fn queued_departures_are_held_behind_a_cooldown_and_keep_the_hosts_spacing_after
     for &at in &reserved[2..] {
         went.push(depart(&mut r, at, at));
     }
-    // none inside the cooldown; after it, the host's spacing at the halved rate (5/s to 2.5/s: 400 ms)
-    assert_eq!(went, (0..7).map(|i| ms(2050 + i * 400)).collect::<Vec<_>>());
+    // none inside the cooldown; after it, the host's spacing at the halved rate (5/s to 2.5/s: 400 ms) and its
+    // margin (1/64 of it)
+    assert_eq!(went, (0..7).map(|i| Instant::from_micros(2_050_000 + i * 406_250)).collect::<Vec<_>>());
     // a departure reserved after the 429 is not held: it comes after every held one
     let later = r.acquire(&host(), ms(2100)).unwrap();
     assert!(later.departs > reserved[7], "{later:?}");
-    assert_eq!(r.depart(&host(), later.departs, later.departs), Departure::Go);
+    assert_eq!(depart(&mut r, later.departs, later.departs), Instant::from_micros(2_050_000 + 7 * 406_250));
 }
 
 #[test]
@@ -75,9 +76,9 @@ fn answers_to_requests_in_flight_together_are_one_incident() {
     }
     let stats = r.stats(&host(), ms(100)).unwrap();
     assert_eq!((stats.throttled, stats.rate_per_sec), (8, 4.0), "eight 429s, one incident: the rate halved once");
-    // after the cooldown, another 429 is a second incident
+    // after the cooldown, another 429 is a second incident: the host means it, the rate is quartered
     r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(1100)).unwrap();
-    assert_eq!(r.stats(&host(), ms(1100)).unwrap().rate_per_sec, 2.0);
+    assert_eq!(r.stats(&host(), ms(1100)).unwrap().rate_per_sec, 1.0);
 }
 
 #[test]
@@ -108,22 +109,42 @@ fn the_backoff_is_stretched_by_jitter_never_shortened() {
 }
 
 #[test]
-fn each_incident_halves_the_rate_and_successes_recover_it_additively() {
+fn incidents_slow_the_host_and_successes_recover_it_additively_below_where_it_pushed_back() {
     let mut r = registry(Policy { rate_per_sec: 10.0, burst_capacity: 4.0, ..Policy::default() });
     let rate = |r: &Registry, at| r.stats(&host(), at).unwrap().rate_per_sec;
     r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(0)).unwrap();
-    assert_eq!(rate(&r, ms(0)), 5.0);
+    assert_eq!(rate(&r, ms(0)), 5.0, "the first incident halves the rate");
     r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(2000)).unwrap();
-    assert_eq!(rate(&r, ms(2000)), 2.5);
+    assert_eq!(rate(&r, ms(2000)), 1.25, "the second quarters it");
+    // each success gives back 1/64 of the configured rate, no faster than the host is taking requests
     for i in 0..10 {
-        r.observe(&host(), &answer(200, &[]), ms(4000 + i)).unwrap();
+        r.observe(&host(), &answer(200, &[]), ms(4000 + 100 * i)).unwrap();
     }
-    let expected = 2.5 + 10.0 * 10.0 * RECOVERY_SHARE;
-    assert!((rate(&r, ms(5000)) - expected).abs() < 1e-4, "{} vs {expected}", rate(&r, ms(5000)));
+    assert_eq!(rate(&r, ms(5000)), 1.25 + 10.0 * 10.0 * RECOVERY_SHARE);
+    // ... and, while the streak lasts, no higher than 7/8 of the lowest level it pushed back at (5/s)
     for i in 0..200 {
-        r.observe(&host(), &answer(200, &[]), ms(6000 + i)).unwrap();
+        r.observe(&host(), &answer(200, &[]), ms(6000 + 100 * i)).unwrap();
     }
-    assert_eq!(rate(&r, ms(7000)), 10.0, "never above the configured rate");
+    assert_eq!(rate(&r, ms(30_000)), 4.375);
+    // the streak forgiven (maxBackoffSec, 120 s, after the last cooldown's end), up to the configured rate
+    for i in 0..200 {
+        r.observe(&host(), &answer(200, &[]), ms(124_000 + 100 * i)).unwrap();
+    }
+    assert_eq!(rate(&r, ms(150_000)), 10.0, "never above the configured rate");
+}
+
+#[test]
+fn a_slowed_host_climbs_no_faster_than_it_takes_requests() {
+    let mut r = registry(Policy { rate_per_sec: 10.0, burst_capacity: 1.0, ..Policy::default() });
+    let rate = |r: &Registry, at| r.stats(&host(), at).unwrap().rate_per_sec;
+    r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(0)).unwrap();
+    assert_eq!(rate(&r, ms(0)), 5.0);
+    // successes a second apart: the host takes one a second, the level stays within a step of that
+    for i in 0..20 {
+        r.observe(&host(), &answer(200, &[]), ms(2000 + 1000 * i)).unwrap();
+    }
+    // (the first success has nothing before it to measure: one step)
+    assert_eq!(rate(&r, ms(30_000)), 5.15625, "above 1/s + 1/64 of 10/s already: no further climb");
 }
 
 #[test]

@@ -26,11 +26,18 @@ impl HostState {
         (self.rate_per_sec(limits), self.bucket.capacity())
     }
 
-    fn widen(&mut self, limits: &Limits) {
+    fn widen(&mut self, limits: &Limits, now: Instant) {
         if let Some(a) = limits.adaptive {
-            let level = (f64::from(self.rate_level) + a.step).min(limits.rate_per_sec);
+            let level = (f64::from(self.rate_level) + a.step).min(self.ceiling(limits, now)).max(a.min_rate);
             self.rate_level = level as f32;
         }
+    }
+
+    /// The highest level the host may climb to at `now`: the configured rate, or less while a streak of pushback
+    /// lasts that measured the rate the host accepts (see `pushback`).
+    fn ceiling(&self, limits: &Limits, now: Instant) -> f64 {
+        let measured = self.server.as_ref().and_then(|s| s.pushback.ceiling(now));
+        measured.map_or(limits.rate_per_sec, |c| c.min(limits.rate_per_sec))
     }
 
     fn narrow(&mut self, limits: &Limits) {
@@ -45,18 +52,31 @@ impl HostState {
         self.rate_level = level.min(limits.rate_per_sec) as f32;
     }
 
-    /// A pushback incident began: the host's level halves, with or without adaptive pacing (a host that says
-    /// "too fast" again and again is telling its rate).
+    /// A pushback incident began: the host's level halves, with or without adaptive pacing; the streak's second
+    /// incident and every later one quarter it (a host that says "too fast" twice is telling its rate). While the
+    /// streak lasts, the level climbs back no higher than seven eighths of the lowest level it pushed back at.
     pub(crate) fn slow_down(&mut self, limits: &Limits) {
+        let level = self.rate_level;
+        let pushback = &mut self.server_mut().pushback;
+        pushback.too_fast_at(level);
+        let repeated = pushback.incidents >= 2;
         self.halve(limits);
+        if repeated {
+            self.halve(limits);
+        }
     }
 
-    /// A success after pushback: without adaptive pacing (which widens by its own rule), the level climbs back by
-    /// [`RECOVERY_SHARE`] of the configured rate, never above it.
-    fn recover(&mut self, limits: &Limits) {
+    /// A success at `now`: without adaptive pacing (which widens by its own rule), a host slowed by pushback climbs
+    /// back by [`RECOVERY_SHARE`] of the configured rate, never above its ceiling, nor more than that above the rate
+    /// it is accepting now (departures reserved at a slower level still leaving count, so the level never runs
+    /// ahead of what the host has shown it takes).
+    fn recover(&mut self, limits: &Limits, now: Instant) {
+        let accepting = self.server.as_mut().and_then(|s| s.pushback.accept(now));
         if limits.adaptive.is_none() && self.rate_level < limits.rate_per_sec as f32 {
-            let level = f64::from(self.rate_level) + limits.rate_per_sec * RECOVERY_SHARE;
-            self.rate_level = level.min(limits.rate_per_sec) as f32;
+            let step = limits.rate_per_sec * RECOVERY_SHARE;
+            let level = f64::from(self.rate_level);
+            let climbed = (level + step).min(accepting.map_or(f64::MAX, |r| r + step)).min(self.ceiling(limits, now));
+            self.rate_level = climbed.max(level) as f32;
         }
     }
 
@@ -104,12 +124,12 @@ impl HostState {
                     self.learn_server_limits(limits, r, now, &mut obs);
                 }
                 if r.status < 400 {
-                    self.recover(limits);
+                    self.recover(limits, now);
                 }
                 if !throttled && r.status < 500 {
                     match r.latency {
                         Some(l) if duration_nanos(l) <= limits.adaptive.map_or(0, |a| a.target_latency_ns) => {
-                            self.widen(limits)
+                            self.widen(limits, now)
                         }
                         Some(_) => self.narrow(limits),
                         None => {}

@@ -21,6 +21,10 @@ pub use decision::{Decision, Departure, Layer};
 pub use learn::SERVER_POLICY_TTL;
 pub use limiter::HostLimiter;
 pub use pushback::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SLOWEST_SHARE};
+
+/// The margin a confirmed departure keeps beyond the host's spacing after the last one, as a share of that spacing
+/// (at most 10 ms; see [`HostState::depart`]).
+pub const SPACING_MARGIN: f64 = 1.0 / 64.0;
 pub use stats::{Counters, HostStats, LayerWaits};
 
 use crate::compact::{Reader, Writer};
@@ -120,6 +124,8 @@ impl HostState {
                 // slowest
                 let capacity = if adaptive.is_none() && !slowed {
                     limits.burst_capacity
+                } else if adaptive.is_none() {
+                    1.0 // a host that pushed back gets no burst until it has recovered
                 } else {
                     let slowest = slowest_rate(limits);
                     let span = limits.rate_per_sec - slowest;
@@ -302,11 +308,15 @@ impl HostState {
         }
     }
 
-    /// What a departure at `now` must still wait to keep the host's spacing after the last one that went.
+    /// What a departure at `now` must still wait to keep the host's spacing after the last one that went, with a
+    /// margin of [`SPACING_MARGIN`] of it (at most 10 ms): a request is written a little after it is confirmed, by
+    /// a little more or less each time, and a target that counts in whole milliseconds (nginx's `limit_req`) must
+    /// never see two closer than its spacing.
     fn spacing_wait(&self, now: Instant) -> Duration {
         let interval = self.departure_spacing_ns();
         if interval > 0 && self.departed != Instant::ZERO {
-            return self.departed.add_nanos(interval).saturating_duration_since(now);
+            let margin = ((interval as f64 * SPACING_MARGIN) as u64).min(10_000_000);
+            return self.departed.add_nanos(interval + margin).saturating_duration_since(now);
         }
         Duration::ZERO
     }

@@ -38,7 +38,7 @@ pub const RECOVERY_SHARE: f64 = 1.0 / 64.0;
 const JITTER: f64 = 0.25;
 
 /// A host's record of pushback.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Pushback {
     /// Departures reserved for this instant or earlier that are confirmed only now are held.
     pub(crate) held_through: Instant,
@@ -50,6 +50,11 @@ pub(crate) struct Pushback {
     pub(crate) streak_ends: Instant,
     /// The host is given up on until this instant (none when in the past).
     pub(crate) given_up_until: Instant,
+    /// When the last success (an answer below 400) of the streak came (ZERO: none yet).
+    pub(crate) last_accepted: Instant,
+    /// Seven eighths of the lowest level the host pushed back at in this streak: its level climbs back no
+    /// higher while the streak lasts (0: none).
+    pub(crate) ceiling: f32,
 }
 
 impl Pushback {
@@ -71,11 +76,34 @@ impl Pushback {
     /// Count a new incident at `now`; returns the number of incidents in its streak.
     pub(crate) fn begin_incident(&mut self, now: Instant) -> u32 {
         if self.forgiven(now) {
-            self.incidents = 0;
-            self.streak_began = now;
+            *self = Pushback { held_through: self.held_through, streak_began: now, ..Pushback::default() };
         }
         self.incidents = self.incidents.saturating_add(1);
         self.incidents
+    }
+
+    /// The highest level the host may climb back to at `now`: below the lowest level it pushed back at, while the
+    /// streak lasts (none once it is forgiven).
+    pub(crate) fn ceiling(&self, now: Instant) -> Option<f64> {
+        (self.ceiling > 0.0 && !self.forgiven(now)).then_some(f64::from(self.ceiling))
+    }
+
+    /// A success at `now`: the rate the host is accepting now (one over the time since the streak's previous
+    /// success), if known.
+    pub(crate) fn accept(&mut self, now: Instant) -> Option<f64> {
+        if self.forgiven(now) {
+            return None;
+        }
+        let since = now.nanos_since(self.last_accepted);
+        let rate = (self.last_accepted != Instant::ZERO && since > 0).then(|| 1e9 / since as f64);
+        self.last_accepted = now;
+        rate
+    }
+
+    /// The host pushed back at `level`: the streak's ceiling is at most seven eighths of it.
+    pub(crate) fn too_fast_at(&mut self, level: f32) {
+        let below = level * 7.0 / 8.0;
+        self.ceiling = if self.ceiling > 0.0 { self.ceiling.min(below) } else { below };
     }
 
     /// Whether the streak has gone on long enough at `now` to give the host up.
@@ -94,6 +122,8 @@ impl Pushback {
         w.u64(u64::from(self.incidents));
         w.u64(self.streak_ends.as_nanos());
         w.u64(self.given_up_until.as_nanos());
+        w.u64(self.last_accepted.as_nanos());
+        w.f32(self.ceiling);
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> Pushback {
@@ -103,6 +133,8 @@ impl Pushback {
             incidents: r.u32("incidents"),
             streak_ends: Instant::from_nanos(r.u64("streak end")),
             given_up_until: Instant::from_nanos(r.u64("given up until")),
+            last_accepted: Instant::from_nanos(r.u64("last accepted")),
+            ceiling: r.f32("ceiling"),
         }
     }
 }

@@ -396,15 +396,16 @@ mod tests {
         let b = r.acquire(&h, ms(0)).unwrap();
         assert_eq!((a.departs, b.departs), (ms(0), ms(250)));
         assert_eq!(r.depart(&h, a.departs, ms(0)).wait(), Duration::ZERO);
-        // a's request is written only 35 ms after it was confirmed: b keeps 250 ms from then
+        // a's request is written only 35 ms after it was confirmed: b keeps 250 ms (and the margin, 1/64 of it) from
+        // then
         r.sent(&h, ms(35), ms(40));
-        assert_eq!(r.depart(&h, b.departs, ms(250)).wait(), Duration::from_millis(35));
-        assert_eq!(r.depart(&h, b.departs, ms(285)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, b.departs, ms(250)).wait(), Duration::from_nanos(38_906_250));
+        assert_eq!(r.depart(&h, b.departs, Instant::from_nanos(288_906_250)).wait(), Duration::ZERO);
         // a time after now counts as now, and the record never moves back
         r.sent(&h, ms(9_000), ms(300));
         r.sent(&h, ms(100), ms(310));
         let c = r.acquire(&h, ms(310)).unwrap();
-        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))).wait(), Duration::from_millis(50));
+        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))).wait(), Duration::from_nanos(53_906_250));
         // a host not tracked: nothing to move
         r.sent(&key("b.example"), ms(10), ms(10));
         assert!(r.host(&key("b.example")).is_none());
@@ -426,20 +427,22 @@ mod tests {
         assert_eq!(r.depart(&h, b.departs, ms(150)).wait(), Duration::from_millis(50));
         assert_eq!(r.depart(&h, b.departs, ms(190)).wait(), Duration::from_millis(10));
         assert_eq!(r.host(&h).cloned(), recorded, "an early confirmation records nothing");
-        // at its reserved instant b still waits for the interval since a really left, then goes
-        assert_eq!(r.depart(&h, b.departs, ms(200)).wait(), Duration::from_millis(120));
+        // at its reserved instant b still waits for the interval (and the margin, 1/64 of it: 3.125 ms) since a
+        // really left, then goes
+        let us = Instant::from_micros;
+        assert_eq!(r.depart(&h, b.departs, ms(200)).wait(), Duration::from_micros(123_125));
         assert_eq!(r.host(&h).cloned(), recorded, "a confirmation told to wait records nothing");
-        assert_eq!(r.depart(&h, b.departs, ms(320)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, b.departs, us(323_125)).wait(), Duration::ZERO);
         assert_ne!(r.host(&h).cloned(), recorded);
-        // the next one, reserved for 400: early, then held to 200 ms after b really left (320)
+        // the next one, reserved for 400: early, then held to 203.125 ms after b really left (323.125)
         let c = r.acquire(&h, ms(330)).unwrap();
         assert_eq!(c.departs, ms(400));
         assert_eq!(r.depart(&h, c.departs, ms(399)).wait(), Duration::from_millis(1));
-        assert_eq!(r.depart(&h, c.departs, ms(400)).wait(), Duration::from_millis(120));
-        assert_eq!(r.depart(&h, c.departs, ms(520)).wait(), Duration::ZERO);
-        // a caller that knows no reserved instant passes `now`: the interval since c left (520) is kept
-        assert_eq!(r.depart(&h, ms(600), ms(600)).wait(), Duration::from_millis(120));
-        assert_eq!(r.depart(&h, ms(720), ms(720)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, c.departs, ms(400)).wait(), Duration::from_micros(126_250));
+        assert_eq!(r.depart(&h, c.departs, us(526_250)).wait(), Duration::ZERO);
+        // a caller that knows no reserved instant passes `now`: the interval since c left (526.25) is kept
+        assert_eq!(r.depart(&h, ms(600), ms(600)).wait(), Duration::from_micros(129_375));
+        assert_eq!(r.depart(&h, us(729_375), us(729_375)).wait(), Duration::ZERO);
         // a host not tracked: the rest of the wait while early, then go, and it is not tracked by confirming
         let new = key("new.example");
         assert_eq!(r.depart(&new, ms(900), ms(800)).wait(), Duration::from_millis(100));
