@@ -23,6 +23,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Limiter } from '../pkg/node.js';
 import { NGINX, crawl, judge, startNginx } from '../tests/js/nginx.mjs';
 import { environment } from './common.mjs';
@@ -48,7 +49,9 @@ const ROWS = MULTIPLIERS.flatMap((m) => [
 const args = process.argv.slice(2);
 function usage(problem) {
   if (problem) process.stderr.write(`nginx.mjs: ${problem}\n`);
-  process.stderr.write(`usage: node bench/nginx.mjs [--rows ID,ID…] [--out FILE]\nrows: ${ROWS.map((r) => r.id).join(', ')}\n`);
+  process.stderr.write(
+    `usage: node bench/nginx.mjs [--rows ID,ID…] [--out FILE]\nrows: ${ROWS.map((r) => r.id).join(', ')}\n`,
+  );
   process.exit(problem ? 2 : 0);
 }
 const opts = {};
@@ -86,6 +89,7 @@ async function measure(row) {
     const urls = Array.from({ length: PAGES }, (_, i) => site.url(`/p/${i}.html`));
     const signal = AbortSignal.timeout(ROW_BOUND_MS);
     const run = await crawl(limiter, urls, { callers: CALLERS, timeoutMs: CALL_TIMEOUT_MS, signal });
+    await site.sync();
     const j = judge(site.log(), PAGES);
     const goal = goalOf(row);
     return {
@@ -123,7 +127,8 @@ for (const row of rows) {
   results.push(r);
   process.stderr.write(
     `${row.id}: ${r.rejected}/${r.requests} rejected, ${r.pagesFetched}/${PAGES} pages, ${num(r.pagesPerSec)} pages/s ` +
-      `(${pct(r.allowedRateShare)} of ${SITE.ratePerSec}/s) in ${r.wallSeconds} s${r.givenUpAfterBound ? ' (given up after 180 s)' : ''}\n`,
+      `(${pct(r.allowedRateShare)} of ${SITE.ratePerSec}/s) in ${r.wallSeconds} s` +
+      `${r.givenUpAfterBound ? ' (given up after 180 s)' : ''}\n`,
   );
 }
 
@@ -161,7 +166,7 @@ if (outFile) {
     results,
     totalSeconds: +((performance.now() - started) / 1000).toFixed(1),
   };
-  if (outFile instanceof URL) mkdirSync(new URL('./', outFile), { recursive: true });
+  mkdirSync(outFile instanceof URL ? new URL('./', outFile) : dirname(resolve(outFile)), { recursive: true });
   writeFileSync(outFile, JSON.stringify(out, null, 2) + '\n');
   process.stderr.write(`wrote ${outFile instanceof URL ? 'bench/results/nginx.json' : outFile} (${out.totalSeconds} s)\n`);
 }

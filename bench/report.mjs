@@ -813,7 +813,7 @@ if (!nginxBench) {
     const g = r.goal;
     const goal = !g
       ? '–'
-      : [`≤ ${pctGoal(g.maxRejectedShare)} rejected`, ...(isNum(g.minAllowedRateShare) ? [`≥ ${pctGoal(g.minAllowedRateShare)} of the rate`] : [])].join(', ');
+      : [g.maxRejectedShare === 0 ? 'none rejected' : `≤ ${pctGoal(g.maxRejectedShare)} rejected`, ...(isNum(g.minAllowedRateShare) ? [`≥ ${pctGoal(g.minAllowedRateShare)} of the rate`] : [])].join(', ');
     p(
       `| ${esc(r.id)} | ${c.ratePerSec}/s, burst ${c.burstCapacity}${r.adaptive ? ', adaptive' : ''} | ${fmtInt(r.requests)} | ` +
         `${fmtInt(r.rejected)} | ${pct1(r.rejectedShare)} | ${fmtInt(r.pagesFetched)} of ${fmtInt(n.workload?.site?.pages)} | ${fmt1(r.seconds)} | ${fmt2(r.pagesPerSec)} | ` +

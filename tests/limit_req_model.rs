@@ -101,15 +101,6 @@ fn crawl(policy: Policy, site_rate: u64, pages: usize, callers: usize) -> Figure
                     let arrives = now.add_nanos(1_000_000);
                     let accepted = site.accepts(arrives);
                     log.push((arrives.as_nanos(), accepted));
-                    if std::env::var("TRACE").is_ok() {
-                        let st = registry.stats(&host, now).unwrap();
-                        eprintln!(
-                            "{:>8.3} {} rate {:.3}",
-                            (arrives.as_nanos() - start.as_nanos()) as f64 / 1e9,
-                            if accepted { 200 } else { 429 },
-                            st.rate_per_sec
-                        );
-                    }
                     Some((arrives.as_nanos() + 1_000_000, Step::Answer { accepted }))
                 }
                 Departure::Wait(wait) => Some((at + wait.as_nanos() as u64, Step::Confirm { departs })),

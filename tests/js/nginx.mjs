@@ -6,7 +6,8 @@
 // (the group's), never by name. Pages /p/0.html … /p/{pages-1}.html are limited per client address
 // (`limit_req_zone $binary_remote_addr … rate=R r/s`); a rejected request is answered 429 with `Retry-After: 1`.
 // /robots.txt is served outside the limit, so that only pages are judged. The access log holds one line per
-// request as it finishes: `$msec $status $request_uri` ($msec: epoch seconds with millisecond resolution).
+// request as it finishes: `$msec $status $request_uri` ($msec: epoch seconds with millisecond resolution), just
+// after the response's last byte was written: `await server.sync()` before reading it after a crawl.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,17 +21,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
 
 const READY_PATH = '/__ready';
+// logged but neither limited nor returned by log(): a request to it marks how far the log is complete (see sync)
+const SYNC_PATH = '/__sync';
 
-// every nginx started and not yet stopped, so that leaving the process stops them too
-const running = new Set();
+// every nginx started and not yet stopped (PID → its prefix), so that leaving the process stops them and removes
+// their prefixes too
+const running = new Map();
 let hooked = false;
 function killAll() {
-  for (const pid of running) {
+  for (const [pid, prefix] of running) {
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       // already gone
     }
+    rmSync(prefix, { recursive: true, force: true });
   }
   running.clear();
 }
@@ -125,6 +130,10 @@ http {
       access_log off;
       return 204;
     }
+    # the log's completion mark (see sync() in nginx.mjs): logged, not limited
+    location = ${SYNC_PATH} {
+      return 204;
+    }
   }
 }
 `;
@@ -140,7 +149,8 @@ function parseLine(line) {
  * Start nginx on a free port of 127.0.0.1, limiting its pages to `ratePerSec` per client address with `burst`
  * (omitted when 0; `nodelay` only matters with a burst: without it nginx delays the excess instead of answering
  * it at once). Resolves once it answers.
- * @returns {Promise<{ port: number, host: string, prefix: string, url(path?: string): string,
+ * @returns {Promise<{ port: number, host: string, prefix: string, pid: number, url(path?: string): string,
+ *   warm(connections?: number): Promise<void>, sync(): Promise<void>,
  *   log(): { atMs: number, status: number, path: string }[], stop(): Promise<void> }>}
  */
 export async function startNginx({ ratePerSec = 2, burst = 0, nodelay = false, pages = 40 } = {}) {
@@ -169,6 +179,7 @@ export async function startNginx({ ratePerSec = 2, burst = 0, nodelay = false, p
 // Run nginx with a config for `port` and wait (at most 10 s) until it answers or exits.
 async function launch(prefix, port, limits) {
   const conf = join(prefix, 'nginx.conf');
+  rmSync(join(prefix, 'error.log'), { force: true }); // a failed try's complaints are not this one's
   writeFileSync(conf, config({ prefix, port, ...limits }));
   const stderrPath = join(prefix, 'stderr.log');
   const stderr = openSync(stderrPath, 'w');
@@ -183,7 +194,7 @@ async function launch(prefix, port, limits) {
     closeSync(stderr);
   }
   hookExit();
-  running.add(child.pid);
+  running.set(child.pid, prefix);
   // nothing keeps this process alive for nginx's sake: leaving it stops nginx (see hookExit)
   child.unref();
   let exited = null;
@@ -238,7 +249,15 @@ async function stop(child) {
 function server(prefix, port, child) {
   const host = `127.0.0.1:${port}`;
   const accessLog = join(prefix, 'access.log');
+  const readLog = () =>
+    existsSync(accessLog)
+      ? readFileSync(accessLog, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim())
+          .map(parseLine)
+      : [];
   let stopped = false;
+  let marks = 0;
   return {
     port,
     host,
@@ -257,13 +276,27 @@ function server(prefix, port, child) {
         Array.from({ length: connections }, () => fetch(`http://${host}${READY_PATH}`).then((r) => r.arrayBuffer())),
       );
     },
-    /** The access log so far, in the order nginx wrote it: `{ atMs, status, path }` (atMs: epoch ms). */
+    /**
+     * The access log so far, in the order nginx wrote it: `{ atMs, status, path }` (atMs: epoch ms), without
+     * sync()'s marks. nginx writes a line just after the response's last byte, so a response already read can
+     * still be missing here: `await sync()` first.
+     */
     log() {
-      if (!existsSync(accessLog)) return [];
-      return readFileSync(accessLog, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim())
-        .map(parseLine);
+      return readLog().filter((e) => !e.path.startsWith(SYNC_PATH));
+    },
+    /**
+     * Resolves once every request answered so far is in the log (at most 5 s): a mark request on a connection of
+     * its own is handled after nginx finished logging every response already sent, so its line comes after theirs.
+     */
+    async sync() {
+      const mark = `${SYNC_PATH}?${++marks}`;
+      const status = await probe(port, mark, 2000);
+      if (status !== 204) throw new Error(`nginx on ${host} did not answer the log mark (${status || 'no answer'})`);
+      const deadline = Date.now() + 5000;
+      while (!readLog().some((e) => e.path === mark)) {
+        if (Date.now() > deadline) throw new Error(`nginx on ${host} did not log ${mark} within 5 s`);
+        await sleep(5);
+      }
     },
     /** Stop nginx (by PID) and remove its prefix; the log is read before, if it is wanted. */
     async stop() {
