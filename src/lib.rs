@@ -55,7 +55,7 @@ pub use host::{Counters, Decision, Departure, HostLimiter, HostState, HostStats,
 pub use host::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SERVER_POLICY_TTL, SLOWEST_SHARE, SPACING_MARGIN};
 pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, OriginCache, MAX_HOST_LEN, MAX_URL_LEN};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket, MAX_BURST_CAPACITY};
-pub use observe::{Observation, Outcome, Response, RetryBudget, RetryVerdict, RobotsOutcome};
+pub use observe::{pushes_back, Observation, Outcome, Purpose, Response, RetryBudget, RetryVerdict, RobotsOutcome};
 pub use policy::{Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION};
 pub use registry::{Registry, Slot, Snapshot, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]

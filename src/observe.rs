@@ -9,6 +9,25 @@ use crate::time::Instant;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// What a request was for: the answers that mean "too fast" differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A request of the crawler's.
+    Request,
+    /// The host's robots.txt.
+    Robots,
+}
+
+/// Whether an answer of `status` to a request for `purpose` is the host pushing back (a cooldown, held departures,
+/// a slower pace; see [`crate::HostState::throttle`]): 429 and 503 to any request, and every 5xx to robots.txt (RFC
+/// 9309: a file the server fails to give means the host is in trouble: back off).
+pub fn pushes_back(status: u16, purpose: Purpose) -> bool {
+    match purpose {
+        Purpose::Request => status == 429 || status == 503,
+        Purpose::Robots => status == 429 || status >= 500,
+    }
+}
+
 /// What came back for one request.
 #[derive(Clone, Copy, Debug)]
 pub enum Outcome<'a> {
@@ -37,8 +56,7 @@ impl Response<'_> {
     /// or (with adaptive pacing) a measured latency on an answer below 500. Observing any other response changes
     /// nothing, so a shell may skip reporting it (the gateway saves an object call per plain success).
     pub fn teaches(&self, policy: &Policy) -> bool {
-        self.status == 429
-            || self.status == 503
+        pushes_back(self.status, Purpose::Request)
             || has_rate_limit_fields(self.headers)
             || (policy.adaptive.is_some() && self.status < 500 && self.latency.is_some())
     }
@@ -121,9 +139,10 @@ impl RetryBudget {
         RetryBudget::verdict(self.max_retries, self.attempts, status)
     }
 
-    /// What to do when attempt number `attempt` (from 1) of a request under `max_retries` answered `status`.
+    /// What to do when attempt number `attempt` (from 1) of a request under `max_retries` answered `status`: a
+    /// request the host pushed back on ([`pushes_back`]) is retried.
     pub fn verdict(max_retries: u32, attempt: u32, status: u16) -> RetryVerdict {
-        if status != 429 && status != 503 {
+        if !pushes_back(status, Purpose::Request) {
             RetryVerdict::Done
         } else if attempt > max_retries {
             RetryVerdict::GiveUp

@@ -106,3 +106,61 @@ proptest! {
         prop_assert_eq!(robots.allows("ExampleBot/2.1 (+https://example.com/bot)", &path), want);
     }
 }
+
+/// What a robots.txt answer means, one row per kind of answer, the same for every shell (`Registry::robots_answered`):
+/// the file's verdict after it, the host's Crawl-delay, and whether the host cools down (holding what was queued).
+#[test]
+fn every_answer_to_a_robots_txt_fetch_means_one_thing() {
+    use hostpace::robots::{RobotsFile, RobotsTiming, Verdict};
+    use hostpace::{HostKey, Instant, Policy, Random, Registry, Response};
+    const UA: &str = "hostpace";
+    let host = HostKey::parse("example.com").unwrap();
+    let t0 = Instant::from_secs(1_000);
+    let url = "http://example.com/private/x";
+    // (status, or None for no answer) → (verdict, Crawl-delay in ms, cooldown)
+    let table: [(Option<u16>, &str, u32, bool); 8] = [
+        (Some(200), "disallowed", 3000, false),
+        (Some(404), "allowed", 0, false),
+        (Some(403), "allowed", 0, false),
+        (Some(301), "allowed", 0, false),
+        (Some(429), "unreachable", 3000, true),
+        (Some(500), "unreachable", 3000, true),
+        (Some(503), "unreachable", 3000, true),
+        (None, "unreachable", 3000, false),
+    ];
+    for (status, verdict, delay_ms, cools) in table {
+        let mut r = Registry::new(Policy::default()).unwrap();
+        r.set_random(Random::Constant(0));
+        let mut file = RobotsFile::new(RobotsTiming::default());
+        // a first copy with a Crawl-delay of 3 s, a day old: due again
+        let fetch = file.start(t0).unwrap();
+        let ok = Response { status: 200, headers: &[], latency: None, wall_now_ms: None };
+        let text = "User-agent: *\nCrawl-delay: 3\nDisallow: /private/\n";
+        r.robots_answered(&host, &mut file, Some(fetch), Some((&ok, text)), UA, t0).unwrap();
+        let later = t0.saturating_add(std::time::Duration::from_secs(86_401));
+        let fetch = file.start(later).unwrap();
+        let queued = r.acquire(&host, later).unwrap();
+        let answer = status.map(|status| Response { status, headers: &[], latency: None, wall_now_ms: None });
+        let body = if status == Some(200) { text } else { "" };
+        r.robots_answered(&host, &mut file, Some(fetch), answer.as_ref().map(|a| (a, body)), UA, later).unwrap();
+        let got = match file.verdict(UA, url, later) {
+            Verdict::Allowed => "allowed",
+            Verdict::Disallowed(_) => "disallowed",
+            Verdict::Unreachable { .. } => "unreachable",
+            Verdict::Pending => "pending",
+        };
+        let stats = r.stats(&host, later).unwrap();
+        assert_eq!((got, stats.crawl_delay_ms), (verdict, delay_ms), "{status:?}");
+        let held = matches!(r.depart(&host, queued.departs, later), hostpace::Departure::Held { .. });
+        assert_eq!((stats.cooldown_remaining_ms > 0.0, held), (cools, cools), "{status:?}: cooldown, held");
+        if cools {
+            let end = later.saturating_add(std::time::Duration::from_secs_f64(stats.cooldown_remaining_ms / 1e3));
+            assert!(r.peek(&host, later).departs >= end, "{status:?}: nothing before the cooldown's end");
+        }
+        // a late report of that fetch changes nothing
+        let before = (file.clone(), r.stats(&host, later));
+        let stale = Response { status: 200, headers: &[], latency: None, wall_now_ms: None };
+        assert_eq!(r.robots_answered(&host, &mut file, Some(fetch), Some((&stale, "")), UA, later), Ok(None));
+        assert_eq!((file, r.stats(&host, later)), before, "{status:?}: a stale report");
+    }
+}

@@ -363,7 +363,7 @@ function tryDepart(lane, t) {
 function respond(lane, t) {
   const r = lane.inflight.shift();
   const answer = (lane.spec.respond ?? ok)(r, lane.serverState);
-  const retryable = answer.status === 429 || answer.status === 503;
+  const retryable = hostpace.pushesBack(answer.status);
   if (lane.kind === 'layered') {
     const obs = limiter.observe(lane.url, { status: answer.status, headers: answer.headers }, lane.latencyMs, t);
     if (obs.cooldownUntilMs !== undefined) lane.cooldowns.push([t, obs.cooldownUntilMs]);

@@ -2,7 +2,7 @@
 //! robots.txt Crawl-delay, adaptive pacing.
 
 use super::{slowest_rate, HostState, RECOVERY_SHARE};
-use crate::observe::{retry_after_of, Observation, Outcome, Response, RobotsOutcome};
+use crate::observe::{pushes_back, retry_after_of, Observation, Outcome, Purpose, Response, RobotsOutcome};
 use crate::policy::Limits;
 use crate::response::{parse_rate_limit, HeaderError};
 use crate::robots::crawl_delay;
@@ -109,7 +109,7 @@ impl HostState {
         match outcome {
             Outcome::Timeout => self.narrow(limits),
             Outcome::Response(r) => {
-                let throttled = r.status == 429 || r.status == 503;
+                let throttled = pushes_back(r.status, Purpose::Request);
                 let mut retry_after = None;
                 if throttled {
                     match retry_after_of(r) {
@@ -198,7 +198,7 @@ impl HostState {
     }
 
     /// Learn from a robots.txt fetch: 2xx → its Crawl-delay for `user_agent` (RFC 9309 group matching);
-    /// other 4xx → no delay rule; 429 and 5xx → the host pushed back, as a throttled response does (see
+    /// any other status but 429 and 5xx (a 4xx, a redirect not followed) → no delay rule; 429 and 5xx → the host pushed back, as a throttled response does (see
     /// [`HostState::throttle`]; `draw` for the backoff's jitter), keeping any delay already known.
     pub fn observe_robots(
         &mut self,
@@ -211,7 +211,7 @@ impl HostState {
     ) -> RobotsOutcome {
         match response.status {
             200..=299 => self.set_crawl_delay(limits, crawl_delay(body, user_agent)),
-            429 | 500..=599 => {
+            status if pushes_back(status, Purpose::Robots) => {
                 let retry = retry_after_of(response).and_then(Result::ok);
                 let until = self.throttle(limits, retry, now, draw);
                 RobotsOutcome {
@@ -221,8 +221,7 @@ impl HostState {
                     cooldown_until: Some(until),
                 }
             }
-            400..=499 => self.set_crawl_delay(limits, None),
-            _ => RobotsOutcome { interval_ms: ms(self.interval_ns()), ..RobotsOutcome::default() },
+            _ => self.set_crawl_delay(limits, None),
         }
     }
 }

@@ -305,6 +305,57 @@ impl Registry {
         Ok(answer)
     }
 
+    /// Learn from a fetch of `host`'s robots.txt, in one place for every shell: `file` is the shell's record of
+    /// that host's file, `fetch` the number the file handed the fetch out with (`None`: whichever is under way),
+    /// `answer` the response and its body (read only for a 2xx), or `None` when no answer came (a network error, a
+    /// timeout).
+    ///
+    /// - a report of a fetch that is no longer the one under way changes nothing (`Ok(None)`);
+    /// - 2xx: the file's rules hold for its max age, and its Crawl-delay for `user_agent` paces the host;
+    /// - another status (4xx, or a redirect not followed): everything is allowed, and no Crawl-delay holds (the file
+    ///   that set one is gone);
+    /// - 429 and 5xx: the file is unreachable until a retry, and the host pushed back ([`HostState::throttle`]:
+    ///   a cooldown that holds every departure reserved before it);
+    /// - no answer: unreachable until a retry; an adaptive host narrows, as after a timeout (`Ok(None)`).
+    ///
+    /// Returns what the answer changed in the host's pacing.
+    pub fn robots_answered(
+        &mut self,
+        host: &HostKey,
+        file: &mut crate::robots::RobotsFile,
+        fetch: Option<u32>,
+        answer: Option<(&Response<'_>, &str)>,
+        user_agent: &str,
+        now: Instant,
+    ) -> Result<Option<RobotsOutcome>, Error> {
+        if fetch.is_some_and(|fetch| !file.is_current(fetch)) {
+            return Ok(None);
+        }
+        let Some((response, body)) = answer else {
+            file.failed(now);
+            self.observe(host, &Outcome::Timeout, now)?;
+            return Ok(None);
+        };
+        if (200..300).contains(&response.status) {
+            // parsed once, for both its rules and its Crawl-delay
+            let robots = crate::robots::Robots::parse(body);
+            return match self.set_crawl_delay(host, robots.crawl_delay(user_agent), now) {
+                Ok(outcome) => {
+                    file.parsed(robots, now);
+                    Ok(Some(outcome))
+                }
+                Err(e) => {
+                    // no room for the host, so its Crawl-delay cannot be kept: nothing is sent there before the
+                    // file is fetched again, as after a failed fetch
+                    file.failed(now);
+                    Err(e)
+                }
+            };
+        }
+        file.fetched(response.status, "", now);
+        self.observe_robots(host, response, "", user_agent, now).map(Some)
+    }
+
     /// A host's state and counters at `now`, if tracked.
     pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
         let at = self.hosts.find(host)?;

@@ -21,12 +21,17 @@
 //!   out, or a newer answer came, and it must not replace that.
 
 use super::{Robots, Rule};
+use crate::observe::{pushes_back, Purpose};
 use crate::time::Instant;
 use std::time::Duration;
 
 /// How long a fetch that was not reported past its deadline still blocks another, so that a shell giving up at
 /// the deadline reports first.
 const GRACE: Duration = Duration::from_secs(1);
+
+/// How long a caller told that another is fetching a host's robots.txt ([`Verdict::Pending`]) waits before asking
+/// again, when it cannot wait for that fetch itself (the fetch of another process, a frontier's held host).
+pub const PENDING_RECHECK: Duration = Duration::from_millis(100);
 
 /// The times of a [`RobotsFile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,7 +208,7 @@ impl RobotsFile {
     pub fn fetched(&mut self, status: u16, body: &str, now: Instant) {
         match status {
             200..=299 => self.parsed(Robots::parse(body), now),
-            0..=99 | 429 | 500.. => self.failed(now),
+            status if status < 100 || pushes_back(status, Purpose::Robots) => self.failed(now),
             _ => self.keep(None, now),
         }
     }

@@ -6,6 +6,7 @@ use super::limiter::policy_of;
 use super::shapes::Violation;
 use super::{answer, is_ms, js_error, ms_arg};
 use crate::audit::{audit_sorted, AuditLimits, Blackout};
+use crate::observe::Purpose;
 use crate::time::Instant;
 use wasm_bindgen::prelude::*;
 
@@ -52,6 +53,15 @@ fn blackouts(value: &JsValue) -> Result<Vec<Blackout>, JsValue> {
         out.push(Blackout { start: Instant::from_millis_f64(start), end: Instant::from_millis_f64(end) });
     }
     Ok(out)
+}
+
+/// Whether an answer of `status` is the host pushing back (429 or 503): what makes a host cool down, hold what was
+/// queued and slow down. The one predicate for it (the core's `pushes_back`); anything but a status is false.
+#[wasm_bindgen(js_name = pushesBack)]
+pub fn pushes_back(#[wasm_bindgen(unchecked_param_type = "number")] status: &JsValue) -> bool {
+    status.as_f64().is_some_and(|s| {
+        s.fract() == 0.0 && (0.0..=999.0).contains(&s) && crate::observe::pushes_back(s as u16, Purpose::Request)
+    })
 }
 
 /// Every violation of `config`'s limits in one host's departures (`departuresMs`, any order): two departures

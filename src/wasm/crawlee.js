@@ -51,9 +51,6 @@ const MAX_ASIDE_MS = 30_000;
  */
 const ADMIT_TIMEOUT_MS = 10_000;
 
-/** The statuses that make a host cool down and the request go again after the cooldown. */
-const THROTTLED = new Set([429, 503]);
-
 /** The names of the errors this file rejects with (robots.txt refusals come from the limiter). */
 const OURS = new Set(['RobotsDisallowed', 'RobotsUnavailable', 'HostThrottled']);
 
@@ -207,7 +204,9 @@ class Pacer {
         const message = `${url} not sent: its host asked for a pause after its turn was reserved (hostpace)`;
         throw errorNamed('HostThrottled', message, { url });
       }
-      if (observed !== seen && THROTTLED.has(observed.status)) this.throttled(request, url, observed.status);
+      // the host pushed back (the core's verdict: a 429 or 503 is retried after its cooldown)
+      const pushedBack = observed !== seen && this.limiter.retryVerdict(observed.status, 1) !== 'done';
+      if (pushedBack) this.throttled(request, url, observed.status);
       return seen;
     } catch (error) {
       if (error?.name === 'RobotsDisallowed' || error?.name === 'RobotsUnavailable') request.noRetry = true;

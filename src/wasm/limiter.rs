@@ -14,7 +14,7 @@ use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
-use crate::robots::{Robots, RobotsFile, RobotsTiming, Verdict};
+use crate::robots::{RobotsFile, RobotsTiming, Verdict, PENDING_RECHECK};
 use crate::time::{nanos_to_ms, Instant};
 use js_sys::{Float64Array, Reflect, Uint32Array};
 use std::cell::{Cell, RefCell};
@@ -183,9 +183,6 @@ impl ResponseParts {
         Ok(ResponseParts { status: status as u16, headers, latency_ms })
     }
 }
-
-/// How long a frontier holds back a host whose robots.txt is being fetched before it looks again.
-const ROBOTS_HOLD_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
 pub(crate) struct Shared {
@@ -411,14 +408,14 @@ impl Shared {
     }
 
     /// Which interned hosts a frontier holds back at `now`: with `robots: "obey"`, a host whose robots.txt is
-    /// being fetched while nothing is known of it yet, [`ROBOTS_HOLD_POLL`] at a time (looked at again then, so
+    /// being fetched while nothing is known of it yet, [`PENDING_RECHECK`] at a time (looked at again then, so
     /// an answer that arrives sooner is not missed by much).
     fn robots_holds(&self, now: Instant) -> impl Fn(u32) -> Option<Instant> + '_ {
         let robots = self.robots.borrow();
         let obey = self.crawler.obey_robots;
         move |id| {
             let file = robots.get(id as usize)?.as_ref()?;
-            (obey && file.awaited(now)).then(|| now.saturating_add(ROBOTS_HOLD_POLL))
+            (obey && file.awaited(now)).then(|| now.saturating_add(PENDING_RECHECK))
         }
     }
 
@@ -707,8 +704,10 @@ impl JsLimiter {
     /// Report a fetch of `host`'s robots.txt (a host name or any URL on it) at `nowMs`: it answered `status`, or
     /// 0 when no answer came (a network error, a timeout: as a 5xx). A 2xx makes `robotsTxt` (default empty) the
     /// rules for `robotsMaxAgeSec` — what `fetch`, `schedule` and `allowed` may send there — and its Crawl-delay for
-    /// `userAgent` (default: the config's) paces the host; the answer says what that changed. A 4xx allows
-    /// everything, a 5xx or a 429 disallows everything until a retry succeeds (both answer `undefined`). `fetch`
+    /// `userAgent` (default: the config's) paces the host. Another status allows everything and drops the
+    /// Crawl-delay; a 5xx or a 429 disallows everything until a retry succeeds and is the host pushing back (a
+    /// cooldown holding what was queued). The answer says what changed in the host's pacing (`undefined` for no
+    /// answer). The core's `Registry::robots_answered` decides all of it. `fetch`
     /// is the number `robotsCheck` handed the fetch out with: a report of a fetch that is no longer the one under
     /// way (a newer one was handed out, or answered) changes nothing and answers `undefined`. `setRobots` and
     /// `robotsStatus` are this for a fetched text and for a status.
@@ -733,28 +732,15 @@ impl JsLimiter {
                 Some(n) => Some(args::whole(n, "fetch", 0.0, f64::from(u32::MAX))? as u32),
                 None => None,
             };
-            let mut file = self.robots_of(&key);
-            if fetch.is_some_and(|fetch| !file.is_current(fetch)) {
-                return Ok(JsValue::UNDEFINED);
-            }
-            if !(200..300).contains(&status) {
-                file.fetched(status, "", now);
-                return Ok(JsValue::UNDEFINED);
-            }
             let user_agent = user_agent.as_deref().unwrap_or(&self.shared.crawler.user_agent);
-            // parsed once, for both its Crawl-delay and its rules
-            let robots = Robots::parse(&robots_txt);
-            match self.shared.registry.borrow_mut().set_crawl_delay(&key, robots.crawl_delay(user_agent), now) {
-                Ok(out) => {
-                    file.parsed(robots, now);
-                    to_js(&RobotsOutcome::new(key.as_str(), &out))
-                }
-                Err(e) => {
-                    // the registry has no room for the host, so its Crawl-delay cannot be kept: nothing is sent
-                    // there before robots.txt is fetched again, as after a failed fetch
-                    file.failed(now);
-                    Err(js_error(e))
-                }
+            let response = Response { status, headers: &[], latency: None, wall_now_ms: None };
+            let answer = (status >= 100).then_some((&response, robots_txt.as_str()));
+            let mut file = self.robots_of(&key);
+            let learned =
+                self.shared.registry.borrow_mut().robots_answered(&key, &mut file, fetch, answer, user_agent, now);
+            match learned.map_err(js_error)? {
+                Some(out) => to_js(&RobotsOutcome::new(key.as_str(), &out)),
+                None => Ok(JsValue::UNDEFINED),
             }
         })
     }
@@ -798,7 +784,8 @@ impl JsLimiter {
                 Verdict::Allowed => check("allowed", None, None),
                 Verdict::Disallowed(rule) => check("disallowed", Some(rule), None),
                 Verdict::Unreachable { retry_at } => check("unreachable", None, Some(retry_at)),
-                Verdict::Pending => check("pending", None, None),
+                // another caller is fetching it: ask again after the core's recheck, if not woken by that fetch
+                Verdict::Pending => check("pending", None, Some(now.saturating_add(PENDING_RECHECK))),
             })
         })
     }

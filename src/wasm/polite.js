@@ -56,6 +56,21 @@ class LocalTurns {
   }
 }
 
+/**
+ * The turns of a robots.txt fetch: paced as any request to its host, but its answer is reported once, by
+ * `robotsFetched` (the core learns from it there, pushback included), and never retried here: the core says when
+ * the file is due again.
+ */
+class RobotsTurns extends LocalTurns {
+  observe(url, decision) {
+    this.release(url, decision);
+  }
+
+  retryVerdict() {
+    return 'done';
+  }
+}
+
 // Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, sent, robotsCheck; Frontier's
 // push, pop, take, waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is
 // what keeps a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value
@@ -149,9 +164,6 @@ Limiter.prototype.release = function release(url, permitId) {
 /** The largest robots.txt read (RFC 9309 §2.5: 500 KiB); the rest of a longer body is not downloaded. */
 const MAX_ROBOTS_BYTES = 500 * 1024;
 
-/** How long a call told "pending" by a fetch it cannot see (another realm's, a lost one) waits to ask again. */
-const PENDING_RECHECK_MS = 100;
-
 /** Fetches of robots.txt under way, by limiter and host: callers told "pending" wait for them. */
 const robotsFetches = new WeakMap();
 
@@ -201,7 +213,8 @@ async function fetchRobots(limiter, robotsUrl, check, onDecision) {
       // at most 5 redirects (RFC 9309 §2.3.1.2), each paced by its host; a 3xx after them means unavailable
       const init = withUserAgent({ signal: deadline.signal }, limiter.userAgent);
       const told = onDecision && ((event) => onDecision({ ...event, purpose: 'robots' }));
-      response = await fetchFollowing(limiter, robotsUrl, init, { maxRedirects: 5, obey: false, onDecision: told });
+      const turns = { maxRedirects: 5, obey: false, onDecision: told, Turns: RobotsTurns };
+      response = await fetchFollowing(limiter, robotsUrl, init, turns);
       // fetch does not say when it wrote the request (a first connection, a busy event loop delay it): the file's
       // request is taken as sent when its answer came, so the host's first page keeps its interval after it
       limiter.sent(robotsUrl);
@@ -264,8 +277,8 @@ async function untilRobotsAllow(limiter, url, signal, check, onDecision) {
       fetches.set(robotsUrl.host, fetching);
       await unlessAborted(fetching, signal);
     } else {
-      // pending: another call is fetching it (or one this realm cannot see: ask again after a while)
-      await unlessAborted(fetches.get(robotsUrl.host) ?? sleep(PENDING_RECHECK_MS), signal);
+      // pending: another call is fetching it (or one this realm cannot see: ask again when the core says)
+      await unlessAborted(fetches.get(robotsUrl.host) ?? sleep(check.retryMs), signal);
     }
     check = limiter.robotsCheck(url);
   }
@@ -346,14 +359,14 @@ function redirected(init, status, from, to) {
  * rejects with a TypeError, as fetch does, or with `obey` false is returned as it came. A browser hides where a
  * redirect goes (`redirect: "manual"` answers an opaque response), so there it follows them itself.
  */
-async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal, onDecision }) {
+async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal, onDecision, Turns = LocalTurns }) {
   if (inBrowser() || (init?.redirect ?? 'follow') !== 'follow') {
-    return fetchThrough(new LocalTurns(limiter), url, init, onDecision);
+    return fetchThrough(new Turns(limiter), url, init, onDecision);
   }
   let sending = { ...init, redirect: 'manual' };
   let at = new URL(url);
   for (let hops = 0, attempts = 0; ; hops++) {
-    const response = await fetchThrough(new LocalTurns(limiter), at.href, sending, onDecision);
+    const response = await fetchThrough(new Turns(limiter), at.href, sending, onDecision);
     attempts += response.hostpaceAttempts;
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
     if (location === null || (hops === maxRedirects && !obey)) {

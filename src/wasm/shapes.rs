@@ -87,7 +87,8 @@ pub struct RobotsCheck {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub rule: Option<String>,
-    /// Milliseconds until robots.txt is fetched again (unreachable).
+    /// Milliseconds until robots.txt is fetched again (unreachable), or until asking again when another caller is
+    /// fetching it (pending).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub retry_ms: Option<f64>,

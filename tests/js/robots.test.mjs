@@ -277,7 +277,7 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     const url = 'https://example.com/private/x';
     assert.equal(limiter.allowed(url, T), true, 'nothing known yet: allowed');
     assert.deepEqual(limiter.robotsCheck(url, T), { verdict: 'fetch', fetch: 0, timeoutMs: 60_000 });
-    assert.deepEqual(limiter.robotsCheck(url, T + 1), { verdict: 'pending' });
+    assert.deepEqual(limiter.robotsCheck(url, T + 1), { verdict: 'pending', retryMs: 100 }, 'ask again in 100 ms');
     limiter.setRobots('example.com', ROBOTS, undefined, T + 2);
     assert.deepEqual(limiter.robotsCheck(url, T + 3), { verdict: 'disallowed', rule: 'Disallow: /private (line 2)' });
     assert.equal(limiter.allowed(url, T + 3), false);
@@ -383,7 +383,7 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.equal(check.verdict, 'fetch');
     assert.equal(frontier.pop(T), 'https://other.example/1', 'example.com is held while its robots.txt is fetched');
     assert.equal(frontier.pop(T), undefined);
-    assert.equal(frontier.waitMs(T), 50, 'looked at again in 50 ms');
+    assert.equal(frontier.waitMs(T), 100, 'looked at again in 100 ms (PENDING_RECHECK)');
     assert.equal(frontier.take(T + 50), undefined, 'still held, and take reserves nothing');
     assert.equal(limiter.stats('example.com', T + 50), undefined, 'no departure reserved');
     limiter.robotsFetched('example.com', 200, 'User-agent: *\nAllow: /\n', undefined, T + 60, check.fetch);
