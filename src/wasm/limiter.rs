@@ -377,17 +377,26 @@ impl Shared {
         Ok(id)
     }
 
-    /// The limiter's own clock now (from then on, instants callers pass are held to it).
+    /// The limiter's own clock now, to decide at (from then on, instants callers pass are held to it).
     fn clock(&self) -> Instant {
         self.on_clock.set(true);
         Instant::from_millis_f64(clock_ms())
     }
 
-    /// The instant of a caller's `nowMs` (validated; near the limiter's clock once it has read it), or the clock
-    /// when it is left out.
-    fn now(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
+    /// The instant to decide at: a caller's `nowMs` (validated; near the limiter's clock once it has decided by
+    /// it), or the clock when it is left out.
+    fn decide_at(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
         match now_ms {
             None => Ok(self.clock()),
+            given => self.now(given),
+        }
+    }
+
+    /// The instant of a caller's `nowMs` (as [`Shared::decide_at`]), or the clock read only to look (a view, a
+    /// report: they do not put the limiter on its clock) when it is left out.
+    fn now(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
+        match now_ms {
+            None => Ok(Instant::from_millis_f64(clock_ms())),
             Some(ms) => {
                 let given = Instant::from_millis_f64(ms_arg(ms, "nowMs")?);
                 if !self.on_clock.get() {
@@ -536,7 +545,7 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> JsValue {
-        answer(|| self.shared.decide_url(url, self.shared.now(now_ms)?, true))
+        answer(|| self.shared.decide_url(url, self.shared.decide_at(now_ms)?, true))
     }
 
     /// When could a request to `url`'s host go, without reserving.
@@ -546,7 +555,7 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> JsValue {
-        answer(|| self.shared.decide_url(url, self.shared.now(now_ms)?, false))
+        answer(|| self.shared.decide_url(url, self.shared.decide_at(now_ms)?, false))
     }
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
@@ -564,7 +573,7 @@ impl JsLimiter {
                 return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
             }
             let mut wait = [0.0];
-            self.shared.acquire_ids(&[id as u32], &[], self.shared.now(now_ms)?, &mut wait)?;
+            self.shared.acquire_ids(&[id as u32], &[], self.shared.decide_at(now_ms)?, &mut wait)?;
             Ok(wait[0])
         })
     }
@@ -602,7 +611,7 @@ impl JsLimiter {
         let n = batch.ids.len();
         // the clock is read only for a batch without instants (it is a call out to JS), before waitsOut's room is
         // checked: no JS runs between that check and the write
-        let clock = if batch.nows.is_empty() { instant(None)? } else { Instant::ZERO };
+        let clock = if batch.nows.is_empty() { self.shared.clock() } else { Instant::ZERO };
         if let Some(out) = &out {
             // its own length, read by the glue (a subclass's `length` getter may say anything)
             let room = glue::typed_length(out);
