@@ -19,6 +19,18 @@
 //
 // Plain JavaScript, nothing in the wasm. Copied into the npm package by scripts/build-pkg.sh.
 
+/** The instant (`performance.now()`) by which a call's signal aborts with its `timeoutMs`, by signal. */
+const deadlines = new WeakMap();
+
+/**
+ * The error of a request the host's pushback holds past its call's `timeoutMs`: it fails now, named as the timeout
+ * it would end in, never sent.
+ */
+function heldPastDeadline(url, waitMs) {
+  const message = `${url}: its host pushed back and holds it ${Math.ceil(waitMs)} ms, past this call's timeoutMs`;
+  return Object.assign(new Error(message), { name: 'TimeoutError', heldMs: waitMs });
+}
+
 /** Calls waiting for a concurrency permit, by owner, woken on every release. */
 const waiting = new WeakMap();
 
@@ -151,7 +163,11 @@ async function turn(adapter, url, signal) {
         // A departure held by the host's pushback is reserved again behind its cooldown: confirm that one next.
         await sleep(decision.waitMs, signal);
         for (let d = await adapter.depart(url, decision); d.waitMs > 0; d = await adapter.depart(url, decision)) {
-          if (d.held) decision.departsMs = d.departsMs;
+          if (d.held) {
+            decision.departsMs = d.departsMs;
+            const deadline = signal && deadlines.get(signal);
+            if (deadline !== undefined && performance.now() + d.waitMs > deadline) throw heldPastDeadline(url, d.waitMs);
+          }
           await sleep(d.waitMs, signal);
         }
       } catch (reason) {
@@ -275,6 +291,7 @@ export function callOptions(options, name, sends) {
     throw new TypeError(`invalid ${name}.userAgent: expected 1-512 printable ASCII characters, got ${kind(userAgent)}`);
   }
   const bounded = timeoutMs === undefined ? signal : withTimeout(signal, timeoutMs);
+  if (timeoutMs !== undefined) deadlines.set(bounded, performance.now() + timeoutMs);
   if (bounded !== undefined) rest.signal = bounded;
   return { signal: bounded, rest, onDecision, userAgent };
 }

@@ -65,6 +65,7 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
       '/plain': { status: 200, body: 'plain' },
       '/hold': { status: 429, headers: { 'Retry-After': '5' } },
       '/queued-fetch': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
+      '/queued-timeout': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
       '/queued-schedule': [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 200, body: 'ok' }],
     });
   });
@@ -106,6 +107,22 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
     // (That exactly one may go at the cooldown's end and the bucket then refills from empty is a property of the
     // reservations, checked exactly with a fake clock in tests/pacing_rules.rs; at the origin, with burst capacity
     // 2, the spacing between these two carries scheduling and connection jitter, so it is not asserted here.)
+  });
+
+  test('a queued request the cooldown holds past its timeoutMs fails at once as a TimeoutError, never sent', async () => {
+    const limiter = new Limiter({ ratePerSec: 5, burstCapacity: 1, maxRetries: 0, robots: 'ignore' });
+    const path = '/queued-timeout';
+    const started = clockMs();
+    const calls = Array.from({ length: 4 }, (_, i) => limiter.fetch(origin.url(`${path}?${i}`), { timeoutMs: 1500 }));
+    const [first, ...held] = await Promise.allSettled(calls);
+    assert.equal(first.value.status, 429);
+    for (const r of held) {
+      assert.equal(r.status, 'rejected');
+      assert.equal(r.reason.name, 'TimeoutError', String(r.reason));
+      assert.match(r.reason.message, /pushed back and holds it \d+ ms, past this call's timeoutMs/);
+    }
+    assert.ok(clockMs() - started < 1000, 'they failed when held, not when their timeout ran out');
+    assert.deepEqual(origin.log.filter((e) => e.path === path).map((e) => e.status), [429], 'only the first was sent');
   });
 
   for (const via of ['fetch', 'schedule']) {
