@@ -612,6 +612,14 @@ impl JsLimiter {
         // the clock is read only for a batch without instants (it is a call out to JS), before waitsOut's room is
         // checked: no JS runs between that check and the write
         let clock = if batch.nows.is_empty() { self.shared.clock() } else { Instant::ZERO };
+        if !batch.nows.is_empty() && self.shared.on_clock.get() {
+            // a limiter on its own clock: the batch's instants are held to it too (its earliest and latest)
+            let (lo, hi) = batch.nows.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+            let clock = Instant::from_millis_f64(clock_ms());
+            for t in [lo, hi] {
+                crate::near_clock(Instant::from_millis_f64(t), clock, "nowMs").map_err(js_error)?;
+            }
+        }
         if let Some(out) = &out {
             // its own length, read by the glue (a subclass's `length` getter may say anything)
             let room = glue::typed_length(out);

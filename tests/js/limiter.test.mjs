@@ -1204,6 +1204,10 @@ describe('time and pushback: what a caller passes cannot stop the limiter', () =
         String(bad),
       );
     }
+    // the batch path too: its instants are held to the clock
+    const id = limiter.intern('http://batch.time.test/');
+    assert.throws(() => limiter.acquireIds(Uint32Array.of(id, id), Float64Array.of(Date.now(), 9e12)), /invalid nowMs: 9000000000000/);
+    assert.equal(limiter.stats('batch.time.test'), undefined, 'the refused batch reserved nothing');
     // nothing was reserved by the refusals, and an instant of its clock is taken
     assert.equal(limiter.acquire('http://clock.time.test/', Date.now() + 500).reserved, true);
   });
