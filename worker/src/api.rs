@@ -14,6 +14,9 @@ pub struct ApiError {
     pub code: &'static str,
     /// What was wrong, for a person.
     pub message: String,
+    /// Milliseconds after which asking again may succeed, sent as `Hostpace-Wait-Ms` and (in whole seconds,
+    /// rounded up) `Retry-After`; none: neither header.
+    pub wait_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -30,7 +33,17 @@ struct Inner<'a> {
 impl ApiError {
     /// An error with `status`, `code` and `message`.
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into() }
+        ApiError { status, code, message: message.into(), wait_ms: None }
+    }
+
+    /// The same error, saying that asking again in `wait_ms` milliseconds (rounded up) may succeed.
+    pub fn waiting(self, wait_ms: f64) -> ApiError {
+        ApiError { wait_ms: Some(wait_ms.max(0.0).ceil().min(1e15) as u64), ..self }
+    }
+
+    /// Its `Retry-After` seconds, when it says how long to wait ([`retry_after_secs`]).
+    pub fn retry_after(&self) -> Option<u64> {
+        self.wait_ms.map(|ms| retry_after_secs(ms as f64))
     }
 
     /// 400 with `code`.

@@ -53,6 +53,12 @@ pub enum Ask {
         /// When that fetch's lease ends, or the token's departure stops counting, or its cooldown ends.
         until: Instant,
     },
+    /// The host is given up on (it pushed back for [`hostpace::GIVE_UP_AFTER`]) until `until`: nothing reserved,
+    /// nothing sent there before then.
+    GivenUp {
+        /// When the host is no longer given up on.
+        until: Instant,
+    },
     /// Nothing reserved: the wait is longer than the caller will wait.
     Later {
         /// How long until one could go.
@@ -115,6 +121,30 @@ fn not_yours() -> ApiError {
         "not_your_departure",
         "this departureId was not issued to this token for this host, or is used up or expired",
     )
+}
+
+/// 503 `host_given_up` with `Retry-After`: `host` is given up on until `until` (see [`Ask::GivenUp`]).
+pub fn given_up(host: &str, until: Instant, now: Instant) -> ApiError {
+    let wait_ms = until.saturating_duration_since(now).as_secs_f64() * 1000.0;
+    let message = format!(
+        "{host} has pushed back (429/503) for {} minutes in a row and is left alone for another {} s: nothing was sent",
+        hostpace::GIVE_UP_AFTER.as_secs() / 60,
+        crate::api::retry_after_secs(wait_ms),
+    );
+    ApiError::new(503, "host_given_up", message).waiting(wait_ms)
+}
+
+/// 503 `departure_held` with `Retry-After`: a departure to `host` held behind a cooldown may go only `wait` from
+/// now (set by `layer`), past the caller's bound.
+fn held(host: &str, wait: Duration, layer: Layer) -> ApiError {
+    let wait_ms = wait.as_secs_f64() * 1000.0;
+    let message = format!(
+        "{host} began cooling down after this departure was reserved: it may go only in {} ms ({}), longer than \
+         the caller waits; nothing was sent",
+        wait_ms.ceil(),
+        layer.as_str(),
+    );
+    ApiError::new(503, "departure_held", message).waiting(wait_ms)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -272,6 +302,18 @@ impl HostDesk {
         self.registry.last_seen()
     }
 
+    /// Until when the host is given up on at `now` (it pushed back for [`hostpace::GIVE_UP_AFTER`]), if it is.
+    pub fn given_up_until(&self, now: Instant) -> Option<Instant> {
+        self.registry.host(&self.key).and_then(|s| s.given_up(now))
+    }
+
+    /// Whether the host's rate is below the configured one (pushback slowed it, or a server's cap):
+    /// each success it answers then is worth reporting, as what brings the rate back.
+    pub fn slowed(&self) -> bool {
+        let rate = self.registry.policy().rate_per_sec;
+        self.registry.host(&self.key).is_some_and(|s| s.rate_per_sec(self.registry.limits()) < rate)
+    }
+
     /// May one request leave at `now`? With `max_wait`, a departure further away than that is not reserved
     /// ([`Ask::Later`], nothing charged). With `robots`, a host whose robots.txt is due gets that fetch first
     /// ([`Ask::Robots`]); while it is under way and nothing is known (or, when obeyed, the file is unreachable),
@@ -284,6 +326,9 @@ impl HostDesk {
         now: Instant,
     ) -> Result<Ask, Error> {
         let now = now.max(self.registry.last_seen());
+        if let Some(until) = self.given_up_until(now) {
+            return Ok(Ask::GivenUp { until }); // robots.txt included: nothing goes there
+        }
         let mut fetch_first = false;
         if let Some(rule) = &robots {
             self.robots.set_timing(rule.timing);
@@ -354,6 +399,9 @@ impl HostDesk {
         now: Instant,
     ) -> Result<(Ask, Option<String>), ApiError> {
         let now = now.max(self.registry.last_seen());
+        if let Some(until) = self.given_up_until(now) {
+            return Ok((Ask::GivenUp { until }, None));
+        }
         let (held, first) = self.tenants.outstanding(asker.token, now, self.max_backoff());
         let bound = self.tenants.bound(asker.token, asker.max_reservations as usize, now);
         let (blocked, layer) = match self.tenants.tenant_cooldown(asker.token, now) {
@@ -470,10 +518,49 @@ impl HostDesk {
         Ok((observation, released))
     }
 
-    /// Confirm at `now` a departure reserved for `departs` (the core's `depart`: go, wait and confirm again, or
-    /// held behind a cooldown and reserved again). A caller that knows no reserved instant passes `now`.
-    pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
-        self.registry.depart(&self.key, departs, now)
+    /// Confirm at `now` a departure reserved for `departs` (the core's `depart`), issued as `issued` (token, id)
+    /// when it was, for a caller that waits until `deadline` at most. A caller that knows no reserved instant
+    /// passes `now`. The answer is the core's: go, wait and confirm again, or — held behind a cooldown the host
+    /// began after it was reserved — reserved again behind it ([`Departure::Held`]): the issued record follows
+    /// (the token's reservation counts, may be confirmed and expires from the new instant, and is saved so). A
+    /// departure that may not go is refused, nothing reserved again, and the issued one given back with its
+    /// permit: 503 `departure_held` when the new instant is past `deadline`, 503 `host_given_up` while the host
+    /// is given up on (whatever the deadline), each with `Retry-After`.
+    pub fn depart(
+        &mut self,
+        departs: Instant,
+        deadline: Option<Instant>,
+        issued: Option<(&str, &str)>,
+        now: Instant,
+    ) -> Result<Departure, ApiError> {
+        let now = now.max(self.registry.last_seen());
+        let refused = match self.given_up_until(now) {
+            Some(until) => given_up(self.key.as_str(), until, now),
+            None => {
+                // tried on a copy when there is a bound, so a refusal reserves nothing again
+                let mut tried = deadline.map(|_| self.registry.clone());
+                let departure = tried.as_mut().unwrap_or(&mut self.registry).depart(&self.key, departs, now);
+                match departure {
+                    Departure::Held { departs: at, wait, layer } if deadline.is_some_and(|d| at > d) => {
+                        held(self.key.as_str(), wait, layer)
+                    }
+                    _ => {
+                        if let Some(tried) = tried {
+                            self.registry = tried;
+                        }
+                        if let (Departure::Held { departs: at, .. }, Some((token, id))) = (departure, issued) {
+                            self.tenants.moved(id, token, at);
+                        }
+                        return Ok(departure);
+                    }
+                }
+            }
+        };
+        if let Some((token, id)) = issued {
+            // the caller will not report on it: it stops counting against its token, its permit goes back
+            let _ = self.cancel(token, id, now);
+        }
+        Err(refused)
     }
 
     /// Learn from what came back (the core's `observe`), and give back `permit` if given.
@@ -802,9 +889,10 @@ mod tests {
         assert_eq!(back.robots_due(), desk.robots_due());
         let d = go(back.ask(None, Some(RULE), t(4)).unwrap());
         assert_eq!((d.departs, d.layer), (t(5002), Layer::Cooldown));
-        // and the bucket restarts empty at the cooldown's end: the next one waits an emission, not a burst
+        // and the bucket restarts empty at the cooldown's end: the next one waits an emission, not a burst, at
+        // the pace the incident halved (2/s → 1/s), which the restored host keeps
         let d = go(back.ask(None, Some(RULE), t(4)).unwrap());
-        assert_eq!(d.departs, t(5502));
+        assert_eq!(d.departs, t(6002));
         // a clock that stepped back is treated as standing still
         assert!(back.last_seen() >= t(3));
     }
@@ -1042,6 +1130,106 @@ mod tests {
         assert!(matches!(ask, Ask::Go(d) if d.wait.is_zero()), "another token goes at once: {ask:?}");
         let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, later).unwrap();
         assert!(matches!(ask, Ask::Later { layer: "cooldown", .. }), "the reporter waits: {ask:?}");
+    }
+
+    /// A 429 with `Retry-After: secs`.
+    fn throttled(secs: &'static [(&'static str, &'static str)]) -> Outcome<'static> {
+        Outcome::Response(Response { status: 429, headers: secs, latency: None, wall_now_ms: None })
+    }
+
+    const RETRY_2: &[(&str, &str)] = &[("retry-after", "2")];
+
+    /// A host at 5/s, burst 1, with two permits; alice's first departure (at 0) gone, her second reserved for
+    /// 200 ms; then a 429 + Retry-After: 2 reported at 50 ms (the host cools down until 2050 ms).
+    fn alice_held() -> (HostDesk, Decision) {
+        let mut desk = HostDesk::new(Policy { max_concurrency: 2, ..policy(5.0, 1.0) }, key()).unwrap();
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        let first = go(desk.ask_as(alice, "a1".into(), None, None, t(0)).unwrap().0);
+        let second = go(desk.ask_as(alice, "a2".into(), None, None, t(0)).unwrap().0);
+        assert_eq!((first.departs, second.departs), (t(0), t(200)));
+        assert_eq!(desk.depart(t(0), None, Some(("token-a", "a1")), t(0)), Ok(Departure::Go));
+        desk.departed("token-a", "a1", true);
+        desk.observe(&throttled(RETRY_2), first.permit.map(|p| p.id), t(50)).unwrap();
+        (desk, second)
+    }
+
+    #[test]
+    fn a_departure_held_behind_a_cooldown_goes_at_its_new_instant_and_its_record_follows() {
+        let (mut desk, second) = alice_held();
+        let a2 = Some(("token-a", "a2"));
+        let held = desk.depart(second.departs, Some(t(30_000)), a2, t(200)).unwrap();
+        let Departure::Held { departs, wait, layer } = held else { panic!("held: {held:?}") };
+        assert_eq!((departs, layer), (t(2050), Layer::Cooldown), "at the cooldown's end, not at 200 ms");
+        assert_eq!(wait, Duration::from_millis(1850));
+        // the token's record follows: claimed at the new instant, counted until 5 s past it (not past 200 ms)
+        assert_eq!(desk.claim("token-a", "a2", Use::Depart, t(6_000)).unwrap().0, t(2050));
+        assert_eq!(desk.tenants.outstanding("token-a", t(6_000), desk.max_backoff()), (1, Some(t(2050))));
+        // and a restart keeps it
+        let mut back = HostDesk::restore(&desk.save(t(300)), None, desk.registry.policy().clone(), key()).unwrap();
+        assert_eq!(back.claim("token-a", "a2", Use::Depart, t(6_000)).unwrap().0, t(2050));
+        // confirmed at the new instant, it goes; never before it
+        assert_eq!(desk.depart(t(2050), Some(t(30_000)), a2, t(2049)), Ok(Departure::Wait(Duration::from_millis(1))));
+        assert_eq!(desk.depart(t(2050), Some(t(30_000)), a2, t(2050)), Ok(Departure::Go));
+        // the next one keeps the host's slower pace: one incident halved 5/s to 2.5/s, 400 ms apart
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        desk.departed("token-a", "a2", true);
+        let next = go(desk.ask_as(alice, "a3".into(), None, None, t(2060)).unwrap().0);
+        assert_eq!(next.departs, t(2450));
+    }
+
+    #[test]
+    fn a_departure_held_past_the_callers_bound_is_refused_with_retry_after_and_reserves_nothing() {
+        let (mut desk, second) = alice_held();
+        let in_flight = |desk: &HostDesk| desk.report(t(200)).unwrap().stats.in_flight;
+        assert_eq!(in_flight(&desk), 1, "a2's permit");
+        let mut other = desk.clone();
+        let refused = desk.depart(second.departs, Some(t(1_200)), Some(("token-a", "a2")), t(200)).unwrap_err();
+        assert_eq!((refused.status, refused.code, refused.wait_ms), (503, "departure_held", Some(1850)));
+        assert_eq!(refused.retry_after(), Some(2));
+        assert!(refused.message.contains("1850 ms (cooldown)"), "{}", refused.message);
+        // given back: its permit is free, it is no longer the token's to confirm
+        assert_eq!(in_flight(&desk), 0);
+        assert_eq!(desk.claim("token-a", "a2", Use::Depart, t(200)).unwrap_err().code, "not_your_departure");
+        // nothing was reserved again: the next ask takes the instant the held one would have had
+        let Departure::Held { departs, .. } = other.depart(second.departs, None, None, t(200)).unwrap() else {
+            panic!("held")
+        };
+        let bob = Asker { token: "token-b", max_reservations: 4, waits: true };
+        let next = go(desk.ask_as(bob, "b1".into(), None, None, t(200)).unwrap().0);
+        assert_eq!(next.departs, departs);
+        // without a bound it is held, not refused
+        assert!(matches!(other.depart(next.departs, None, None, t(210)), Ok(Departure::Wait(_))));
+    }
+
+    #[test]
+    fn a_host_given_up_on_is_refused_until_its_end_and_nothing_goes_there() {
+        const RETRY_60: &[(&str, &str)] = &[("retry-after", "60")];
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        // a 429 + Retry-After: 60 every 61 s: one streak of incidents
+        for k in 0..15 {
+            desk.observe(&throttled(RETRY_60), None, t(k * 61_000)).unwrap();
+            assert_eq!(desk.given_up_until(t(k * 61_000)), None);
+        }
+        let pending = go(desk.ask_as(alice, "a1".into(), None, None, t(914_500)).unwrap().0);
+        // fifteen minutes into the streak: given up for fifteen minutes
+        desk.observe(&throttled(RETRY_60), None, t(915_000)).unwrap();
+        let until = t(915_000 + 900_000);
+        assert_eq!(desk.given_up_until(t(915_100)), Some(until));
+        for deadline in [None, Some(t(2_000_000))] {
+            let e = desk.depart(pending.departs, deadline, Some(("token-a", "a1")), t(915_100)).unwrap_err();
+            assert_eq!((e.status, e.code, e.retry_after()), (503, "host_given_up", Some(900)), "{deadline:?}");
+        }
+        assert_eq!(desk.claim("token-a", "a1", Use::Depart, t(915_100)).unwrap_err().code, "not_your_departure");
+        // nothing is reserved, robots.txt (due: never fetched) included
+        let decisions = desk.report(t(915_100)).unwrap().stats.decisions;
+        assert_eq!(desk.ask(None, Some(RULE), t(915_100)).unwrap(), Ask::GivenUp { until });
+        assert_eq!(desk.ask_as(alice, "a2".into(), None, None, t(915_100)).unwrap(), (Ask::GivenUp { until }, None));
+        assert_eq!(desk.report(t(915_100)).unwrap().stats.decisions, decisions);
+        let e = given_up(key().as_str(), until, t(915_100));
+        assert_eq!((e.status, e.code, e.wait_ms), (503, "host_given_up", Some(899_900)));
+        // at its end the host is asked again: robots.txt first
+        robots_first(&mut desk, RULE, until);
     }
 
     #[test]

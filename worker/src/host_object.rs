@@ -8,7 +8,7 @@
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
-use crate::desk::{Ask, Asker, HostDesk, RobotsRule};
+use crate::desk::{given_up, Ask, Asker, HostDesk, RobotsRule};
 use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
@@ -60,7 +60,16 @@ fn reply<T: Serialize>(value: &T) -> Result<Response, ApiError> {
 }
 
 fn error(e: &ApiError) -> worker::Result<Response> {
-    Response::error(e.body(), e.status)
+    let mut res = Response::error(e.body(), e.status)?;
+    if let Some(ms) = e.wait_ms {
+        res.headers_mut().set("hostpace-wait-ms", &ms.to_string())?;
+    }
+    Ok(res)
+}
+
+/// A caller's bound on waiting, in milliseconds, as a duration (none: no bound).
+fn bound(max_wait_ms: Option<f64>) -> Option<Duration> {
+    max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok())
 }
 
 fn parse<T: DeserializeOwned>(body: &str) -> Result<T, ApiError> {
@@ -206,10 +215,13 @@ impl HostObject {
     /// ([`HostObject::send_at`]), so a request that waits its turn takes one call.
     async fn handle_ask(&self, body: &str) -> Result<Response, ApiError> {
         let req: AskRequest = parse(body)?;
+        // the caller's bound counts from now, for the departure's confirmation too
+        let deadline = bound(req.max_wait_ms).map(|m| now().saturating_add(m));
         match (self.ask(&req).await?, &req.send) {
             (AskReply::Go(dep), Some(request)) if dep.reserved => {
                 let claim = dep.claim(req.asker.as_ref());
-                self.send_at(&req.host, claim.as_ref(), None, dep.departs_ms, request, Some(dep.clone())).await
+                let at = (dep.departs_ms, deadline);
+                self.send_at(&req.host, claim.as_ref(), None, at, request, Some(dep.clone())).await
             }
             (ask, _) => reply(&ask),
         }
@@ -217,7 +229,7 @@ impl HostObject {
 
     async fn ask(&self, req: &AskRequest) -> Result<AskReply, ApiError> {
         let config = self.config()?;
-        let max_wait = req.max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok());
+        let max_wait = bound(req.max_wait_ms);
         let robots = req.robots.then(|| RobotsRule {
             timing: config.robots_timing(),
             obey: config.obey_robots,
@@ -274,6 +286,7 @@ impl HostObject {
                     return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }));
                 }
                 (Ask::Disallowed(rule), _) => return Ok(AskReply::Disallowed { rule }),
+                (Ask::GivenUp { until }, now) => return Err(given_up(&req.host, until, now)),
                 (Ask::Unavailable { retry_after }, _) => {
                     return Ok(AskReply::Unavailable { retry_after_ms: retry_after.as_secs_f64() * 1000.0 })
                 }
@@ -317,7 +330,10 @@ impl HostObject {
     /// ends going (one whose record went, the oldest being forgotten first, still goes at `departs`), each
     /// confirmation comes only once every write before it is stored, and what it changes is not written (the
     /// caller has it written after the answer, [`HostObject::save_after_answer`]). A departure that goes is
-    /// stamped in the journal as `entry` (the claim's own, or robots.txt fetched for a token).
+    /// stamped in the journal as `entry` (the claim's own, or robots.txt fetched for a token). One held behind a
+    /// cooldown is confirmed at its new instant, written at once (the wait for it comes before any send); one
+    /// that may not go by `deadline`, or at all while the host is given up on, is refused ([`HostDesk::depart`]:
+    /// nothing sent, the claim given back and dropped from the journal).
     async fn confirm(
         &self,
         host: &str,
@@ -325,6 +341,7 @@ impl HostObject {
         entry: Option<&Claim>,
         departs: Instant,
         sends: bool,
+        deadline: Option<Instant>,
     ) -> Result<Confirmed, ApiError> {
         let save = !sends;
         let departs = match claim {
@@ -337,17 +354,34 @@ impl HostObject {
         };
         // a departure held behind a cooldown the host began after it was reserved is confirmed at its new instant
         let reserved = Cell::new(departs);
+        let issued = claim.map(|c| (c.token.as_str(), c.id.as_str()));
         let confirm = || async {
             if sends {
                 self.stored().await?;
             }
-            let departure = self.with_desk(host, save, |desk, now| Ok(desk.depart(reserved.get(), now)))?;
+            let departure =
+                self.with_desk(host, save, |desk, now| desk.depart(reserved.get(), deadline, issued, now))?;
             if let hostpace::Departure::Held { departs, .. } = departure {
                 reserved.set(departs);
+                // its new instant (and its token's record of it) survives a restart
+                self.save(host)?;
             }
             Ok(departure.wait().as_secs_f64() * 1000.0)
         };
-        let confirmed = confirm_until_go(100, Timer::PastTheWait, confirm).await?;
+        let confirmed = match confirm_until_go(100, Timer::PastTheWait, confirm).await {
+            Ok(confirmed) => confirmed,
+            Err(e) => {
+                if matches!(e.code, "departure_held" | "host_given_up") {
+                    self.save(host)?;
+                    if let Some(c) = entry {
+                        self.journal.borrow_mut().cancelled(&c.token, &c.id);
+                    }
+                    // a reservation fewer: a caller held at its token's bound may go
+                    self.wake_all();
+                }
+                return Err(e);
+            }
+        };
         if let (Confirmed::Go { .. }, Some(e)) = (confirmed, entry) {
             self.journal.borrow_mut().departed(&e.token, &e.id, js::now_ms());
         }
@@ -373,7 +407,8 @@ impl HostObject {
     async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
         let req: DepartRequest = parse(body)?;
         let claim = Some(&req.departure);
-        let wait_ms = match self.confirm(&req.host, claim, claim, now(), false).await? {
+        let deadline = now().saturating_add(self.config()?.max_wait);
+        let wait_ms = match self.confirm(&req.host, claim, claim, now(), false, Some(deadline)).await? {
             Confirmed::Go { .. } => 0.0,
             Confirmed::NotYet { waited_ms } => waited_ms,
         };
@@ -388,24 +423,26 @@ impl HostObject {
     /// the target's response with the [`SendReply`] in a header, or a reply alone.
     async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
         let req: SendRequest = parse(body)?;
-        self.send_at(&req.host, req.departure.as_ref(), req.journal.as_ref(), req.departs_ms, &req.request, None).await
+        let at = (req.departs_ms, req.deadline_ms.map(Instant::from_millis_f64));
+        self.send_at(&req.host, req.departure.as_ref(), req.journal.as_ref(), at, &req.request, None).await
     }
 
-    /// Send `request` at the departure reserved for `departs_ms` (`claim`'s, when issued to a token): wait for it,
-    /// confirm it and send, as [`HostObject::handle_send`] says. `departure`, when the same call reserved it, goes
-    /// back in the reply. The journal entry stamped is `journal`'s, else the claim's, and gets the answer's status.
+    /// Send `request` at the departure reserved for `at`'s epoch milliseconds (`claim`'s, when issued to a
+    /// token), by `at`'s deadline when it has one: wait for it, confirm it and send, as [`HostObject::handle_send`]
+    /// says. `departure`, when the same call reserved it, goes back in the reply. The journal entry stamped is
+    /// `journal`'s, else the claim's, and gets the answer's status.
     async fn send_at(
         &self,
         host: &str,
         claim: Option<&Claim>,
         journal: Option<&Claim>,
-        departs_ms: f64,
+        (departs_ms, deadline): (f64, Option<Instant>),
         request: &Outgoing,
         departure: Option<Departure>,
     ) -> Result<Response, ApiError> {
         let departs = Instant::from_millis_f64(departs_ms);
         let entry = journal.or(claim);
-        let waited_ms = match self.confirm(host, claim, entry, departs, true).await {
+        let waited_ms = match self.confirm(host, claim, entry, departs, true, deadline).await {
             Ok(Confirmed::Go { waited_ms }) => waited_ms,
             Ok(Confirmed::NotYet { waited_ms }) => {
                 self.save(host)?;
@@ -435,7 +472,9 @@ impl HostObject {
             Ok(response) => response.unchecked_into(),
             Err(e) => return reply(&no_answer(&e, "")),
         };
-        let sent = SendReply::Sent { departure: departure.clone(), waited_ms, latency_ms: js::now_ms() - sent };
+        let latency_ms = js::now_ms() - sent;
+        let slowed = self.with_desk(host, false, |desk, _| Ok(desk.slowed()))?;
+        let sent = SendReply::Sent { departure: departure.clone(), waited_ms, latency_ms, slowed };
         let text = serde_json::to_string(&sent).map_err(|e| ApiError::internal(e.to_string()))?;
         match js::sent_reply(&upstream, &text) {
             Ok(response) => Ok(Response::from(response)),

@@ -6,11 +6,12 @@ use wasm_bindgen::prelude::*;
 use worker::web_sys;
 
 #[wasm_bindgen(inline_js = r#"
-// A call to a Durable Object: `[status, reply, response]`. A small message (the usual case) travels
+// A call to a Durable Object: `[status, reply, response, waitMs]`. A small message (the usual case) travels
 // percent-encoded in a header each way instead of a body, so neither side makes or reads a body stream.
 // `response` is the target's response when a host object sent a request for the call (`ask` with a request,
 // `send`; marked by `hostpace-sent`, its reply in `hostpace-reply`, two headers the relay never passes on), else
-// null; the target's redirect is the answer, never followed on the way back from the object.
+// null; the target's redirect is the answer, never followed on the way back from the object. `waitMs`: the
+// `Hostpace-Wait-Ms` of an error answer of the object's own (null without).
 export async function object_call(stub, op, body) {
   const encoded = header_form(body);
   const init = encoded !== null
@@ -19,7 +20,8 @@ export async function object_call(stub, op, body) {
   const res = await stub.fetch('https://object/' + op, init);
   const reply = res.headers.get('hostpace-reply');
   if (res.headers.get('hostpace-sent') === null) {
-    return [res.status, reply !== null ? decodeURIComponent(reply) : await res.text(), null];
+    const text = reply !== null ? decodeURIComponent(reply) : await res.text();
+    return [res.status, text, null, res.headers.get('hostpace-wait-ms')];
   }
   return [200, decodeURIComponent(reply), res];
 }
@@ -198,7 +200,8 @@ extern "C" {
     /// `fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(ms) })`.
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
     /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text, response or
-    /// null]` (the target's response when a host object sent a request for the call).
+    /// null, wait or null]` (the target's response when a host object sent a request for the call; the
+    /// `Hostpace-Wait-Ms` of the object's error answer).
     pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
     /// `upstream` as a host object's answer to `send`, carrying `reply` (an error when the platform will not
     /// make a response of it, such as a status outside 200–599).

@@ -199,6 +199,10 @@ pub struct SendRequest {
     pub journal: Option<Claim>,
     /// The departure's reserved instant, epoch milliseconds: the object waits until it before confirming.
     pub departs_ms: f64,
+    /// The latest instant the caller waits for, epoch milliseconds: a departure held behind a cooldown past it is
+    /// refused (503 `departure_held`), not sent. None: the caller waits for it whenever it comes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<f64>,
     /// The request.
     pub request: Outgoing,
 }
@@ -218,6 +222,10 @@ pub enum SendReply {
         waited_ms: f64,
         /// Time from sending to the response headers, in milliseconds.
         latency_ms: f64,
+        /// The host's rate was below the configured one when the answer came: a success is worth reporting (it
+        /// is what brings the rate back), even one that teaches nothing else.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        slowed: bool,
     },
     /// Sent, and no answer came (a timeout, a failed connection, a response that cannot be passed on).
     #[serde(rename_all = "camelCase")]
@@ -629,7 +637,7 @@ mod tests {
 
     #[test]
     fn send_replies_are_tagged() {
-        let sent = SendReply::Sent { departure: None, waited_ms: 200.0, latency_ms: 12.5 };
+        let sent = SendReply::Sent { departure: None, waited_ms: 200.0, latency_ms: 12.5, slowed: false };
         assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"kind":"sent","waitedMs":200.0,"latencyMs":12.5}"#);
         let text = r#"{"kind":"noAnswer","waitedMs":0,"timedOut":true,"message":"x"}"#;
         let none: SendReply = serde_json::from_str(text).unwrap();

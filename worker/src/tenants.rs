@@ -330,6 +330,14 @@ impl Tenants {
         }
     }
 
+    /// Departure `id` of `token` was reserved again for `departs` (held behind a cooldown the host began after it
+    /// was reserved): it counts against its token, may be confirmed and expires from that instant.
+    pub fn moved(&mut self, id: &str, token: &str, departs: Instant) {
+        if let Some(d) = self.issued.iter_mut().find(|d| d.id == id && d.token == token) {
+            d.departs_ns = departs.as_nanos();
+        }
+    }
+
     /// Record that departure `id` of `token` went (confirmed): it stops counting as a reservation, and its
     /// token waits for no permit. One that `ends` going (the gateway's own fetch, reported without its id) can no
     /// longer be used, and is forgotten once its permit, if any, goes back ([`Tenants::permit_back`]).

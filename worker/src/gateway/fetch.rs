@@ -35,6 +35,7 @@ pub(crate) async fn handle_fetch(caller: Caller<'_>) -> Result<Response, ApiErro
         visit,
         attempt: 0,
         waited_ms: 0.0,
+        deadline_ms: None,
         previous: None,
     };
     run.until_answered().await
@@ -63,6 +64,9 @@ struct FetchRun<'a> {
     attempt: u32,
     /// The time waited for departures so far, in milliseconds.
     waited_ms: f64,
+    /// The latest instant (epoch ms) the current attempt waits for its departure: its turn's start and
+    /// `max_wait`.
+    deadline_ms: Option<f64>,
     /// The last answer, kept (unread) while a retry waits its turn: relayed if the retry may not go.
     previous: Option<Kept>,
 }
@@ -85,6 +89,8 @@ struct Arrival {
     retry: bool,
     /// The body is streamed to the caller: the permit goes back when it has been passed on, not with the report.
     streams: bool,
+    /// The host's rate was below the configured one: the answer is reported even when it teaches nothing else.
+    slowed: bool,
 }
 
 impl FetchRun<'_> {
@@ -92,7 +98,18 @@ impl FetchRun<'_> {
     async fn until_answered(mut self) -> Result<Response, ApiError> {
         loop {
             self.attempt += 1;
-            let turn = self.visit.take_turn(self.max_wait, true, self.asker.clone(), Some(&self.request)).await?;
+            self.deadline_ms = self.max_wait.map(|m| js::now_ms() + m.as_secs_f64() * 1000.0);
+            let turn = match self.visit.take_turn(self.max_wait, true, self.asker.clone(), Some(&self.request)).await {
+                Ok(turn) => turn,
+                Err(e) => {
+                    // a departure held past the caller's bound, a host given up on: nothing was sent
+                    self.discard_previous();
+                    if let Some(ms) = e.wait_ms {
+                        self.visit.log("request", self.attempt, ms as f64, "cooldown", Some(e.status));
+                    }
+                    return Err(e);
+                }
+            };
             let (dep, sent, waited) = match turn {
                 Turn::Later { wait_ms, layer } => return self.answer_later(wait_ms, &layer).await,
                 Turn::Go { dep, waited_ms, sent: Some(sent) } => (dep, sent, waited_ms),
@@ -146,8 +163,9 @@ impl FetchRun<'_> {
     /// becomes 504 `upstream_timeout` or 502 `upstream_failed`. What came back, and the milliseconds waited in all
     /// for this attempt.
     async fn arrival(&self, sent: Sent, dep: &Departure, waited: f64) -> Result<(Arrival, f64), ApiError> {
+        let at = (dep, self.deadline_ms);
         let (sent, waited) = match sent {
-            Sent::NotYet => match send_at(&self.visit.host, dep, self.asker.as_ref(), None, &self.request).await {
+            Sent::NotYet => match send_at(&self.visit.host, at, self.asker.as_ref(), None, &self.request).await {
                 Ok((sent, waited_ms)) => (sent, waited + waited_ms),
                 Err(e) => {
                     // whether or not it went, nothing will report on it: its permit goes back
@@ -157,8 +175,8 @@ impl FetchRun<'_> {
             },
             sent => (sent, waited),
         };
-        let (response, latency_ms) = match sent {
-            Sent::Answer { response, latency_ms } => (response, latency_ms),
+        let (response, latency_ms, slowed) = match sent {
+            Sent::Answer { response, latency_ms, slowed } => (response, latency_ms, slowed),
             Sent::NoAnswer { timed_out, message } => {
                 self.visit.host.observe(ObserveRequest::no_answer(&self.visit.host.host, dep.permit_id)).await?;
                 self.visit.log("request", self.attempt, waited, &dep.layer, None);
@@ -170,12 +188,13 @@ impl FetchRun<'_> {
         let retry = RetryBudget::verdict(self.visit.cfg.policy.max_retries, self.attempt, upstream.status())
             == RetryVerdict::Retry;
         let streams = !retry && upstream.has_body();
-        Ok((Arrival { upstream, latency_ms, retry, streams }, waited))
+        Ok((Arrival { upstream, latency_ms, retry, streams, slowed }, waited))
     }
 
     /// Report what came back to the host's object. A 429/503 is reported before anything else is decided (the
     /// cooldown must be in force first, this request's retry included); an answer the core says can change
-    /// nothing at the host, with no permit riding on it, is not reported at all; what any other answer teaches
+    /// nothing at the host, with no permit riding on it, is not reported at all, unless the host's rate is below
+    /// the configured one (a success after pushback is what brings it back); what any other answer teaches
     /// (latency, `RateLimit` headers) is reported while the body streams.
     async fn report(&self, arrival: &Arrival, dep: &Departure) -> Result<(), ApiError> {
         let upstream = &arrival.upstream;
@@ -199,7 +218,7 @@ impl FetchRun<'_> {
         };
         if status == 429 || status == 503 {
             self.visit.host.observe(observation).await?;
-        } else if core_view.teaches(&self.visit.cfg.policy) || observation.permit_id.is_some() {
+        } else if core_view.teaches(&self.visit.cfg.policy) || observation.permit_id.is_some() || arrival.slowed {
             let client = self.visit.host.clone();
             self.visit.ctx.wait_until(async move {
                 if let Err(e) = client.observe(observation).await {

@@ -23,6 +23,8 @@ fn known_code(code: &str) -> &'static str {
         "not_your_departure",
         "already_departed",
         "reservation_limit",
+        "departure_held",
+        "host_given_up",
     ]
     .into_iter()
     .find(|c| *c == code)
@@ -55,7 +57,8 @@ async fn called(call: js_sys::Promise) -> Result<JsValue, ApiError> {
     })
 }
 
-/// An object's `[status, text, …]` answer parsed: the error it gave back as the [`ApiError`] it was.
+/// An object's `[status, text, response, waitMs]` answer parsed: the error it gave back as the [`ApiError`] it
+/// was (with its wait).
 fn parse_answer<R: DeserializeOwned>(answer: &JsValue) -> Result<R, ApiError> {
     let status = js::get(answer, "0").as_f64().unwrap_or(500.0) as u16;
     let text = js::get(answer, "1").as_string().unwrap_or_default();
@@ -63,7 +66,9 @@ fn parse_answer<R: DeserializeOwned>(answer: &JsValue) -> Result<R, ApiError> {
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let code = v["error"]["code"].as_str().unwrap_or("internal");
         let message = v["error"]["message"].as_str().unwrap_or(&text).to_owned();
-        return Err(ApiError::new(status, known_code(code), message));
+        let e = ApiError::new(status, known_code(code), message);
+        let wait_ms = js::get(answer, "3").as_string().and_then(|s| s.parse().ok());
+        return Err(ApiError { wait_ms, ..e });
     }
     serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))
 }
@@ -72,11 +77,11 @@ fn parse_answer<R: DeserializeOwned>(answer: &JsValue) -> Result<R, ApiError> {
 /// slept, and the departure when the same call reserved it.
 fn sent(answer: &JsValue) -> Result<(Sent, f64, Option<Departure>), ApiError> {
     Ok(match parse_answer(answer)? {
-        SendReply::Sent { departure, waited_ms, latency_ms } => {
+        SendReply::Sent { departure, waited_ms, latency_ms, slowed } => {
             let response = js::get(answer, "2")
                 .dyn_into()
                 .map_err(|_| ApiError::internal("the host object sent a request and gave no response"))?;
-            (Sent::Answer { response, latency_ms }, waited_ms, departure)
+            (Sent::Answer { response, latency_ms, slowed }, waited_ms, departure)
         }
         SendReply::NoAnswer { departure, waited_ms, timed_out, message } => {
             (Sent::NoAnswer { timed_out, message }, waited_ms, departure)
@@ -108,6 +113,8 @@ pub(crate) enum Sent {
         response: web_sys::Response,
         /// Milliseconds from sending to the response headers.
         latency_ms: f64,
+        /// The host's rate was below the configured one (see [`SendReply::Sent`]).
+        slowed: bool,
     },
     /// Sent, and no answer came (see [`SendReply::NoAnswer`]).
     NoAnswer {

@@ -15,12 +15,18 @@ pub(crate) fn json_response<T: Serialize>(value: &T) -> Result<Response, ApiErro
     Response::from_json(value).map_err(internal("json"))
 }
 
-/// A JSON error answer `{ "error": { "code", "message" } }`.
+/// A JSON error answer `{ "error": { "code", "message" } }`, with `Retry-After` and `Hostpace-Wait-Ms` when the
+/// error says how long to wait.
 pub(crate) fn error_response(e: &ApiError) -> Response {
     let res = Response::ok(e.body()).map(|r| r.with_status(e.status));
     match res {
         Ok(mut r) => {
-            let _ = r.headers_mut().set("content-type", "application/json; charset=utf-8");
+            let h = r.headers_mut();
+            let _ = h.set("content-type", "application/json; charset=utf-8");
+            if let (Some(ms), Some(secs)) = (e.wait_ms, e.retry_after()) {
+                let _ = h.set("retry-after", &secs.to_string());
+                let _ = h.set("hostpace-wait-ms", &ms.to_string());
+            }
             r
         }
         Err(_) => Response::empty().unwrap_or_else(|_| Response::from(web_sys::Response::error())),

@@ -88,7 +88,7 @@ async fn follow(
         let sent = match left > 0.0 {
             true => {
                 let request = Outgoing { url: url.clone(), headers: headers.to_vec(), timeout_ms: left };
-                send_at(host, dep, asker, journal.take(), &request).await
+                send_at(host, (dep, None), asker, journal.take(), &request).await
             }
             false => Ok((Sent::NotYet, 0.0)),
         };

@@ -145,17 +145,20 @@ impl HostVisit<'_> {
 /// Have `host`'s object send `request` at `dep`, a departure reserved there (issued to `asker`'s token when
 /// given): the object waits for the instant, confirms the departure and sends in one step. What came back (never
 /// [`Sent::NotYet`]), and the milliseconds the object waited for it. `journal`: the entry the send stamps in the
-/// host's journal when the departure is not the token's own (robots.txt fetched for it).
+/// host's journal when the departure is not the token's own (robots.txt fetched for it). `deadline_ms`: the
+/// latest instant (epoch ms) the caller waits for; a departure held behind a cooldown past it is refused (503
+/// `departure_held`), never sent early.
 pub(crate) async fn send_at(
     host: &HostClient,
-    dep: &Departure,
+    (dep, deadline_ms): (&Departure, Option<f64>),
     asker: Option<&AskerWire>,
     journal: Option<Claim>,
     request: &Outgoing,
 ) -> Result<(Sent, f64), ApiError> {
     let departure = dep.claim(asker);
     let departs_ms = dep.departs_ms;
-    let req = SendRequest { host: host.host.clone(), departure, journal, departs_ms, request: request.clone() };
+    let request = request.clone();
+    let req = SendRequest { host: host.host.clone(), departure, journal, departs_ms, deadline_ms, request };
     let mut waited = 0.0;
     for _ in 0..SEND_ROUNDS {
         let (sent, waited_ms) = host.send(&req).await?;
