@@ -410,13 +410,16 @@ impl HostDesk {
                 // held at its bound, it still wants the host
                 self.tenants.asked(asker.token, now);
                 if !asker.waits {
-                    return Err(ApiError::new(
+                    let refused = ApiError::new(
                         429,
                         "reservation_limit",
                         "this token holds the most unconfirmed reservations for this host it may \
                          (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants the host): depart \
                          or cancel one first",
-                    ));
+                    );
+                    // asking again before its first one is due changes nothing
+                    let due = first.map_or(0.0, |f| f.saturating_duration_since(now).as_secs_f64() * 1000.0);
+                    return Err(refused.waiting(due));
                 }
                 // its first departure should go then (and wake the holder); it stops counting by the grace's end
                 let first = first.unwrap_or(now);
@@ -933,6 +936,7 @@ mod tests {
         desk.ask_as(alice, "id-2".into(), None, None, t(0)).unwrap();
         let full = desk.ask_as(alice, "id-3".into(), None, None, t(0)).unwrap_err();
         assert_eq!((full.status, full.code), (429, "reservation_limit"));
+        assert_eq!(full.wait_ms, Some(0), "its first one is due now");
         let mut back = HostDesk::restore(&desk.save(t(1)), None, policy(5.0, 1.0), key()).unwrap();
         assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, "not_your_departure");
         assert_eq!(back.claim("token-a", "id-1", Use::Depart, t(1)).unwrap().0, t(0));
@@ -940,6 +944,21 @@ mod tests {
         back.observe_as("token-a", "id-2", &Outcome::Response(ok), t(2)).unwrap();
         assert!(back.report(t(2)).unwrap().stats.cooldown_remaining_ms > 0.0, "the first report cools the host");
         assert_eq!(back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code, "not_your_departure");
+    }
+
+    #[test]
+    fn a_token_refused_at_its_bound_is_told_when_its_first_reservation_is_due() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let alice = Asker { token: "token-a", max_reservations: 2, waits: false };
+        for id in ["a1", "a2"] {
+            desk.ask_as(alice, id.into(), None, None, t(0)).unwrap();
+        }
+        desk.departed("token-a", "a1", false);
+        assert!(
+            matches!(desk.ask_as(alice, "a3".into(), None, None, t(10)).unwrap().0, Ask::Go(d) if d.departs == t(400))
+        );
+        let full = desk.ask_as(alice, "a4".into(), None, None, t(10)).unwrap_err();
+        assert_eq!((full.code, full.wait_ms), ("reservation_limit", Some(190)), "a2 is due at 200 ms");
     }
 
     #[test]
