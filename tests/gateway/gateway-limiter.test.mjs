@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { GatewayError, GatewayLimiter, Limiter, audit } from '../../pkg/node.js';
 import { Origin, assertSpacing, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
+import { assertHeld, firstThrottled } from './held.mjs';
 
 const RATE = 4;
 const crawler = fileURLToPath(new URL('./crawler-process.mjs', import.meta.url));
@@ -154,5 +155,45 @@ describe('GatewayLimiter against the running gateway', () => {
     assert.throws(() => new GatewayLimiter('not a url', 't'), /invalid gateway URL/);
     assert.throws(() => new GatewayLimiter(gateway.base, ''), /invalid token/);
     await assert.rejects(shared.schedule(origin.url('/'), 'not a function'), /invalid task/);
+  });
+});
+
+describe('GatewayLimiter: requests queued when the host answers 429 are held behind its cooldown', () => {
+  const HELD_RATE = 5;
+  let gateway;
+  let origin;
+  before(async () => {
+    gateway = await Gateway.start({
+      vars: {
+        CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
+        CRAWL_RATE_PER_SEC: String(HELD_RATE),
+        CRAWL_BURST_CAPACITY: '1',
+        CRAWL_ROBOTS_TTL_SEC: '0',
+      },
+    });
+    // the first calls start the Worker and the token's ledger, which this test is not about
+    const warm = await Origin.start({});
+    await new GatewayLimiter(gateway.base, gateway.token).fetch(warm.url('/warm')).then((r) => r.arrayBuffer());
+    await warm.close();
+    origin = await Origin.start(firstThrottled());
+  });
+  after(async () => {
+    await gateway?.stop();
+    await origin?.close();
+  });
+
+  test('8 concurrent fetch calls, one host: nothing arrives in the cooldown, then the slower pace', async () => {
+    const limiter = new GatewayLimiter(gateway.base, gateway.token);
+    const calls = Array.from({ length: 8 }, async (_, i) => {
+      const res = await limiter.fetch(origin.url(`/g${i}`));
+      await res.arrayBuffer();
+      return { status: res.status, attempts: res.hostpaceAttempts };
+    });
+    const answers = await within(Promise.all(calls), 30_000, 'the calls did not settle within 30 s');
+    const arrived = origin.log.map((e) => `${e.path}:${e.status}@${Math.round(e.t - origin.log[0].t)}`).join(' ');
+    assert.deepEqual(answers.map((a) => a.status), Array(8).fill(200), `${JSON.stringify(answers)}; ${arrived}`);
+    assert.equal(origin.log.length, 9, `8 requests and one retry: ${arrived}`);
+    const { gaps } = assertHeld(origin.log, { ratePerSec: HELD_RATE, tolMs: GATEWAY_TOL, what: 'GatewayLimiter, 8 calls' });
+    console.log(`GatewayLimiter held: arrivals after the 429, ms after the one before: ${gaps.map(Math.round).join(', ')}`);
   });
 });

@@ -134,6 +134,31 @@ describe('HttpCrawler paced by withHostpace', () => {
     assert.deepEqual(retries, { '/p': 1, '/q': 0, '/r': 0 }, 'Crawlee retried /p once');
   });
 
+  test('8 requests queued when the host answers 429 + Retry-After: 2: none arrives inside the cooldown', { timeout: 20_000 }, async () => {
+    // the first request of all is answered 429 after 100 ms, so the others' departures are reserved before it
+    // comes back: the limiter holds them behind the cooldown (all to one path, told apart by their queries)
+    const hot = await origins.start({
+      ...NO_ROBOTS,
+      '/p': [{ status: 429, headers: { 'Retry-After': '2' }, body: 'slow down', delayMs: 100 }, { status: 200, body: 'ok' }],
+    });
+    const limiter = new Limiter({ ratePerSec: 5, burstCapacity: 1 });
+    const urls = Array.from({ length: 8 }, (_, i) => hot.url(`/p?i=${i}`));
+    const { handled, failed } = await crawl({ limiter, urls, maxConcurrency: 8 });
+    assert.deepEqual(failed, []);
+    assert.deepEqual(handled.map((h) => h.url).sort(), [...urls].sort());
+    const pages = hot.log.filter((e) => e.path === '/p');
+    assert.deepEqual(pages.map((e) => e.status), [429, ...Array(8).fill(200)], 'the 429, then each page once');
+    const throttledAt = pages[0].t;
+    const inside = pages.slice(1).filter((e) => e.t < throttledAt + 2000 - TOL);
+    assert.deepEqual(inside.map((e) => `${e.url} ${(e.t - throttledAt).toFixed(0)} ms after the 429`), []);
+    // after it, the host's slower pace: one incident halves 5/s (400 ms apart), each success gives 1/64 back
+    const after = pages.slice(1).map((e) => e.t);
+    after.slice(1).forEach((t, i) => {
+      const spacing = 1000 / (2.5 + (i * 5) / 64);
+      assert.ok(t - after[i] >= spacing - TOL, `arrivals ${i + 1} and ${i + 2} after the cooldown ${(t - after[i]).toFixed(1)} ms apart`);
+    });
+  });
+
   // A host in a 3 s cooldown with its URLs first in the queue, and a second host, with 2 concurrency slots.
   async function throttledAndFree(pace) {
     const slow = await origins.start({
