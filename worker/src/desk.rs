@@ -566,6 +566,12 @@ impl HostDesk {
         Err(refused)
     }
 
+    /// A request confirmed by [`HostDesk::depart`] went out only by `at` (the core's `sent`): the next departure
+    /// keeps the host's spacing from then.
+    pub fn sent(&mut self, at: Instant, now: Instant) {
+        self.registry.sent(&self.key, at, now);
+    }
+
     /// Learn from what came back (the core's `observe`), and give back `permit` if given.
     pub fn observe(
         &mut self,
@@ -1249,6 +1255,19 @@ mod tests {
         assert_eq!((e.status, e.code, e.wait_ms), (503, "host_given_up", Some(899_900)));
         // at its end the host is asked again: robots.txt first
         robots_first(&mut desk, RULE, until);
+    }
+
+    #[test]
+    fn a_request_that_went_out_late_spaces_the_next_departure_from_when_it_went() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let first = go(desk.ask(None, None, t(0)).unwrap());
+        let second = go(desk.ask(None, None, t(0)).unwrap());
+        assert_eq!(desk.depart(first.departs, None, None, t(0)), Ok(Departure::Go));
+        // on a connection opened first, it went out by its answer, 25 ms after it was confirmed
+        desk.sent(t(25), t(30));
+        let margin = Duration::from_secs_f64(0.2 * hostpace::SPACING_MARGIN);
+        let wait = Duration::from_millis(25) + margin;
+        assert_eq!(desk.depart(second.departs, None, None, t(200)), Ok(Departure::Wait(wait)));
     }
 
     #[test]
