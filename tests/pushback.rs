@@ -175,62 +175,87 @@ fn a_host_that_keeps_pushing_back_is_given_up_on_for_a_while() {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Acquire,
-    Throttle(Option<u64>),
-    Depart(usize),
+    Acquire(usize),
+    Throttle(usize, Option<u64>),
+    /// A 200 whose RateLimit fields say the quota is spent for this many seconds.
+    QuotaSpent(usize, u64),
+    Success(usize),
+    /// Confirm pending departure `i` (modulo): at its reserved instant, or with none known (`now`).
+    Depart(usize, bool),
     Advance(u64),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => Just(Op::Acquire),
-        1 => proptest::option::of(0u64..3_000).prop_map(Op::Throttle),
-        3 => (0usize..16).prop_map(Op::Depart),
+        3 => (0usize..3).prop_map(Op::Acquire),
+        1 => ((0usize..3), proptest::option::of(0u64..3_000)).prop_map(|(h, r)| Op::Throttle(h, r)),
+        1 => ((0usize..3), 0u64..5).prop_map(|(h, s)| Op::QuotaSpent(h, s)),
+        1 => (0usize..3).prop_map(Op::Success),
+        3 => ((0usize..16), any::<bool>()).prop_map(|(i, known)| Op::Depart(i, known)),
         3 => (0u64..1_500).prop_map(Op::Advance),
     ]
 }
 
 proptest! {
-    /// For any sequence of reservations, pushback and confirmations, no departure that `depart` lets go falls
-    /// inside a cooldown that began before it was let go.
+    /// For any sequence of reservations, pushback (429/503, a server quota at zero), successes and confirmations
+    /// over a few hosts in a registry that evicts, from the clock's origin on, no departure that `depart` lets go
+    /// falls inside a block (cooldown or server quota) that began before it was let go.
     #[test]
     fn no_departure_leaves_inside_a_cooldown_that_began_before_it(
         rate in prop_oneof![Just(2.0f64), Just(5.0), Just(20.0)],
         burst in prop_oneof![Just(1.0f64), Just(3.0)],
-        ops in proptest::collection::vec(op(), 1..120),
+        max_hosts in prop_oneof![Just(1u32), Just(2), Just(100)],
+        ops in proptest::collection::vec(op(), 1..150),
     ) {
         let mut r = registry(Policy { rate_per_sec: rate, burst_capacity: burst, max_backoff_sec: 5.0,
-                                      default_retry_after_sec: 1.0, ..Policy::default() });
-        let mut now = Instant::from_secs(100);
-        let mut pending: Vec<Instant> = Vec::new(); // reserved instants not yet gone
-        let mut cooldowns: Vec<(Instant, Instant)> = Vec::new(); // (began, ends)
+                                      default_retry_after_sec: 1.0, max_hosts, ..Policy::default() });
+        let hosts: Vec<HostKey> = (0..3).map(|h| HostKey::parse(&format!("h{h}.example")).unwrap()).collect();
+        let mut now = Instant::ZERO;
+        let mut pending: Vec<(usize, Instant)> = Vec::new(); // (host, reserved instant) not yet gone
+        let mut blocks: Vec<(usize, Instant, Instant)> = Vec::new(); // (host, began, ends)
         for op in ops {
             match op {
-                Op::Acquire => {
-                    let d = r.acquire(&host(), now).unwrap();
-                    if d.reserved {
-                        pending.push(d.departs);
+                Op::Acquire(h) => {
+                    if let Ok(d) = r.acquire(&hosts[h], now) {
+                        if d.reserved {
+                            pending.push((h, d.departs));
+                        }
                     }
                 }
-                Op::Throttle(retry_ms) => {
-                    let until = r.throttle(&host(), retry_ms.map(Duration::from_millis), now).unwrap();
-                    cooldowns.push((now, until));
+                Op::Throttle(h, retry_ms) => {
+                    if let Ok(until) = r.throttle(&hosts[h], retry_ms.map(Duration::from_millis), now) {
+                        blocks.push((h, now, until));
+                    }
                 }
-                Op::Depart(i) if !pending.is_empty() => {
+                Op::QuotaSpent(h, secs) => {
+                    let reset = secs.to_string();
+                    let headers = [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", reset.as_str())];
+                    if let Ok(obs) = r.observe(&hosts[h], &answer(200, &headers), now) {
+                        if let Some(until) = obs.server_quota_until {
+                            blocks.push((h, now, until));
+                        }
+                    }
+                }
+                Op::Success(h) => {
+                    let _ = r.observe(&hosts[h], &answer(200, &[]), now);
+                }
+                Op::Depart(i, known) if !pending.is_empty() => {
                     let i = i % pending.len();
-                    match r.depart(&host(), pending[i], now) {
+                    let (h, departs) = pending[i];
+                    let asked = if known { departs } else { now };
+                    match r.depart(&hosts[h], asked, now) {
                         Departure::Go => {
                             pending.remove(i);
-                            for &(began, ends) in &cooldowns {
-                                prop_assert!(!(began <= now && now < ends),
-                                    "went at {now:?} inside the cooldown {began:?}..{ends:?}");
+                            for &(b, began, ends) in &blocks {
+                                prop_assert!(!(b == h && began <= now && now < ends),
+                                    "h{h} went at {now:?} inside the block {began:?}..{ends:?}");
                             }
                         }
                         Departure::Wait(_) => {}
-                        Departure::Held { departs, .. } => pending[i] = departs,
+                        Departure::Held { departs, .. } => pending[i] = (h, departs),
                     }
                 }
-                Op::Depart(_) => {}
+                Op::Depart(..) => {}
                 Op::Advance(n) => now = now.saturating_add(Duration::from_millis(n)),
             }
         }

@@ -66,11 +66,27 @@ impl HostState {
         }
     }
 
+    /// Forget, at `now`, the slower pace pushback taught a host without adaptive pacing once its streak is forgiven
+    /// (nothing held, not given up, no incident within `maxBackoffSec` of the last cooldown's end) and no server cap
+    /// is in force: it is back at the configured rate, as a fresh host (so a host that once pushed back can be
+    /// evicted, and is paced as if new when it comes back).
+    pub(crate) fn forgive(&mut self, limits: &Limits, now: Instant) {
+        let forgiven = self.server.as_ref().is_some_and(|s| s.pushback.spent(now) && s.cap == 0.0);
+        if forgiven && limits.adaptive.is_none() && self.rate_level < limits.rate_per_sec as f32 {
+            self.rate_level = limits.rate_per_sec as f32;
+            self.retune(limits);
+        }
+    }
+
     /// A success at `now`: without adaptive pacing (which widens by its own rule), a host slowed by pushback climbs
     /// back by [`RECOVERY_SHARE`] of the configured rate, never above its ceiling, nor more than that above the rate
     /// it is accepting now (departures reserved at a slower level still leaving count, so the level never runs
-    /// ahead of what the host has shown it takes).
+    /// ahead of what the host has shown it takes). An answer during a cooldown (to a request sent before it began)
+    /// recovers nothing.
     fn recover(&mut self, limits: &Limits, now: Instant) {
+        if self.cooldown.is_active(now) {
+            return; // the answer to a request sent before the host pushed back: it says nothing of the new pace
+        }
         let accepting = self.server.as_mut().and_then(|s| s.pushback.accept(now));
         if limits.adaptive.is_none() && self.rate_level < limits.rate_per_sec as f32 {
             let step = limits.rate_per_sec * RECOVERY_SHARE;

@@ -191,7 +191,7 @@ impl HostState {
         if let Some(server) = &self.server {
             // a reservation made after a cooldown began comes after every departure it holds (so that it is
             // never taken for one of them)
-            consider(server.pushback.held_through.add_nanos(1), Layer::Cooldown);
+            consider(server.pushback.held_until, Layer::Cooldown);
             consider(now.max(server.until), Layer::ServerQuota);
         }
         if let Some(at) = self.quota.earliest(now) {
@@ -287,7 +287,11 @@ impl HostState {
     ///
     /// A caller that knows no reserved instant passes `now`.
     pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
-        let held = self.server.as_ref().is_some_and(|s| s.pushback.holds(departs));
+        // held: reserved before the host pushed back, or due now while it blocks (a caller that passed no reserved
+        // instant, a host forgotten and pushed back since)
+        let blocked =
+            departs <= now && (self.cooldown.is_active(now) || self.server.as_ref().is_some_and(|s| s.until > now));
+        let held = blocked || self.server.as_ref().is_some_and(|s| s.pushback.holds(departs));
         if !held && departs > now {
             return Departure::Wait(departs.saturating_duration_since(now));
         }
@@ -315,8 +319,7 @@ impl HostState {
     fn spacing_wait(&self, now: Instant) -> Duration {
         let interval = self.departure_spacing_ns();
         if interval > 0 && self.departed != Instant::ZERO {
-            let margin = ((interval as f64 * SPACING_MARGIN) as u64).min(10_000_000);
-            return self.departed.add_nanos(interval + margin).saturating_duration_since(now);
+            return self.departed.add_nanos(interval + margin_ns(interval)).saturating_duration_since(now);
         }
         Duration::ZERO
     }
@@ -364,9 +367,9 @@ impl HostState {
     /// - A streak that has lasted [`GIVE_UP_AFTER`] gives the host up for as long: the cooldown covers it.
     pub fn throttle(&mut self, limits: &Limits, retry_after: Option<Duration>, now: Instant, draw: u64) -> Instant {
         let new_incident = !self.cooldown.is_active(now);
-        let last_slot = self.meter.last_slot().unwrap_or(Instant::ZERO);
+        let last_slot = self.meter.last_slot();
         let pushback = &mut self.server_mut().pushback;
-        pushback.held_through = pushback.held_through.max(last_slot);
+        pushback.hold(last_slot);
         let incidents = if new_incident { pushback.begin_incident(now) } else { pushback.incidents.max(1) };
         let wait = match retry_after.map(duration_nanos) {
             Some(asked) if asked > 0 => asked,
@@ -397,8 +400,11 @@ impl HostState {
 
     /// Block departures until `until` because the server's published quota is exhausted (only extends).
     pub fn server_quota_until(&mut self, until: Instant) {
+        let last_slot = self.meter.last_slot();
         let server = self.server_mut();
         server.until = server.until.max(until);
+        // what was reserved before the block and not yet confirmed is held, as behind a cooldown
+        server.pushback.hold(last_slot);
     }
 
     /// Set the interval floor in force (configured floor raised by Crawl-delay), in nanoseconds.
@@ -409,10 +415,15 @@ impl HostState {
     /// Bring rate, capacity, quota and concurrency in line with new limits, keeping all that is owed: reserved
     /// slots, cooldowns, time owed to the bucket, permits held. A quota window of another shape (limit or window)
     /// starts over. `previous_rate` is the configured rate the state was under: without adaptive pacing, a host
-    /// pushback slowed below it keeps its level (at most the new rate); any other goes to the new rate.
+    /// pushback slowed below it keeps its level (within the new rate and its slowest); any other goes to the new
+    /// rate.
     pub fn apply_limits(&mut self, limits: &Limits, previous_rate: f64) {
+        let slowed = self.server.as_ref().is_some_and(|s| s.pushback.incidents > 0);
         self.rate_level = match limits.adaptive {
-            None if self.rate_level < previous_rate as f32 => self.rate_level.min(limits.rate_per_sec as f32),
+            // max then min, not clamp (below)
+            None if slowed && self.rate_level < previous_rate as f32 => {
+                self.rate_level.max(slowest_rate(limits) as f32).min(limits.rate_per_sec as f32)
+            }
             None => limits.rate_per_sec as f32,
             // max then min, not clamp: clamp panics if the bounds ever cross (a restored state, a new config)
             Some(a) => self.rate_level.max(a.min_rate as f32).min(limits.rate_per_sec as f32),
@@ -434,12 +445,14 @@ impl HostState {
     /// True when forgetting this host loses nothing: its state at `now` equals a fresh host's under `limits` (full
     /// bucket, no reserved slot ahead, no cooldown or server block, no quota used, no permit held, no Crawl-delay
     /// or server policy learned, the level where new hosts start: a host that pushback slowed stays until it has
-    /// recovered).
+    /// recovered, or until its streak is forgiven).
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
+        let spacing = self.meter.interval_ns().max(self.bucket.emission_ns());
+        let forgiven = limits.adaptive.is_none() && self.server.as_ref().is_some_and(|s| s.spent(now));
         self.crawl_delay_ms == 0
             && self.server.as_ref().is_none_or(|s| s.spent(now))
-            && self.departed.add_nanos(self.meter.interval_ns().max(self.bucket.emission_ns())) <= now
-            && self.rate_level.to_bits() == initial_level(limits).to_bits()
+            && self.departed.add_nanos(spacing + margin_ns(spacing)) <= now
+            && (forgiven || self.rate_level.to_bits() == initial_level(limits).to_bits())
             && self.bucket.is_full(now)
             && self.meter.is_idle(now)
             && !self.cooldown.is_active(now)
@@ -574,6 +587,11 @@ impl PartialEq for ServerLimits {
         (self.until, self.cap.to_bits(), self.cap_until, self.pushback)
             == (other.until, other.cap.to_bits(), other.cap_until, other.pushback)
     }
+}
+
+/// The margin a departure keeps beyond a spacing of `spacing_ns` ([`SPACING_MARGIN`] of it, at most 10 ms).
+fn margin_ns(spacing_ns: u64) -> u64 {
+    ((spacing_ns as f64 * SPACING_MARGIN) as u64).min(10_000_000)
 }
 
 /// The slowest rate a host's level goes down to: the adaptive floor, or [`SLOWEST_SHARE`] of the configured rate.

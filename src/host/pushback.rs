@@ -40,8 +40,9 @@ const JITTER: f64 = 0.25;
 /// A host's record of pushback.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Pushback {
-    /// Departures reserved for this instant or earlier that are confirmed only now are held.
-    pub(crate) held_through: Instant,
+    /// Departures reserved for an instant before this one and confirmed only now are held (ZERO: none; set one
+    /// nanosecond past the last slot reserved when the host pushed back, so a reservation at the origin counts).
+    pub(crate) held_until: Instant,
     /// When the current streak of incidents began (meaningful while `incidents` > 0).
     pub(crate) streak_began: Instant,
     /// Incidents in the current streak (0: none).
@@ -60,7 +61,14 @@ pub(crate) struct Pushback {
 impl Pushback {
     /// Whether a departure reserved for `departs` and confirmed now is held.
     pub(crate) fn holds(&self, departs: Instant) -> bool {
-        self.held_through != Instant::ZERO && departs <= self.held_through
+        departs < self.held_until
+    }
+
+    /// Hold every departure reserved until now: `last_slot`, the latest instant reserved (none: nothing to hold).
+    pub(crate) fn hold(&mut self, last_slot: Option<Instant>) {
+        if let Some(last) = last_slot {
+            self.held_until = self.held_until.max(last.add_nanos(1));
+        }
     }
 
     /// Whether the streak is forgiven at `now`.
@@ -70,13 +78,13 @@ impl Pushback {
 
     /// Whether nothing of the record matters at `now` any more (no hold pending, the streak forgiven, not given up).
     pub(crate) fn spent(&self, now: Instant) -> bool {
-        self.held_through < now && self.given_up_until <= now && self.forgiven(now)
+        self.held_until <= now && self.given_up_until <= now && self.forgiven(now)
     }
 
     /// Count a new incident at `now`; returns the number of incidents in its streak.
     pub(crate) fn begin_incident(&mut self, now: Instant) -> u32 {
         if self.forgiven(now) {
-            *self = Pushback { held_through: self.held_through, streak_began: now, ..Pushback::default() };
+            *self = Pushback { held_until: self.held_until, streak_began: now, ..Pushback::default() };
         }
         self.incidents = self.incidents.saturating_add(1);
         self.incidents
@@ -117,7 +125,7 @@ impl Pushback {
     }
 
     pub(crate) fn write(&self, w: &mut Writer) {
-        w.u64(self.held_through.as_nanos());
+        w.u64(self.held_until.as_nanos());
         w.u64(self.streak_began.as_nanos());
         w.u64(u64::from(self.incidents));
         w.u64(self.streak_ends.as_nanos());
@@ -128,7 +136,7 @@ impl Pushback {
 
     pub(crate) fn read(r: &mut Reader<'_>) -> Pushback {
         Pushback {
-            held_through: Instant::from_nanos(r.u64("held through")),
+            held_until: Instant::from_nanos(r.u64("held until")),
             streak_began: Instant::from_nanos(r.u64("streak start")),
             incidents: r.u32("incidents"),
             streak_ends: Instant::from_nanos(r.u64("streak end")),

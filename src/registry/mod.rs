@@ -132,7 +132,11 @@ impl Registry {
             None => self.track(host, now)?,
         };
         let now = self.clamp_at(at, now);
-        Ok((self.hosts.get_mut(at), now, at))
+        let state = self.hosts.get_mut(at);
+        if state.server.is_some() {
+            state.forgive(&self.limits, now);
+        }
+        Ok((state, now, at))
     }
 
     /// [`Registry::state_at`] to reserve a departure: a host given up on ([`HostState::given_up`]) is refused
@@ -222,12 +226,14 @@ impl Registry {
 
     /// Confirm that a request reserved for `host` to leave at `departs` is leaving at `now` (see
     /// [`HostState::depart`]: go, wait and confirm again, or held behind a cooldown and reserved again). A caller
-    /// that knows no reserved instant passes `now`. For a host not tracked, only the wait until `departs`.
+    /// that knows no reserved instant passes `now`. For a host not tracked, only the wait until `departs` or the
+    /// latest eviction, whichever is later (it may have been evicted then, fresh only from then on).
     pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Departure {
-        let untracked = now.max(self.floor);
+        // a host not tracked may have been evicted at the floor, fresh only from then on
+        let untracked = departs.max(self.floor);
         match self.tracked_mut(host, now) {
             Some((state, now)) => state.depart(departs, now),
-            None if departs > untracked => Departure::Wait(departs.saturating_duration_since(untracked)),
+            None if untracked > now => Departure::Wait(untracked.saturating_duration_since(now)),
             None => Departure::Go,
         }
     }

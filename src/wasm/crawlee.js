@@ -25,10 +25,10 @@
 // `perHost` slots waiting, each for about `holdMs` at most (plus, on first contact, the fetch of its robots.txt),
 // and the other slots keep crawling the other hosts.
 //
-// Why until the response, not until the departure: a 429 cools its host down from the moment it is observed, and
-// a departure reserved before that still goes (the limiter's `depart` keeps the spacing, not the cooldown). With
-// one request of a host at a time (the default) nothing of that host is reserved before its last response is in.
-// With more, a request whose host began to cool down after its turn was reserved is not sent (see `send`).
+// Why until the response, not until the departure: with one request of a host at a time (the default) nothing of
+// that host is reserved before its last response is in, so a 429 is seen before the next turn is even asked for.
+// With more, a departure reserved before the host began to cool down is held by the limiter's `depart` until the
+// cooldown is over (and `send` does not send one whose host is cooling down when its turn comes).
 //
 // The departure itself is `limiter.schedule`: robots.txt first (fetched through the host's pacing, once a day),
 // then the reserved turn, confirmed right before sending, then the response observed and the permit given back.

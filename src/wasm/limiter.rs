@@ -454,7 +454,17 @@ impl Shared {
     /// `nows_ms[i]` (validated by the caller), or at `clock` when `nows_ms` is empty; its wait in milliseconds goes
     /// to `waits[i]` (as long as `ids` at least, checked by the caller). Every id is checked before anything is
     /// reserved.
-    fn acquire_ids(&self, ids: &[u32], nows_ms: &[f64], clock: Instant, waits: &mut [f64]) -> Result<(), JsValue> {
+    /// Decide for interned `ids` at their instants (`nows_ms`, or `clock` for all), writing each wait. A host given
+    /// up on throws ([`crate::Error::HostGivenUp`]), or, in a `batch`, answers the wait until it may be asked again
+    /// and reserves nothing (the rest of the batch is decided as usual).
+    fn acquire_ids(
+        &self,
+        ids: &[u32],
+        nows_ms: &[f64],
+        clock: Instant,
+        waits: &mut [f64],
+        batch: bool,
+    ) -> Result<(), JsValue> {
         let hosts = self.hosts.borrow();
         let mut slots = self.slots.borrow_mut();
         if let Some(bad) = ids.iter().find(|&&id| hosts.ids().key(id).is_none() || slots.len() <= id as usize) {
@@ -472,7 +482,11 @@ impl Shared {
                 return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            *wait = nanos_to_ms(slots.decide(&mut registry, id, key, now, batch::wait_ns).map_err(core_error)?);
+            *wait = match slots.decide(&mut registry, id, key, now, batch::wait_ns) {
+                Ok(wait_ns) => nanos_to_ms(wait_ns),
+                Err(crate::Error::HostGivenUp { until_ms, .. }) if batch => (until_ms - now.as_millis_f64()).max(0.0),
+                Err(e) => return Err(core_error(e)),
+            };
         }
         Ok(())
     }
@@ -573,7 +587,7 @@ impl JsLimiter {
                 return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
             }
             let mut wait = [0.0];
-            self.shared.acquire_ids(&[id as u32], &[], self.shared.decide_at(now_ms)?, &mut wait)?;
+            self.shared.acquire_ids(&[id as u32], &[], self.shared.decide_at(now_ms)?, &mut wait, false)?;
             Ok(wait[0])
         })
     }
@@ -592,7 +606,8 @@ impl JsLimiter {
     /// it was; reusing one spares an allocation per batch) and returned. A bad id or time throws before anything
     /// is reserved; at the host bound (`maxHosts`) it throws with the decisions before the new host reserved.
     /// Throws (reserving nothing) when the config sets `maxConcurrency`: the waits carry no permits; use
-    /// `acquire(url)`, `schedule` or `fetch` then.
+    /// `acquire(url)`, `schedule` or `fetch` then. A host given up on (where `acquireId` throws `HostGivenUp`) is
+    /// answered the wait until it may be asked again, with nothing reserved.
     #[wasm_bindgen(js_name = acquireIds)]
     pub fn acquire_ids(
         &self,
@@ -630,7 +645,7 @@ impl JsLimiter {
         let Batch { ids, nows, waits } = &mut batch;
         waits.clear();
         waits.resize(n, 0.0);
-        self.shared.acquire_ids(ids, nows, clock, waits)?;
+        self.shared.acquire_ids(ids, nows, clock, waits, true)?;
         let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
         // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module
         // (growing its memory would detach the view) and runs none of the caller's code
