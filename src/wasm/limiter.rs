@@ -377,23 +377,21 @@ impl Shared {
         Ok(id)
     }
 
-    /// The limiter's own clock now, to decide at (from then on, instants callers pass are held to it).
+    /// The limiter's own clock now.
     fn clock(&self) -> Instant {
-        self.on_clock.set(true);
         Instant::from_millis_f64(clock_ms())
     }
 
-    /// The instant to decide at: a caller's `nowMs` (validated; near the limiter's clock once it has decided by
-    /// it), or the clock when it is left out.
-    fn decide_at(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
-        match now_ms {
-            None => Ok(self.clock()),
-            given => self.now(given),
+    /// A decision was made (a departure reserved or confirmed) by the limiter's own clock (`by_clock`): from then
+    /// on, instants callers pass are held to it. Views and reports do not count.
+    fn decided(&self, by_clock: bool) {
+        if by_clock {
+            self.on_clock.set(true);
         }
     }
 
-    /// The instant of a caller's `nowMs` (as [`Shared::decide_at`]), or the clock read only to look (a view, a
-    /// report: they do not put the limiter on its clock) when it is left out.
+    /// The instant of a caller's `nowMs` (validated; near the limiter's clock once it has decided by it), or the
+    /// clock when it is left out.
     fn now(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
         match now_ms {
             None => Ok(Instant::from_millis_f64(clock_ms())),
@@ -559,7 +557,11 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> JsValue {
-        answer(|| self.shared.decide_url(url, self.shared.decide_at(now_ms)?, true))
+        answer(|| {
+            let decision = self.shared.decide_url(url, self.shared.now(now_ms)?, true)?;
+            self.shared.decided(now_ms.is_none());
+            Ok(decision)
+        })
     }
 
     /// When could a request to `url`'s host go, without reserving.
@@ -569,7 +571,11 @@ impl JsLimiter {
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> JsValue {
-        answer(|| self.shared.decide_url(url, self.shared.decide_at(now_ms)?, false))
+        answer(|| {
+            let decision = self.shared.decide_url(url, self.shared.now(now_ms)?, false)?;
+            self.shared.decided(now_ms.is_none());
+            Ok(decision)
+        })
     }
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
@@ -587,7 +593,8 @@ impl JsLimiter {
                 return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
             }
             let mut wait = [0.0];
-            self.shared.acquire_ids(&[id as u32], &[], self.shared.decide_at(now_ms)?, &mut wait, false)?;
+            self.shared.acquire_ids(&[id as u32], &[], self.shared.now(now_ms)?, &mut wait, false)?;
+            self.shared.decided(now_ms.is_none());
             Ok(wait[0])
         })
     }
@@ -646,6 +653,7 @@ impl JsLimiter {
         waits.clear();
         waits.resize(n, 0.0);
         self.shared.acquire_ids(ids, nows, clock, waits, true)?;
+        self.shared.decided(nows.is_empty() && !ids.is_empty());
         let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
         // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module
         // (growing its memory would detach the view) and runs none of the caller's code
@@ -673,6 +681,7 @@ impl JsLimiter {
         let now = self.shared.clock();
         let departs = instant_or(departs_ms, "departsMs", now)?;
         let departure = self.shared.registry.borrow_mut().depart(&key, departs, now);
+        self.shared.decided(true);
         to_js(&Departure::new(departure, departs))
     }
 
@@ -688,6 +697,7 @@ impl JsLimiter {
         let now = self.shared.clock();
         let at = instant_or(at_ms, "atMs", now)?;
         self.shared.registry.borrow_mut().sent(&key, at, now);
+        self.shared.decided(true);
         Ok(())
     }
 
