@@ -23,9 +23,11 @@ export interface GatewayObservation extends Observation {
 }
 
 /**
- * An error answer of the gateway. A refusal by robots.txt is named as `Limiter`'s: `RobotsDisallowed` (403
- * `disallowed_by_robots`, with the `url` and the `rule`) or `RobotsUnavailable` (503 `robots_unavailable`, with the
- * `url` and `retryAfterMs`); nothing was sent to the target.
+ * An error answer of the gateway. A refusal is named as `Limiter`'s: `RobotsDisallowed` (403
+ * `disallowed_by_robots`, with the `url` and the `rule`), `RobotsUnavailable` (503 `robots_unavailable`, with the
+ * `url` and `retryAfterMs`), `HostGivenUp` (503 `host_given_up`, with `untilMs`: the host kept pushing back) or
+ * `TimeoutError` (503 `departure_held`, with `heldMs`: the host's cooldown holds the request past the call's bound);
+ * nothing was sent to the target.
  */
 export class GatewayError extends Error {
   readonly status: number;
@@ -33,6 +35,8 @@ export class GatewayError extends Error {
   readonly url?: string;
   readonly rule?: string;
   readonly retryAfterMs?: number;
+  readonly untilMs?: number;
+  readonly heldMs?: number;
 }
 
 /**

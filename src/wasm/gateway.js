@@ -100,6 +100,13 @@ export class GatewayLimiter {
       } else if (e.code === 'robots_unavailable') {
         const retryAfterMs = Number(res.headers.get('retry-after')) * 1000;
         Object.assign(error, { name: 'RobotsUnavailable', url: body && body.url, retryAfterMs });
+      } else if (e.code === 'host_given_up') {
+        // the host kept pushing back: nothing is sent there until untilMs (Limiter's name and field)
+        const waitMs = Number(res.headers.get('hostpace-wait-ms') ?? Number(res.headers.get('retry-after')) * 1000);
+        Object.assign(error, { name: 'HostGivenUp', untilMs: Date.now() + waitMs });
+      } else if (e.code === 'departure_held') {
+        // held behind the host's cooldown past this call's bound: named as Limiter names its timeout
+        Object.assign(error, { name: 'TimeoutError', heldMs: Number(res.headers.get('hostpace-wait-ms') ?? 0) });
       }
       throw error;
     }

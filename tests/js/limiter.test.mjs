@@ -1041,6 +1041,24 @@ test('GatewayLimiter.observe sends the latency of the argument, else of the resp
   assert.deepEqual(sent.map((b) => b.latencyMs), [80, 120, undefined]);
 });
 
+test("GatewayLimiter names the gateway's pushback refusals as Limiter does: HostGivenUp, TimeoutError", async () => {
+  const { GatewayLimiter } = await import('../../pkg/gateway.js');
+  const refusal = (code) => async () =>
+    new Response(JSON.stringify({ error: { code, message: `${code} (test)` } }), {
+      status: 503,
+      headers: { 'retry-after': '900', 'hostpace-wait-ms': '900000' },
+    });
+  const givenUp = new GatewayLimiter('http://127.0.0.1:9', 'token', { fetch: refusal('host_given_up') });
+  const before = Date.now();
+  await assert.rejects(givenUp.acquire('https://a.example/'), (e) => {
+    assert.equal(e.name, 'HostGivenUp');
+    assert.ok(e.untilMs >= before + 900_000 && e.untilMs <= Date.now() + 900_000, String(e.untilMs));
+    return true;
+  });
+  const held = new GatewayLimiter('http://127.0.0.1:9', 'token', { fetch: refusal('departure_held') });
+  await assert.rejects(held.fetch('https://a.example/'), (e) => e.name === 'TimeoutError' && e.heldMs === 900_000);
+});
+
 describe('the request lifecycle through an adapter that answers with promises (as GatewayLimiter)', () => {
   /** An adapter answering from scripts, a millisecond later each time, recording every call. */
   function scripted(decisions, departs = []) {

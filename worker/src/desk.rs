@@ -7,7 +7,7 @@
 use crate::api::ApiError;
 use crate::protocol::{ms, HostReport, RobotsReport};
 use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
-use hostpace::robots::{Robots, RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
+use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
 use hostpace::{
     Decision, Departure, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Registry, Response,
     RobotsOutcome, Snapshot,
@@ -598,10 +598,11 @@ impl HostDesk {
     }
 
     /// Learn from robots.txt fetch number `fetch` (`None`: it failed without an answer; `body`: a 2xx's text).
-    /// (The fetch's permit went back when its answer came.) The core reads the file once, for its rules ([`RobotsFile`]) and its Crawl-delay
-    /// for `user_agent`; a 4xx allows everything and drops the delay; a 429/5xx or no answer makes the file
-    /// unreachable until a retry and backs off the host. A report of a fetch that is no longer the one under way
-    /// changes nothing (`Ok(None)`).
+    /// (The fetch's permit went back when its answer came.) What the answer means is the core's
+    /// (`Registry::robots_answered`, as in the npm package): a 2xx's rules and Crawl-delay for `user_agent`; another
+    /// status allows everything and drops the delay; a 429/5xx makes the file unreachable until a retry and is the
+    /// host pushing back; no answer makes it unreachable. A report of a fetch that is no longer the one under way
+    /// changes nothing (`Ok(None)`). The text of a 2xx is kept for [`HostDesk::robots_row`].
     pub fn robots(
         &mut self,
         fetch: u32,
@@ -611,29 +612,13 @@ impl HostDesk {
         now: Instant,
     ) -> Result<Option<RobotsOutcome>, Error> {
         let now = now.max(self.registry.last_seen());
-        if !self.robots.is_current(fetch) {
-            return Ok(None);
+        let answer = response.map(|r| (r, body));
+        let learned =
+            self.registry.robots_answered(&self.key, &mut self.robots, Some(fetch), answer, user_agent, now)?;
+        if response.is_some_and(|r| (200..300).contains(&r.status)) && learned.is_some() {
+            self.robots_text = Some(body.to_owned());
         }
-        match response {
-            Some(r) if (200..300).contains(&r.status) => {
-                // parsed once, for both its Crawl-delay and its rules
-                let robots = Robots::parse(body);
-                let outcome = self.registry.set_crawl_delay(&self.key, robots.crawl_delay(user_agent), now)?;
-                self.robots.parsed(robots, now);
-                self.robots_text = Some(body.to_owned());
-                Ok(Some(outcome))
-            }
-            Some(r) => {
-                let outcome = self.registry.observe_robots(&self.key, r, "", user_agent, now)?;
-                self.robots.fetched(r.status, "", now);
-                Ok(Some(outcome))
-            }
-            None => {
-                self.registry.observe(&self.key, &Outcome::Timeout, now)?;
-                self.robots.failed(now);
-                Ok(None)
-            }
-        }
+        Ok(learned)
     }
 
     /// When robots.txt is next due.

@@ -14,7 +14,7 @@ use crate::gateway::turn::{send_at, HostVisit, Turn};
 use crate::headers::{forward_request_headers, MAX_HEADERS};
 use crate::js;
 use crate::protocol::{AskerWire, Departure, ObserveRequest, Outgoing};
-use hostpace::{Response as CoreResponse, RetryBudget, RetryVerdict};
+use hostpace::{pushes_back, Purpose, Response as CoreResponse, RetryBudget, RetryVerdict};
 use std::time::Duration;
 use worker::Response;
 
@@ -216,7 +216,7 @@ impl FetchRun<'_> {
             latency: Some(Duration::from_secs_f64(arrival.latency_ms.max(0.0) / 1000.0)),
             wall_now_ms: None,
         };
-        if status == 429 || status == 503 {
+        if pushes_back(status, Purpose::Request) {
             self.visit.host.observe(observation).await?;
         } else if core_view.teaches(&self.visit.cfg.policy) || observation.permit_id.is_some() || arrival.slowed {
             let client = self.visit.host.clone();
