@@ -5,13 +5,12 @@
 
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { TOL } from '../js/helpers.mjs';
+import { TOL, freePort } from '../js/helpers.mjs';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -56,18 +55,6 @@ export const WRANGLER_ENV = {
   WRANGLER_LOG_PATH: `${root}.wrangler/logs`,
   NO_COLOR: '1',
 };
-
-/** A free TCP port on 127.0.0.1 (the system picks it). */
-export async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const tempDirs = new Set();
 

@@ -25,6 +25,18 @@ export const TOL = Number(process.env.HOSTPACE_TEST_TOLERANCE_MS ?? 20);
 /** Epoch milliseconds, the way the package's clock adapter reads them (same process, same clock). */
 export const clockMs = () => performance.timeOrigin + performance.now();
 
+/** A free TCP port on 127.0.0.1: the system picks it for a server that is closed again at once. */
+export async function freePort() {
+  const server = http.createServer();
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 /** An HTTP-date (IMF-fixdate) for epoch milliseconds (1 s resolution: milliseconds are dropped). */
 export const httpDate = (ms) => new Date(ms).toUTCString();
 

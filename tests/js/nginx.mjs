@@ -16,6 +16,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './helpers.mjs';
 
 /** The nginx binary: Debian's, unless NGINX names another. */
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
@@ -50,18 +51,6 @@ function hookExit() {
       process.kill(process.pid, sig);
     });
   }
-}
-
-/** A port of 127.0.0.1 that was free a moment ago (the system picks it for a server that is closed again). */
-async function freePort() {
-  const server = http.createServer();
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** GET path on 127.0.0.1:port over a connection of its own; resolves to the status, or 0 when it fails. */
