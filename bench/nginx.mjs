@@ -12,7 +12,9 @@
 // judged) configured at 1x, 2.5x and 5x the site's rate, each without and with adaptive pacing (`adaptive: {}`,
 // its defaults), and 8 callers pulling the 40 page URLs from one queue, each `await limiter.fetch(url,
 // { timeoutMs: 60_000, signal })` and reading the body. A row is given up after 180 s (the signal aborts every
-// call and no caller takes another URL). Each row gets a fresh nginx on a port of its own.
+// call and no caller takes another URL). Each row gets a fresh nginx on a port of its own. One more row, 5x+gateway,
+// crawls through the edge gateway instead (`scripts/build-worker.sh` first): wrangler dev on 127.0.0.1 with
+// CRAWL_RATE_PER_SEC=10, CRAWL_BURST_CAPACITY=4, robots.txt not obeyed, and `GatewayLimiter.fetch` for each call.
 //
 // Per row, from the access log: requests to pages (log lines), 429s, the share rejected, pages answered 200,
 // seconds from the first to the last page-request line (nginx's $msec), pages/s = (pages − 1) ÷ those seconds
@@ -24,7 +26,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Limiter } from '../pkg/node.js';
+import { GatewayLimiter, Limiter } from '../pkg/node.js';
+import { Gateway } from '../tests/gateway/gateway.mjs';
 import { NGINX, crawl, judge, startNginx } from '../tests/js/nginx.mjs';
 import { environment } from './common.mjs';
 
@@ -40,10 +43,15 @@ const MULTIPLIERS = [
   { id: '2.5x', times: 2.5, config: { ratePerSec: 5, burstCapacity: 2 } },
   { id: '5x', times: 5, config: { ratePerSec: 10, burstCapacity: 4 } },
 ];
-const ROWS = MULTIPLIERS.flatMap((m) => [
-  { ...m, adaptive: false },
-  { ...m, id: `${m.id}+adaptive`, adaptive: true, config: { ...m.config, adaptive: {} } },
-]);
+const ROWS = [
+  ...MULTIPLIERS.flatMap((m) => [
+    { ...m, adaptive: false },
+    { ...m, id: `${m.id}+adaptive`, adaptive: true, config: { ...m.config, adaptive: {} } },
+  ]),
+  // the same crawl through the edge gateway (wrangler dev on 127.0.0.1, worker/build from scripts/build-worker.sh):
+  // GatewayLimiter.fetch, the limits set by the gateway's CRAWL_* variables
+  { ...MULTIPLIERS[2], id: '5x+gateway', goal: '5x', adaptive: false, via: 'gateway' },
+];
 
 // --- command line
 const args = process.argv.slice(2);
@@ -73,7 +81,7 @@ if (opts.rows !== undefined) {
 const outFile = opts.out ?? (opts.rows === undefined ? new URL('./results/nginx.json', import.meta.url) : null);
 
 // --- the rows
-const goalOf = (row) => GOALS[row.id.replace('+adaptive', '')] ?? null;
+const goalOf = (row) => GOALS[row.goal ?? row.id.replace('+adaptive', '')] ?? null;
 function met(goal, j) {
   if (!goal) return null;
   if (j.rejectedShare > goal.maxRejectedShare) return false;
@@ -81,14 +89,35 @@ function met(goal, j) {
   return true;
 }
 
+/** The gateway, its limits those of `config`, reaching the nginx on 127.0.0.1, robots.txt not obeyed. */
+async function startGateway(config) {
+  const vars = {
+    CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
+    CRAWL_OBEY_ROBOTS: 'false',
+    CRAWL_RATE_PER_SEC: String(config.ratePerSec),
+    CRAWL_BURST_CAPACITY: String(config.burstCapacity),
+    CRAWL_MAX_WAIT_SEC: '60',
+  };
+  return Gateway.start({ vars, token: 'bench-token-4e21b7' });
+}
+
 async function measure(row) {
   const site = await startNginx({ ratePerSec: SITE.ratePerSec, burst: SITE.burst, pages: PAGES });
   try {
     await site.warm();
-    const limiter = new Limiter({ ...row.config, robots: 'ignore' });
-    const urls = Array.from({ length: PAGES }, (_, i) => site.url(`/p/${i}.html`));
-    const signal = AbortSignal.timeout(ROW_BOUND_MS);
-    const run = await crawl(limiter, urls, { callers: CALLERS, timeoutMs: CALL_TIMEOUT_MS, signal });
+    const gateway = row.via === 'gateway' ? await startGateway(row.config) : undefined;
+    let run;
+    try {
+      const limiter = gateway
+        ? new GatewayLimiter(gateway.base, gateway.token)
+        : new Limiter({ ...row.config, robots: 'ignore' });
+      const urls = Array.from({ length: PAGES }, (_, i) => site.url(`/p/${i}.html`));
+      const signal = AbortSignal.timeout(ROW_BOUND_MS);
+      run = await crawl(limiter, urls, { callers: CALLERS, timeoutMs: CALL_TIMEOUT_MS, signal });
+    } finally {
+      await gateway?.stop();
+    }
+    const signal = { aborted: run.wallMs >= ROW_BOUND_MS };
     await site.sync();
     const j = judge(site.log(), PAGES);
     const goal = goalOf(row);
@@ -96,6 +125,7 @@ async function measure(row) {
       id: row.id,
       timesSiteRate: row.times,
       adaptive: row.adaptive,
+      via: row.via ?? 'package',
       config: row.config,
       requests: j.requests,
       rejected: j.rejected,
@@ -137,7 +167,9 @@ const lines = [
   '|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|',
 ];
 for (const r of results) {
-  const cfg = `${r.config.ratePerSec}/s, burst ${r.config.burstCapacity}${r.adaptive ? ', adaptive' : ''}`;
+  const cfg =
+    `${r.config.ratePerSec}/s, burst ${r.config.burstCapacity}${r.adaptive ? ', adaptive' : ''}` +
+    `${r.via === 'gateway' ? ', through the gateway' : ''}`;
   lines.push(
     `| ${r.id} | ${cfg} | ${r.requests} | ${r.rejected} | ${pct(r.rejectedShare)} | ${r.pagesFetched}/${PAGES} | ` +
       `${num(r.seconds, 1)} | ${num(r.pagesPerSec)} | ${pct(r.allowedRateShare)} | ` +
