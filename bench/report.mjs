@@ -423,14 +423,15 @@ const pctGoal = (x) => `${+(x * 100).toFixed(1)} %`; // 0.1 → "10 %"
 {
   const g1 = nginxBench?.goals?.['1x'] ?? { maxRejectedShare: 0 };
   const g5 = nginxBench?.goals?.['5x'] ?? { maxRejectedShare: 0.1, minAllowedRateShare: 0.7 };
-  for (const id of ['1x', '1x+adaptive', '5x', '5x+adaptive']) {
+  for (const id of ['1x', '1x+adaptive', '5x', '5x+adaptive', '5x+gateway']) {
     const r = nginxRows[id];
     const at5 = id.startsWith('5x');
     const crawler = at5 ? '10/s, burst 4' : '2/s, burst 1';
     const g = at5 ? g5 : g1;
     goals.push({
       goal:
-        `nginx limit_req ${nginxSiteRate} r/s, crawler at ${at5 ? 5 : 1}× (${crawler}${id.endsWith('adaptive') ? ', adaptive' : ''}): ` +
+        `nginx limit_req ${nginxSiteRate} r/s, crawler at ${at5 ? 5 : 1}× (${crawler}${id.endsWith('adaptive') ? ', adaptive' : ''}` +
+        `${id.endsWith('gateway') ? ', through the gateway' : ''}): ` +
         (at5
           ? `≤ ${pctGoal(g.maxRejectedShare)} rejected and ≥ ${pctGoal(g.minAllowedRateShare)} of the allowed rate`
           : `${g.maxRejectedShare === 0 ? 'no request' : `≤ ${pctGoal(g.maxRejectedShare)}`} rejected`),
@@ -815,7 +816,8 @@ if (!nginxBench) {
       ? '–'
       : [g.maxRejectedShare === 0 ? 'none rejected' : `≤ ${pctGoal(g.maxRejectedShare)} rejected`, ...(isNum(g.minAllowedRateShare) ? [`≥ ${pctGoal(g.minAllowedRateShare)} of the rate`] : [])].join(', ');
     p(
-      `| ${esc(r.id)} | ${c.ratePerSec}/s, burst ${c.burstCapacity}${r.adaptive ? ', adaptive' : ''} | ${fmtInt(r.requests)} | ` +
+      `| ${esc(r.id)} | ${c.ratePerSec}/s, burst ${c.burstCapacity}${r.adaptive ? ', adaptive' : ''}` +
+      `${r.via === 'gateway' ? ', through the gateway' : ''} | ${fmtInt(r.requests)} | ` +
         `${fmtInt(r.rejected)} | ${pct1(r.rejectedShare)} | ${fmtInt(r.pagesFetched)} of ${fmtInt(n.workload?.site?.pages)} | ${fmt1(r.seconds)} | ${fmt2(r.pagesPerSec)} | ` +
         `${pct1(r.allowedRateShare)} | ${goal} | ${g ? yes(r.met) : '–'} |`,
     );
