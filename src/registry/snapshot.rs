@@ -79,12 +79,14 @@ fn too_many_hosts(count: u64, max_hosts: u32) -> Error {
 
 impl Snapshot {
     /// The snapshot as compact text (integers and length-prefixed strings; floats as IEEE bits), in this build's
-    /// format ([`SNAPSHOT_VERSION`]) whichever it was read from: exact for every instant, and small to decode.
-    /// [`Snapshot::decode`] reads it back.
+    /// format ([`SNAPSHOT_VERSION`]) whichever format this build read it from: exact for every instant, and small
+    /// to decode. [`Snapshot::decode`] reads it back.
     pub fn encode(&self) -> String {
-        // in this build's format, whichever it was read from (the states are this build's)
+        // in this build's format, whichever it was read from (the states are this build's); a version this build
+        // does not read is kept, so the text is refused as the snapshot is
+        let version = if reads(self.version) { SNAPSHOT_VERSION } else { self.version };
         let hosts = self.hosts.iter().map(|(k, s, seen)| (k, s, *seen));
-        write_snapshot(SNAPSHOT_VERSION, self.taken_at, (self.last_seen, self.floor), &self.policy, hosts)
+        write_snapshot(version, self.taken_at, (self.last_seen, self.floor), &self.policy, hosts)
     }
 
     /// Read [`Snapshot::encode`]'s text; a malformed one is an error saying what was expected.
