@@ -107,10 +107,10 @@ mod tests {
                 let now = Instant::from_millis(t);
                 for s in [&mut full, &mut lean] {
                     if step % 60 == 20 {
-                        s.throttle(&limits, Some(Duration::from_millis(900)), now);
+                        s.throttle(&limits, Some(Duration::from_millis(900)), now, 0);
                     }
                     if step % 60 == 50 {
-                        s.server_quota_until(now.add_nanos(1_300_000_000));
+                        s.server_quota_until(now.add_nanos(60_000_000_000)); // beyond the backlog the slowed rate left
                     }
                 }
                 let d = full.acquire(now);

@@ -225,7 +225,7 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     let got = |v: JsValue| JSON::stringify(&v).unwrap();
     let fetch = RobotsCheck { fetch: Some(0.0), timeout_ms: Some(60_000.0), ..shape(RobotsVerdict::Fetch, None, None) };
     assert_eq!(got(check(0.0)), json(fetch));
-    assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, None));
+    assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, Some(100.0)), "ask again in PENDING_RECHECK");
     ok(limiter.robots_fetched(s("example.com"), n(200.0), Some(s(robots).unchecked_into()), None, t(2.0), t(0.0)));
     let rule = crate::robots::Robots::parse(robots).matching_rule("examplebot", url).map(ToString::to_string);
     assert_eq!(got(check(3.0)), want(RobotsVerdict::Disallowed, rule.as_deref(), None));
