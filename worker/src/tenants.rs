@@ -38,8 +38,7 @@
 //! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
 //!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
 //!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
-//!   cool only that token ([`Tenants::throttle_scope`]), as long as another token wants the host (a token alone
-//!   there is paced by every answer it gets: pushback that repeats slows the host). So one token, however many
+//!   cool only that token ([`Tenants::throttle_scope`]). So one token, however many
 //!   real departures it holds, holds the host at zero for other tokens for at most one `maxBackoffSec` at a
 //!   time, with at least as long open in between. The gateway's own fetches and other tokens' reports are not
 //!   limited by this.
@@ -264,19 +263,14 @@ impl Tenants {
     /// The most unconfirmed reservations `token` may hold at `now`: `max` while no other token wants the host,
     /// one while another does (it holds a reservation here that still counts, or asked within [`WANTS_FOR`]).
     pub fn bound(&self, token: &str, max: usize, now: Instant) -> usize {
-        if self.another_wants(token, now) {
+        let asking =
+            self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        let holding = self.issued.iter().any(|d| d.token != token && d.counts(now));
+        if asking || holding {
             max.min(1)
         } else {
             max
         }
-    }
-
-    /// Whether a token other than `token` wants the host at `now`: it holds a reservation here that still counts,
-    /// or asked within [`WANTS_FOR`].
-    fn another_wants(&self, token: &str, now: Instant) -> bool {
-        let asking =
-            self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
-        asking || self.issued.iter().any(|d| d.token != token && d.counts(now))
     }
 
     /// Departures `token` holds at `now`, reserved and not yet confirmed (nor abandoned: see
@@ -358,11 +352,10 @@ impl Tenants {
         }
     }
 
-    /// How far `token`'s report of 429/503 at `now` reaches, recording a fleet-wide one (see the module). While no
-    /// other token wants the host, every report reaches it: there is no one else to hold back.
+    /// How far `token`'s report of 429/503 at `now` reaches, recording a fleet-wide one (see the module).
     pub fn throttle_scope(&mut self, token: &str, now: Instant, max_backoff: Duration) -> Scope {
         self.prune(now, max_backoff);
-        if self.fleet_throttles.iter().any(|(t, _)| t == token) && self.another_wants(token, now) {
+        if self.fleet_throttles.iter().any(|(t, _)| t == token) {
             return Scope::Tenant;
         }
         self.fleet_throttles.push((token.to_owned(), now.as_nanos()));
@@ -473,12 +466,6 @@ mod tests {
     #[test]
     fn a_tokens_throttle_reports_reach_the_fleet_once_per_period() {
         let mut ts = Tenants::default();
-        // alone at the host, every report of a token reaches the host
-        assert_eq!(ts.throttle_scope("mallory", t(0), BACKOFF), Scope::Fleet);
-        assert_eq!(ts.throttle_scope("mallory", t(1), BACKOFF), Scope::Fleet);
-        // while another token wants it, once per period
-        ts.issue("a1".into(), "alice", t(400), None);
-        let mut ts = Tenants { issued: ts.issued, ..Tenants::default() };
         assert_eq!(ts.throttle_scope("mallory", t(0), BACKOFF), Scope::Fleet);
         assert_eq!(ts.throttle_scope("mallory", t(119), BACKOFF), Scope::Tenant);
         assert_eq!(ts.throttle_scope("mallory", t(239), BACKOFF), Scope::Tenant);
