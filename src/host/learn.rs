@@ -113,8 +113,9 @@ impl HostState {
     ///   its cooldown's end. So a cap learned and then lifted leaves no debt longer than that, while every
     ///   departure still conforms to the configured bucket (which, after the last reserved slot, owes at most one
     ///   burst).
-    /// - the host's level: each pushback incident halves it; without adaptive pacing, each success (below 400)
-    ///   gives back [`RECOVERY_SHARE`] of the configured rate. Adaptive pacing on top: a timeout or a response
+    /// - the host's level: a pushback incident halves it (quarters it from the streak's second on); without
+    ///   adaptive pacing, each success (below 400, outside a cooldown) gives back [`RECOVERY_SHARE`] of the
+    ///   configured rate. Adaptive pacing on top: a timeout or a response
     ///   slower than the target narrows; a faster success widens.
     pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant, draw: u64) -> Observation {
         self.lapse(now);
@@ -214,8 +215,9 @@ impl HostState {
     }
 
     /// Learn from a robots.txt fetch: 2xx → its Crawl-delay for `user_agent` (RFC 9309 group matching);
-    /// any other status but 429 and 5xx (a 4xx, a redirect not followed) → no delay rule; 429 and 5xx → the host pushed back, as a throttled response does (see
-    /// [`HostState::throttle`]; `draw` for the backoff's jitter), keeping any delay already known.
+    /// any other status but 429 and 5xx (a 4xx, a redirect not followed) → no delay rule; 429 and 5xx → the host
+    /// pushed back, as a throttled response does (see [`HostState::throttle`]; `draw` for the backoff's jitter),
+    /// keeping any delay already known.
     pub fn observe_robots(
         &mut self,
         limits: &Limits,

@@ -358,7 +358,8 @@ impl HostState {
     /// the wait it asked for, when usable.
     ///
     /// - An answer while the host is already cooling down belongs to the incident that began the cooldown: it may
-    ///   only lengthen it. Otherwise it begins an incident: the host's level is halved (see `pushback`).
+    ///   only lengthen it. Otherwise it begins an incident: the host's level is halved, quartered from the
+    ///   streak's second incident on (see `pushback`).
     /// - The cooldown lasts `min(retry_after, max backoff)`; without a usable `retry_after` (none, or zero), the
     ///   streak's backoff: the policy's default doubled per incident, stretched by a random 0–25 % (`draw`, a
     ///   uniformly random number), capped by the max backoff. Returns the cooldown's end.
