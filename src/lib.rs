@@ -45,6 +45,7 @@ mod registry;
 pub mod response;
 pub mod robots;
 mod time;
+mod visit;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
@@ -62,3 +63,4 @@ pub use registry::{Registry, Slot, Snapshot, SNAPSHOT_VERSION};
 pub use time::MonotonicClock;
 pub use time::{duration_nanos, nanos_to_ms, near_clock, Clock, FakeClock, Instant, MAX_CLOCK_GAP};
 pub use time::{MAX_DURATION_SEC, MIN_RATE_PER_SEC};
+pub use visit::{Refusal, RobotsUse, Turn, Visit, Why, HOLD_RECHECK};

@@ -73,6 +73,15 @@ impl Registry {
         self.hosts.clamp(at, now)
     }
 
+    /// `now` as `host` would be decided at: never earlier than that host has seen, or, for a host not tracked, than
+    /// the latest eviction. Changes nothing.
+    pub fn instant_for(&self, host: &HostKey, now: Instant) -> Instant {
+        match self.hosts.find(host) {
+            Some(at) => now.max(self.hosts.seen(at)),
+            None => now.max(self.floor),
+        }
+    }
+
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy

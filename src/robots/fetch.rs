@@ -29,10 +29,6 @@ use std::time::Duration;
 /// the deadline reports first.
 const GRACE: Duration = Duration::from_secs(1);
 
-/// How long a caller told that another is fetching a host's robots.txt ([`Verdict::Pending`]) waits before asking
-/// again, when it cannot wait for that fetch itself (the fetch of another process, a frontier's held host).
-pub const PENDING_RECHECK: Duration = Duration::from_millis(100);
-
 /// The times of a [`RobotsFile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RobotsTiming {

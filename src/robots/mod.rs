@@ -60,7 +60,7 @@
 mod fetch;
 mod path;
 
-pub use fetch::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict, PENDING_RECHECK};
+pub use fetch::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
 
 use crate::response::{parse_seconds, Seconds};
 use path::{request_path, Pattern};
