@@ -1,16 +1,17 @@
 //! The state of one host inside its Durable Object: the core's registry holding that one host, and the core's
 //! [`RobotsFile`] for its robots.txt. Pure and synchronous: the object passes `now` (epoch-based, from the
 //! runtime's clock), and persists [`HostDesk::save`] after every change (and [`HostDesk::robots_row`] when a new
-//! copy of robots.txt arrives). Every wait and every robots.txt verdict is the core's; this type only sequences
-//! "robots.txt first", "refuse what robots.txt disallows" and "do not reserve what the caller will not wait for".
+//! copy of robots.txt arrives). Every step of a visit is the core's ([`Registry::visit`]: robots.txt first, hold,
+//! refuse, the departure); this type adds only what is the gateway's own: what each token may hold
+//! ([`crate::tenants`]).
 
 use crate::api::ApiError;
 use crate::protocol::{ms, HostReport, RobotsReport};
 use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
-use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming, Verdict};
+use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming};
 use hostpace::{
-    Decision, Departure, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Registry, Response,
-    RobotsOutcome, Snapshot,
+    Decision, Departure, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Refusal as Refused, Registry,
+    Response, RobotsOutcome, RobotsUse, Snapshot, Turn, Visit, Why,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -29,43 +30,6 @@ pub struct RobotsRule<'a> {
     pub user_agent: &'a str,
     /// The URL the request is for.
     pub url: &'a str,
-}
-
-/// The answer to "may one request leave for this host".
-#[derive(Clone, Debug, PartialEq)]
-pub enum Ask {
-    /// A departure for the caller's request (when not `reserved`, ask again after its wait).
-    Go(Decision),
-    /// A departure reserved for fetching robots.txt first: fetch it, report it with the fetch's number, then
-    /// ask again.
-    Robots(Decision, u32),
-    /// robots.txt disallows the URL (the rule, as `Disallow: /private (line 3)`): nothing reserved.
-    Disallowed(String),
-    /// robots.txt is unreachable (5xx, 429, no answer), so nothing may be fetched from the host until a retry of
-    /// robots.txt succeeds, due in `retry_after`: nothing reserved.
-    Unavailable {
-        /// When robots.txt is fetched again.
-        retry_after: Duration,
-    },
-    /// Wait to be woken (at most until `until`), then ask again: another caller is fetching robots.txt, or the
-    /// token waits for one of its own departures to go, or for its own cooldown to end.
-    Hold {
-        /// When that fetch's lease ends, or the token's departure stops counting, or its cooldown ends.
-        until: Instant,
-    },
-    /// The host is given up on (it pushed back for [`hostpace::GIVE_UP_AFTER`]) until `until`: nothing reserved,
-    /// nothing sent there before then.
-    GivenUp {
-        /// When the host is no longer given up on.
-        until: Instant,
-    },
-    /// Nothing reserved: the wait is longer than the caller will wait.
-    Later {
-        /// How long until one could go.
-        wait: Duration,
-        /// What sets that wait: a core layer name, or `robots`.
-        layer: &'static str,
-    },
 }
 
 /// One host's state in its Durable Object.
@@ -99,10 +63,10 @@ pub struct Asker<'a> {
 const PERMIT_TURN: Duration = Duration::from_millis(250);
 
 /// The longest rule quoted in an answer, in bytes (a site's robots.txt may hold lines of any length).
-const MAX_QUOTED_RULE: usize = 512;
+pub const MAX_QUOTED_RULE: usize = 512;
 
 /// `text` cut to [`MAX_QUOTED_RULE`] bytes at a character boundary, marked `…` when cut.
-fn bounded(mut text: String) -> String {
+pub fn bounded(mut text: String) -> String {
     if text.len() > MAX_QUOTED_RULE {
         let mut end = MAX_QUOTED_RULE;
         while !text.is_char_boundary(end) {
@@ -123,7 +87,7 @@ fn not_yours() -> ApiError {
     )
 }
 
-/// 503 `host_given_up` with `Retry-After`: `host` is given up on until `until` (see [`Ask::GivenUp`]).
+/// 503 `host_given_up` with `Retry-After`: `host` is given up on until `until` (see [`Refused::GivenUp`]).
 pub fn given_up(host: &str, until: Instant, now: Instant) -> ApiError {
     let wait_ms = until.saturating_duration_since(now).as_secs_f64() * 1000.0;
     let message = format!(
@@ -314,72 +278,25 @@ impl HostDesk {
         self.registry.host(&self.key).is_some_and(|s| s.rate_per_sec(self.registry.limits()) < rate)
     }
 
-    /// May one request leave at `now`? With `max_wait`, a departure further away than that is not reserved
-    /// ([`Ask::Later`], nothing charged). With `robots`, a host whose robots.txt is due gets that fetch first
-    /// ([`Ask::Robots`]); while it is under way and nothing is known (or, when obeyed, the file is unreachable),
-    /// callers are held for its report; and, when obeyed, a URL the file disallows is refused
-    /// ([`Ask::Disallowed`]), as is every URL while it is unreachable ([`Ask::Unavailable`]).
+    /// May one request leave at `now`? The core's visit ([`Registry::visit`]): with `max_wait`, a departure
+    /// further away than that is not reserved ([`Turn::Later`], nothing charged); with `robots`, a host whose
+    /// robots.txt is due gets that fetch first ([`Turn::FetchRobots`]); callers are held while it is under way
+    /// ([`Turn::Hold`]); when obeyed, what the file disallows, and everything while it is unreachable, is refused.
     pub fn ask(
         &mut self,
         max_wait: Option<Duration>,
         robots: Option<RobotsRule<'_>>,
         now: Instant,
-    ) -> Result<Ask, Error> {
-        let now = now.max(self.registry.last_seen());
-        if let Some(until) = self.given_up_until(now) {
-            return Ok(Ask::GivenUp { until }); // robots.txt included: nothing goes there
-        }
-        let mut fetch_first = false;
-        if let Some(rule) = &robots {
-            self.robots.set_timing(rule.timing);
-            fetch_first = self.robots.fetch_due(now);
-            if !fetch_first {
-                if let Some(refused) = self.robots_refusal(rule, max_wait, now) {
-                    return Ok(refused);
-                }
+    ) -> Result<Turn, Error> {
+        let visit = match &robots {
+            Some(rule) => {
+                self.robots.set_timing(rule.timing);
+                let robots = if rule.obey { RobotsUse::Obey } else { RobotsUse::DelayOnly };
+                Visit { url: rule.url, user_agent: rule.user_agent, robots, max_wait }
             }
-        }
-        if let Some(m) = max_wait {
-            let peek = self.registry.peek(&self.key, now);
-            if peek.wait > m {
-                return Ok(Ask::Later { wait: peek.wait, layer: peek.layer.as_str() });
-            }
-        }
-        let decision = self.registry.acquire(&self.key, now)?;
-        match if fetch_first && decision.reserved { self.robots.start(now) } else { None } {
-            Some(fetch) => {
-                // its timeout counts from its departure
-                self.robots.departs(fetch, decision.departs);
-                Ok(Ask::Robots(decision, fetch))
-            }
-            None => Ok(Ask::Go(decision)),
-        }
-    }
-
-    /// What robots.txt says of `rule`'s URL when no fetch of it is due: `None` to go on, else the answer.
-    fn robots_refusal(&self, rule: &RobotsRule<'_>, max_wait: Option<Duration>, now: Instant) -> Option<Ask> {
-        let verdict = self.robots.verdict(rule.user_agent, rule.url, now);
-        let waiting =
-            matches!(verdict, Verdict::Pending) || (rule.obey && matches!(verdict, Verdict::Unreachable { .. }));
-        match (verdict, self.robots.busy_until(now)) {
-            // a fetch is under way: wait for its report
-            (_, Some(until)) if waiting => {
-                let wait = until.saturating_duration_since(now);
-                Some(match max_wait {
-                    Some(m) if wait > m => Ask::Later { wait, layer: "robots" },
-                    _ => Ask::Hold { until },
-                })
-            }
-            (Verdict::Disallowed(r), _) if rule.obey => Some(Ask::Disallowed(bounded(r.to_string()))),
-            (Verdict::Unreachable { retry_at }, _) if rule.obey => {
-                Some(Ask::Unavailable { retry_after: retry_at.saturating_duration_since(now) })
-            }
-            // nothing known, nothing under way, and no fetch due (a restored state): wait for the due fetch
-            (Verdict::Pending, _) => {
-                Some(Ask::Unavailable { retry_after: self.robots.due().saturating_duration_since(now) })
-            }
-            _ => None,
-        }
+            None => Visit { url: "", user_agent: "", robots: RobotsUse::Ignore, max_wait },
+        };
+        self.registry.visit(&self.key, &mut self.robots, &visit, now)
     }
 
     fn max_backoff(&self) -> Duration {
@@ -388,7 +305,7 @@ impl HostDesk {
 
     /// [`HostDesk::ask`] for a token reserving for itself. While it holds its bound of unconfirmed reservations
     /// it is refused with 429 `reservation_limit` (`/v1/acquire`) or, when it [`Asker::waits`], held until one
-    /// of them goes (`/v1/fetch`: [`Ask::Hold`], or [`Ask::Later`] beyond `max_wait`); likewise while the token
+    /// of them goes (`/v1/fetch`: [`Turn::Hold`], or [`Turn::Later`] beyond `max_wait`); likewise while the token
     /// alone is cooled down, with nothing reserved. A reserved departure is issued to it under `id` (returned).
     pub fn ask_as(
         &mut self,
@@ -397,15 +314,15 @@ impl HostDesk {
         max_wait: Option<Duration>,
         robots: Option<RobotsRule>,
         now: Instant,
-    ) -> Result<(Ask, Option<String>), ApiError> {
+    ) -> Result<(Turn, Option<String>), ApiError> {
         let now = now.max(self.registry.last_seen());
         if let Some(until) = self.given_up_until(now) {
-            return Ok((Ask::GivenUp { until }, None));
+            return Ok((Turn::Refuse(Refused::GivenUp { until }), None));
         }
         let (held, first) = self.tenants.outstanding(asker.token, now, self.max_backoff());
         let bound = self.tenants.bound(asker.token, asker.max_reservations as usize, now);
-        let (blocked, layer) = match self.tenants.tenant_cooldown(asker.token, now) {
-            Some(until) => (Some((until, until)), "cooldown"),
+        let (blocked, why) = match self.tenants.tenant_cooldown(asker.token, now) {
+            Some(until) => (Some((until, until)), Why::Layer(Layer::Cooldown)),
             None if held >= bound => {
                 // held at its bound, it still wants the host
                 self.tenants.asked(asker.token, now);
@@ -423,39 +340,39 @@ impl HostDesk {
                 }
                 // its first departure should go then (and wake the holder); it stops counting by the grace's end
                 let first = first.unwrap_or(now);
-                (Some((first, first.saturating_add(RESERVATION_GRACE))), "reservations")
+                (Some((first, first.saturating_add(RESERVATION_GRACE))), Why::Reservations)
             }
-            None => (None, ""),
+            None => (None, Why::Reservations),
         };
         if let Some((free, until)) = blocked {
             let wait = free.saturating_duration_since(now);
             // a caller out of time (or asking not to wait) is answered, even while a due departure is confirmed
             if !asker.waits || max_wait.is_some_and(|m| wait > m || m.is_zero()) {
-                return Ok((Ask::Later { wait, layer }, None));
+                return Ok((Turn::Later { wait, why }, None));
             }
-            return Ok((Ask::Hold { until }, None));
+            return Ok((Turn::Hold { until }, None));
         }
         let before = self.tenants.waiting_before(asker.token, now);
         if before > 0 && before >= self.free_permits(now) {
             // other tokens waiting for a permit have the better claim to the free ones: as when every permit is
             // held, nothing is reserved and the caller asks again (sooner when a permit goes back), if it waits
             if !asker.waits || max_wait.is_some_and(|m| m < PERMIT_TURN) {
-                return Ok((Ask::Later { wait: PERMIT_TURN, layer: "concurrency" }, None));
+                return Ok((Turn::Later { wait: PERMIT_TURN, why: Why::Layer(Layer::Concurrency) }, None));
             }
             self.tenants.waits_for_permit(asker.token, now);
             let departs = now.saturating_add(PERMIT_TURN);
             let wait =
                 Decision { wait: PERMIT_TURN, layer: Layer::Concurrency, departs, reserved: false, permit: None };
-            return Ok((Ask::Go(wait), None));
+            return Ok((Turn::Go(wait), None));
         }
         let ask = self.ask(max_wait, robots, now).map_err(|e| ApiError::internal(e.to_string()))?;
         match &ask {
-            Ask::Go(d) if d.reserved => {
+            Turn::Go(d) if d.reserved => {
                 self.tenants.asked(asker.token, now);
                 self.tenants.issue(id.clone(), asker.token, d.departs, d.permit.map(|p| p.id));
                 Ok((ask, Some(id)))
             }
-            Ask::Go(_) => {
+            Turn::Go(_) => {
                 // every permit is held: it waits for one
                 self.tenants.waits_for_permit(asker.token, now);
                 Ok((ask, None))
@@ -662,7 +579,7 @@ impl HostDesk {
 mod tests {
     use super::*;
     use crate::tenants::Use;
-    use hostpace::Layer;
+    use hostpace::HOLD_RECHECK;
 
     fn key() -> HostKey {
         HostKey::parse("example.com").unwrap()
@@ -691,7 +608,7 @@ mod tests {
     /// Ask with `rule` at `now`, expecting a robots.txt fetch first: its number.
     fn robots_first(desk: &mut HostDesk, rule: RobotsRule<'_>, now: Instant) -> u32 {
         match desk.ask(None, Some(rule), now).unwrap() {
-            Ask::Robots(_, fetch) => fetch,
+            Turn::FetchRobots { fetch, .. } => fetch,
             other => panic!("expected robots.txt first, got {other:?}"),
         }
     }
@@ -704,9 +621,9 @@ mod tests {
         Policy { rate_per_sec: rate, burst_capacity: capacity, ..Policy::default() }
     }
 
-    fn go(a: Ask) -> Decision {
+    fn go(a: Turn) -> Decision {
         match a {
-            Ask::Go(d) => d,
+            Turn::Go(d) => d,
             other => panic!("expected go, got {other:?}"),
         }
     }
@@ -714,12 +631,17 @@ mod tests {
     #[test]
     fn robots_go_first_others_hold_until_the_report_and_the_crawl_delay_applies() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
-        let Ask::Robots(first, fetch) = desk.ask(None, Some(RULE), t(0)).unwrap() else { panic!("robots first") };
+        let Turn::FetchRobots { decision: first, fetch, .. } = desk.ask(None, Some(RULE), t(0)).unwrap() else {
+            panic!("robots first")
+        };
         assert_eq!(first.wait, Duration::ZERO);
         // held until the fetch's deadline (its timeout from its departure) and a second's grace
-        assert_eq!(desk.ask(None, Some(RULE), t(10)).unwrap(), Ask::Hold { until: t(31_000) });
+        assert_eq!(
+            desk.ask(None, Some(RULE), t(10)).unwrap(),
+            Turn::Hold { until: t(10).saturating_add(HOLD_RECHECK) }
+        );
         let nowait = desk.ask(Some(Duration::ZERO), Some(RULE), t(10)).unwrap();
-        assert!(matches!(nowait, Ask::Later { layer: "robots", .. }), "{nowait:?}");
+        assert!(matches!(nowait, Turn::Later { why: Why::Robots, .. }), "{nowait:?}");
         let ok = answer(200);
         let robots = "User-agent: *\nCrawl-delay: 2\n";
         let out = desk.robots(fetch, Some(&ok), robots, UA, t(50)).unwrap().unwrap();
@@ -736,14 +658,14 @@ mod tests {
     fn a_robots_fetch_that_never_reports_is_taken_over_after_its_lease() {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let first = robots_first(&mut desk, RULE, t(0));
-        assert!(matches!(desk.ask(None, Some(RULE), t(30_999)).unwrap(), Ask::Hold { .. }));
+        assert!(matches!(desk.ask(None, Some(RULE), t(30_999)).unwrap(), Turn::Hold { .. }));
         let second = robots_first(&mut desk, RULE, t(31_000));
         // the first one's late answer changes nothing: the second's is awaited
         let rules = "User-agent: *\nDisallow: /\n";
         assert_eq!(desk.robots(first, Some(&answer(200)), rules, UA, t(31_001)).unwrap(), None);
-        assert!(matches!(desk.ask(None, Some(RULE), t(31_002)).unwrap(), Ask::Hold { .. }));
+        assert!(matches!(desk.ask(None, Some(RULE), t(31_002)).unwrap(), Turn::Hold { .. }));
         desk.robots(second, Some(&answer(404)), "", UA, t(31_003)).unwrap();
-        assert!(matches!(desk.ask(None, Some(RULE), t(31_004)).unwrap(), Ask::Go(_)));
+        assert!(matches!(desk.ask(None, Some(RULE), t(31_004)).unwrap(), Turn::Go(_)));
     }
 
     #[test]
@@ -770,13 +692,13 @@ mod tests {
         desk.robots(fetch, Some(&answer(500)), "", UA, t(100)).unwrap();
         let decisions = desk.report(t(100)).unwrap().stats.decisions;
         let refused = desk.ask(None, Some(RULE), t(200)).unwrap();
-        assert_eq!(refused, Ask::Unavailable { retry_after: Duration::from_millis(59_900) });
+        assert_eq!(refused, Turn::Refuse(Refused::RobotsUnreachable { retry_at: t(60_100) }));
         assert_eq!(desk.report(t(200)).unwrap().robots.status, "unreachable");
         // the retry: the caller that finds it due fetches it; others are held for its answer
         let fetch = robots_first(&mut desk, RULE, t(60_100));
-        assert!(matches!(desk.ask(None, Some(RULE), t(60_150)).unwrap(), Ask::Hold { .. }));
+        assert!(matches!(desk.ask(None, Some(RULE), t(60_150)).unwrap(), Turn::Hold { .. }));
         desk.robots(fetch, Some(&answer(200)), "User-agent: *\nAllow: /\n", UA, t(60_200)).unwrap();
-        assert!(matches!(desk.ask(None, Some(RULE), t(60_300)).unwrap(), Ask::Go(d) if d.reserved));
+        assert!(matches!(desk.ask(None, Some(RULE), t(60_300)).unwrap(), Turn::Go(d) if d.reserved));
         let stats = desk.report(t(60_300)).unwrap().stats;
         assert_eq!(stats.decisions, decisions + 2, "the refusal reserved nothing: the retry and the request did");
     }
@@ -789,13 +711,16 @@ mod tests {
         desk.robots(fetch, Some(&answer(200)), rules, UA, t(10)).unwrap();
         let decisions = desk.report(t(10)).unwrap().stats.decisions;
         let ask = desk.ask(None, Some(for_url("https://example.com/gw-only/x")), t(20)).unwrap();
-        assert_eq!(ask, Ask::Disallowed("Disallow: /gw-only (line 6)".into()), "the gateway's own group applies");
+        assert!(
+            matches!(&ask, Turn::Refuse(Refused::Disallowed(r)) if r.to_string() == "Disallow: /gw-only (line 6)"),
+            "the gateway's own group applies: {ask:?}"
+        );
         let ask = desk.ask(None, Some(for_url("https://example.com/private/x")), t(20)).unwrap();
-        assert!(matches!(ask, Ask::Go(_)), "the * group does not apply to a crawler named by a group: {ask:?}");
+        assert!(matches!(ask, Turn::Go(_)), "the * group does not apply to a crawler named by a group: {ask:?}");
         assert_eq!(desk.report(t(20)).unwrap().stats.decisions, decisions + 1);
         // not obeyed: robots.txt paces (Crawl-delay) but refuses nothing
         let ignore = RobotsRule { obey: false, url: "https://example.com/gw-only/x", ..RULE };
-        assert!(matches!(desk.ask(None, Some(ignore), t(30)).unwrap(), Ask::Go(_)));
+        assert!(matches!(desk.ask(None, Some(ignore), t(30)).unwrap(), Turn::Go(_)));
         let report = desk.report(t(30)).unwrap().robots;
         assert_eq!((report.status.as_str(), report.rules, report.failures), ("rules", 3, 0));
         assert_eq!(report.age_sec, Some(0.02));
@@ -806,13 +731,13 @@ mod tests {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let fetch = robots_first(&mut desk, RULE, t(0));
         desk.robots(fetch, Some(&answer(404)), "", UA, t(10)).unwrap();
-        assert!(matches!(desk.ask(None, Some(for_url("https://example.com/private")), t(20)).unwrap(), Ask::Go(_)));
+        assert!(matches!(desk.ask(None, Some(for_url("https://example.com/private")), t(20)).unwrap(), Turn::Go(_)));
         assert_eq!(desk.report(t(20)).unwrap().robots.status, "allowed");
         let fetch = robots_first(&mut desk, RULE, t(3_600_010));
         // while it is fetched again, the copy in force (everything allowed) applies
-        assert!(matches!(desk.ask(None, Some(RULE), t(3_600_020)).unwrap(), Ask::Go(_)));
+        assert!(matches!(desk.ask(None, Some(RULE), t(3_600_020)).unwrap(), Turn::Go(_)));
         desk.robots(fetch, Some(&answer(200)), "User-agent: *\nDisallow: /\n", UA, t(3_600_030)).unwrap();
-        assert!(matches!(desk.ask(None, Some(RULE), t(3_600_040)).unwrap(), Ask::Disallowed(_)));
+        assert!(matches!(desk.ask(None, Some(RULE), t(3_600_040)).unwrap(), Turn::Refuse(Refused::Disallowed(_))));
     }
 
     #[test]
@@ -827,7 +752,7 @@ mod tests {
         let mut back = HostDesk::restore(&saved, Some(&row), policy(5.0, 1.0), key()).unwrap();
         assert!(matches!(
             back.ask(None, Some(for_url("https://example.com/private/a")), t(30)).unwrap(),
-            Ask::Disallowed(_)
+            Turn::Refuse(Refused::Disallowed(_))
         ));
         let d = go(back.ask(None, Some(RULE), t(30)).unwrap());
         assert_eq!((d.departs, d.layer), (t(1_000), Layer::Interval), "no robots.txt first; its Crawl-delay kept");
@@ -851,7 +776,10 @@ mod tests {
         let rules = format!("User-agent: *\nDisallow: /p{}\n", "é".repeat(2000));
         desk.robots(fetch, Some(&answer(200)), &rules, UA, t(10)).unwrap();
         let url = format!("https://example.com/p{}", "é".repeat(2000));
-        let Ask::Disallowed(rule) = desk.ask(None, Some(for_url(&url)), t(20)).unwrap() else { panic!("disallowed") };
+        let Turn::Refuse(Refused::Disallowed(rule)) = desk.ask(None, Some(for_url(&url)), t(20)).unwrap() else {
+            panic!("disallowed")
+        };
+        let rule = bounded(rule.to_string());
         assert!(rule.len() <= MAX_QUOTED_RULE + '…'.len_utf8() && rule.ends_with('…'), "{} bytes", rule.len());
     }
 
@@ -861,7 +789,7 @@ mod tests {
         go(desk.ask(Some(Duration::ZERO), None, t(0)).unwrap());
         for _ in 0..3 {
             let later = desk.ask(Some(Duration::ZERO), None, t(0)).unwrap();
-            assert_eq!(later, Ask::Later { wait: Duration::from_millis(200), layer: "burst" });
+            assert_eq!(later, Turn::Later { wait: Duration::from_millis(200), why: Why::Layer(Layer::Burst) });
         }
         let within = go(desk.ask(Some(Duration::from_millis(200)), None, t(0)).unwrap());
         assert_eq!(within.departs, t(200), "refusals reserved nothing");
@@ -922,7 +850,7 @@ mod tests {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let alice = Asker { token: "token-a", max_reservations: 2, waits: false };
         let (ask, id) = desk.ask_as(alice, "id-1".into(), None, None, t(0)).unwrap();
-        assert!(matches!(ask, Ask::Go(_)));
+        assert!(matches!(ask, Turn::Go(_)));
         assert_eq!(id.as_deref(), Some("id-1"));
         desk.ask_as(alice, "id-2".into(), None, None, t(0)).unwrap();
         let full = desk.ask_as(alice, "id-3".into(), None, None, t(0)).unwrap_err();
@@ -946,7 +874,7 @@ mod tests {
         }
         desk.departed("token-a", "a1", false);
         assert!(
-            matches!(desk.ask_as(alice, "a3".into(), None, None, t(10)).unwrap().0, Ask::Go(d) if d.departs == t(400))
+            matches!(desk.ask_as(alice, "a3".into(), None, None, t(10)).unwrap().0, Turn::Go(d) if d.departs == t(400))
         );
         let full = desk.ask_as(alice, "a4".into(), None, None, t(10)).unwrap_err();
         assert_eq!((full.code, full.wait_ms), ("reservation_limit", Some(190)), "a2 is due at 200 ms");
@@ -958,33 +886,33 @@ mod tests {
         let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
         let mallory = Asker { token: "token-m", max_reservations: 2, waits: true };
         for id in ["m1", "m2"] {
-            assert!(matches!(desk.ask_as(mallory, id.into(), None, None, t(0)).unwrap().0, Ask::Go(_)));
+            assert!(matches!(desk.ask_as(mallory, id.into(), None, None, t(0)).unwrap().0, Turn::Go(_)));
         }
         // at the bound: held until its first departure (at 0 ms) stops counting, unless it goes first
         let (held, id) = desk.ask_as(mallory, "m3".into(), None, None, t(10)).unwrap();
-        assert_eq!((held, id), (Ask::Hold { until: t(0).saturating_add(RESERVATION_GRACE) }, None));
+        assert_eq!((held, id), (Turn::Hold { until: t(0).saturating_add(RESERVATION_GRACE) }, None));
         let (held, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::from_millis(1)), None, t(100)).unwrap();
-        assert_eq!(held, Ask::Hold { until: t(5000) }, "its first departure is due: held, not refused");
+        assert_eq!(held, Turn::Hold { until: t(5000) }, "its first departure is due: held, not refused");
         let (later, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::ZERO), None, t(100)).unwrap();
-        assert!(matches!(later, Ask::Later { layer: "reservations", .. }), "out of time: answered {later:?}");
+        assert!(matches!(later, Turn::Later { why: Why::Reservations, .. }), "out of time: answered {later:?}");
         // another token is one turn behind mallory's two, not behind everything mallory asked for
         let alice = Asker { token: "token-a", max_reservations: 2, waits: true };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(100)).unwrap();
-        assert!(matches!(ask, Ask::Go(d) if d.departs == t(400)), "{ask:?}");
+        assert!(matches!(ask, Turn::Go(d) if d.departs == t(400)), "{ask:?}");
         // while alice wants the host, mallory holds one reservation at a time: its next comes once m2 has gone
         desk.departed("token-m", "m1", true);
         let (held, _) = desk.ask_as(mallory, "m3".into(), None, None, t(100)).unwrap();
-        assert_eq!(held, Ask::Hold { until: t(200).saturating_add(RESERVATION_GRACE) });
+        assert_eq!(held, Turn::Hold { until: t(200).saturating_add(RESERVATION_GRACE) });
         desk.departed("token-m", "m2", true);
         let (ask, id) = desk.ask_as(mallory, "m3".into(), None, None, t(200)).unwrap();
-        assert!(matches!(ask, Ask::Go(d) if d.departs == t(600)), "after alice's turn: {ask:?}");
+        assert!(matches!(ask, Turn::Go(d) if d.departs == t(600)), "after alice's turn: {ask:?}");
         assert_eq!(id.as_deref(), Some("m3"));
         // its next departure (m3, at 600 ms) is 100 ms away: beyond a bound of 50 ms, nothing is reserved
         let (later, _) = desk.ask_as(mallory, "m4".into(), Some(Duration::from_millis(50)), None, t(500)).unwrap();
-        assert!(matches!(later, Ask::Later { layer: "reservations", wait } if wait == Duration::from_millis(100)));
+        assert!(matches!(later, Turn::Later { why: Why::Reservations, wait } if wait == Duration::from_millis(100)));
         // one left unconfirmed stops counting 5 s after its instant (and alice no longer wants the host)
         let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, t(5601)).unwrap();
-        assert!(matches!(ask, Ask::Go(_)), "{ask:?}");
+        assert!(matches!(ask, Turn::Go(_)), "{ask:?}");
     }
 
     #[test]
@@ -993,14 +921,14 @@ mod tests {
         let mallory = Asker { token: "token-m", max_reservations: 4, waits: false };
         for i in 0..50 {
             let id = format!("m{i}");
-            if let Ok((Ask::Go(_), Some(id))) = desk.ask_as(mallory, id, None, None, t(i)) {
+            if let Ok((Turn::Go(_), Some(id))) = desk.ask_as(mallory, id, None, None, t(i)) {
                 desk.claim("token-m", &id, Use::Cancel, t(i)).unwrap();
             }
         }
         let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(50)).unwrap();
         // mallory's first was due at once (given back at its instant, it holds nothing ahead), then four ahead
-        assert!(matches!(ask, Ask::Go(d) if d.departs == t(1000)), "behind mallory's five, not fifty: {ask:?}");
+        assert!(matches!(ask, Turn::Go(d) if d.departs == t(1000)), "behind mallory's five, not fifty: {ask:?}");
     }
 
     #[test]
@@ -1012,7 +940,7 @@ mod tests {
         desk.departed("token-a", "a1", true);
         let saved = desk.save(t(10));
         let (later, _) = desk.ask_as(mallory, "m1".into(), Some(Duration::ZERO), None, t(10)).unwrap();
-        assert!(matches!(later, Ask::Later { .. }), "{later:?}");
+        assert!(matches!(later, Turn::Later { .. }), "{later:?}");
         assert_eq!(desk.save(t(10)), saved, "nothing to write");
         assert_eq!(desk.tenants.bound("token-a", 4, t(10)), 4, "mallory took nothing: alice keeps her bound");
     }
@@ -1029,7 +957,7 @@ mod tests {
         let mut asked = [0, 0];
         let mut ask = |desk: &mut HostDesk, turns: &mut Vec<(usize, String, u64)>, who: usize, now_ms: u64| {
             let id = format!("{who}-{}", asked[who]);
-            if let Ask::Go(d) = desk.ask_as(askers[who], id.clone(), None, None, t(now_ms)).unwrap().0 {
+            if let Turn::Go(d) = desk.ask_as(askers[who], id.clone(), None, None, t(now_ms)).unwrap().0 {
                 turns.push((who, id, (d.departs.as_nanos() - t(0).as_nanos()) / 1_000_000));
                 asked[who] += 1;
             }
@@ -1074,7 +1002,7 @@ mod tests {
             // mallory asks first every time, as a flood would
             for who in [0, 1] {
                 let id = format!("{who}-{step}");
-                if let (Ask::Go(d), Some(id)) = desk.ask_as(askers[who], id, None, None, now).unwrap() {
+                if let (Turn::Go(d), Some(id)) = desk.ask_as(askers[who], id, None, None, now).unwrap() {
                     assert!(in_flight.is_none(), "one permit, one request");
                     in_flight = Some((who, id, d.permit.unwrap().id));
                     order.push(['M', 'A'][who]);
@@ -1089,8 +1017,8 @@ mod tests {
         let mut desk = HostDesk::new(Policy { max_concurrency: 2, ..policy(100.0, 100.0) }, key()).unwrap();
         let mallory = Asker { token: "token-m", max_reservations: 4, waits: true };
         let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
-        let permit = |ask: Ask| match ask {
-            Ask::Go(d) if d.reserved => d.permit.unwrap().id,
+        let permit = |ask: Turn| match ask {
+            Turn::Go(d) if d.reserved => d.permit.unwrap().id,
             other => panic!("{other:?}"),
         };
         // mallory's two requests go (the gateway's own fetches), each holding its permit while its body passes
@@ -1099,20 +1027,24 @@ mod tests {
         desk.departed("token-m", "m1", true);
         desk.departed("token-m", "m2", true);
         let (waits, _) = desk.ask_as(alice, "a1".into(), None, None, t(1)).unwrap();
-        assert!(matches!(waits, Ask::Go(d) if !d.reserved), "both permits are mallory's: {waits:?}");
+        assert!(matches!(waits, Turn::Go(d) if !d.reserved), "both permits are mallory's: {waits:?}");
         assert!(desk.release(m1));
         let (told, _) = desk.ask_as(mallory, "m3".into(), Some(Duration::ZERO), None, t(2)).unwrap();
-        assert_eq!(told, Ask::Later { wait: PERMIT_TURN, layer: "concurrency" }, "alice's turn; mallory will not wait");
+        assert_eq!(
+            told,
+            Turn::Later { wait: PERMIT_TURN, why: Why::Layer(Layer::Concurrency) },
+            "alice's turn; mallory will not wait"
+        );
         let (yields, _) = desk.ask_as(mallory, "m3".into(), None, None, t(2)).unwrap();
-        assert!(matches!(yields, Ask::Go(d) if !d.reserved), "{yields:?}");
+        assert!(matches!(yields, Turn::Go(d) if !d.reserved), "{yields:?}");
         permit(desk.ask_as(alice, "a1".into(), None, None, t(3)).unwrap().0);
         desk.departed("token-a", "a1", true);
         // none free: mallory waits; its last one's permit goes back, and alice, who holds one, leaves it to mallory
         let (waits, _) = desk.ask_as(mallory, "m3".into(), None, None, t(4)).unwrap();
-        assert!(matches!(waits, Ask::Go(d) if !d.reserved), "{waits:?}");
+        assert!(matches!(waits, Turn::Go(d) if !d.reserved), "{waits:?}");
         assert!(desk.release(m2));
         let (leaves, _) = desk.ask_as(alice, "a2".into(), None, None, t(5)).unwrap();
-        assert!(matches!(leaves, Ask::Go(d) if !d.reserved), "mallory holds none now, alice one: {leaves:?}");
+        assert!(matches!(leaves, Turn::Go(d) if !d.reserved), "mallory holds none now, alice one: {leaves:?}");
         permit(desk.ask_as(mallory, "m3".into(), None, None, t(5)).unwrap().0);
     }
 
@@ -1137,9 +1069,9 @@ mod tests {
         assert_eq!((stats.cooldown_remaining_ms, stats.server_quota_remaining_ms), (0.0, 0.0), "{stats:?}");
         let alice = Asker { token: "token-a", max_reservations: 4, waits: false };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, later).unwrap();
-        assert!(matches!(ask, Ask::Go(d) if d.wait.is_zero()), "another token goes at once: {ask:?}");
+        assert!(matches!(ask, Turn::Go(d) if d.wait.is_zero()), "another token goes at once: {ask:?}");
         let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, later).unwrap();
-        assert!(matches!(ask, Ask::Later { layer: "cooldown", .. }), "the reporter waits: {ask:?}");
+        assert!(matches!(ask, Turn::Later { why: Why::Layer(Layer::Cooldown), .. }), "the reporter waits: {ask:?}");
     }
 
     /// A 429 with `Retry-After: secs`.
@@ -1233,8 +1165,11 @@ mod tests {
         assert_eq!(desk.claim("token-a", "a1", Use::Depart, t(915_100)).unwrap_err().code, "not_your_departure");
         // nothing is reserved, robots.txt (due: never fetched) included
         let decisions = desk.report(t(915_100)).unwrap().stats.decisions;
-        assert_eq!(desk.ask(None, Some(RULE), t(915_100)).unwrap(), Ask::GivenUp { until });
-        assert_eq!(desk.ask_as(alice, "a2".into(), None, None, t(915_100)).unwrap(), (Ask::GivenUp { until }, None));
+        assert_eq!(desk.ask(None, Some(RULE), t(915_100)).unwrap(), Turn::Refuse(Refused::GivenUp { until }));
+        assert_eq!(
+            desk.ask_as(alice, "a2".into(), None, None, t(915_100)).unwrap(),
+            (Turn::Refuse(Refused::GivenUp { until }), None)
+        );
         assert_eq!(desk.report(t(915_100)).unwrap().stats.decisions, decisions);
         let e = given_up(key().as_str(), until, t(915_100));
         assert_eq!((e.status, e.code, e.wait_ms), (503, "host_given_up", Some(899_900)));

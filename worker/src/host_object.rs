@@ -8,7 +8,7 @@
 use crate::api::ApiError;
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
-use crate::desk::{given_up, Ask, Asker, HostDesk, RobotsRule};
+use crate::desk::{bounded, given_up, Asker, HostDesk, RobotsRule};
 use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
@@ -16,7 +16,7 @@ use crate::protocol::{
     ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
 };
 use crate::tenants::Use;
-use hostpace::{HostKey, Instant, Outcome, Response as CoreResponse, RetryBudget};
+use hostpace::{HostKey, Instant, Outcome, Refusal, Response as CoreResponse, RetryBudget, Turn, HOLD_RECHECK};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -24,10 +24,6 @@ use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{durable_object, web_sys, DurableObject, Env, Request, Response, State};
-
-/// How long a caller held for another caller's robots.txt fetch or for a concurrency permit sleeps before looking
-/// again, at most (it is woken as soon as the report or a release arrives; this only bounds a lost wake-up).
-const HOLD_POLL: Duration = Duration::from_millis(250);
 
 /// How long after a request the object sent was answered its confirmation is written, unless a write comes first
 /// (see [`HostObject::save_after_answer`]).
@@ -265,12 +261,12 @@ impl HostObject {
                 departs_ms: ask.1.as_millis_f64() + wait.as_secs_f64() * 1e3,
             };
             match ask {
-                (Ask::Go(d), _) if !d.reserved => {
+                (Turn::Go(d), _) if !d.reserved => {
                     // every concurrency permit is held: wait for a release (woken by it) or the first lease's end,
                     // then ask again
-                    self.hold(d.wait.min(HOLD_POLL)).await;
+                    self.hold(d.wait.min(HOLD_RECHECK)).await;
                 }
-                (Ask::Go(d), _) => {
+                (Turn::Go(d), _) => {
                     let (layer, asked) = (d.layer.as_str(), asked(d.wait));
                     let mut journal = self.journal.borrow_mut();
                     if let Some(j) = &req.journal {
@@ -281,7 +277,7 @@ impl HostObject {
                     drop(journal);
                     return Ok(AskReply::Go(Departure { departure_id: issued, ..Departure::from(&d) }));
                 }
-                (Ask::Robots(d, fetch), _) => {
+                (Turn::FetchRobots { decision: d, fetch, .. }, _) => {
                     if let Some(a) = &req.asker {
                         let key = robots_entry(fetch);
                         self.journal.borrow_mut().reserved(
@@ -294,19 +290,22 @@ impl HostObject {
                     }
                     return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }));
                 }
-                (Ask::Disallowed(rule), _) => return Ok(AskReply::Disallowed { rule }),
-                (Ask::GivenUp { until }, now) => return Err(given_up(&req.host, until, now)),
-                (Ask::Unavailable { retry_after }, _) => {
-                    return Ok(AskReply::Unavailable { retry_after_ms: retry_after.as_secs_f64() * 1000.0 })
+                (Turn::Refuse(Refusal::Disallowed(rule)), _) => {
+                    return Ok(AskReply::Disallowed { rule: bounded(rule.to_string()) })
                 }
-                (Ask::Later { wait, layer }, _) => {
-                    return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: layer.to_owned() })
+                (Turn::Refuse(Refusal::GivenUp { until }), now) => return Err(given_up(&req.host, until, now)),
+                (Turn::Refuse(Refusal::RobotsUnreachable { retry_at }), now) => {
+                    let retry_after_ms = retry_at.saturating_duration_since(now).as_secs_f64() * 1000.0;
+                    return Ok(AskReply::Unavailable { retry_after_ms });
                 }
-                (Ask::Hold { until }, now) => {
+                (Turn::Later { wait, why }, _) => {
+                    return Ok(AskReply::Later { wait_ms: wait.as_secs_f64() * 1000.0, layer: why.as_str().to_owned() })
+                }
+                (Turn::Hold { until }, now) => {
                     // another caller is fetching robots.txt, or one of the token's own departures is due: wait
                     // for the report or the departure (woken by it), then ask again
-                    let left = max_wait.unwrap_or(HOLD_POLL);
-                    let wait = until.saturating_duration_since(now).min(HOLD_POLL).min(left);
+                    let left = max_wait.unwrap_or(HOLD_RECHECK);
+                    let wait = until.saturating_duration_since(now).min(HOLD_RECHECK).min(left);
                     self.hold(wait).await;
                 }
             }

@@ -42,5 +42,5 @@ mod ledger;
 
 pub use api::ApiError;
 pub use config::GatewayConfig;
-pub use desk::{Ask, Asker, HostDesk};
+pub use desk::{Asker, HostDesk};
 pub use target::{check_target, Target};

@@ -6,8 +6,8 @@
 //! with `Retry-After: 20`. Instants are epoch-based, as the object passes them.
 
 use hostpace::robots::RobotsTiming;
-use hostpace::{HostKey, Instant, Layer, Policy, Quota};
-use hostpace_worker::desk::{Ask, HostDesk, RobotsRule};
+use hostpace::{HostKey, Instant, Layer, Policy, Quota, Turn};
+use hostpace_worker::desk::{HostDesk, RobotsRule};
 use std::time::Duration;
 
 const FIXTURE: &str = include_str!("../../tests/fixtures/desk-saved-v1.json");
@@ -61,8 +61,8 @@ fn the_saved_host_restores_to_the_same_future_decisions() {
     ];
     for (at, robots, wait_ms, layer, departs_ms, reserved) in expected {
         let (first, d) = match desk.ask(None, robots.then_some(RULE), t(at)).unwrap() {
-            Ask::Go(d) => (false, d),
-            Ask::Robots(d, _) => (true, d),
+            Turn::Go(d) => (false, d),
+            Turn::FetchRobots { decision: d, .. } => (true, d),
             other => panic!("at {at} ms: {other:?}"),
         };
         let got = (first, d.wait, d.layer, d.departs, d.reserved);
