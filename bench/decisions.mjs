@@ -256,7 +256,7 @@ const rows = [
     library: 'hostpace',
     kind: 'diagnostic',
     n: 100_000,
-    call: 'limiter.robotsCheck(url, nowMs): what fetch and schedule ask before each request, every host\'s robots.txt known (four rules): parse + match + result object',
+    call: 'limiter.robotsCheck(url, nowMs): what is known of the host\'s robots.txt for the URL, every host\'s robots.txt known (four rules): parse + match + result object',
     setup() {
       const limiter = new Limiter(HP_CONFIG);
       const robots = 'User-agent: *\nDisallow: /private/\nDisallow: /*.php$\nAllow: /private/open\nDisallow: /search?\n';

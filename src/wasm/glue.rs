@@ -149,11 +149,10 @@ export function entries(value) {
 // Object literals define their properties (no setter on Object.prototype runs).
 // The object of `shapes::RobotsCheck`, from its fields (each absent one left out).
 // (`pattern` and `line` are those of the disallowing rule, written as `Rule`'s Display writes it.)
-export function robots_check(verdict, pattern, line, retryMs, fetch, timeoutMs) {
+export function robots_check(verdict, pattern, line, retryMs) {
   const check = { verdict };
   if (pattern !== undefined) check.rule = `Disallow: ${pattern} (line ${line})`;
   if (retryMs !== undefined) check.retryMs = retryMs;
-  if (fetch !== undefined) Object.assign(check, { fetch, timeoutMs });
   return check;
 }
 export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
@@ -188,15 +187,7 @@ extern "C" {
     /// `[name, value]` entries of an iterable of pairs or of an object; `undefined` when reading throws.
     pub fn entries(value: &JsValue) -> JsValue;
     /// The object of `shapes::RobotsCheck`, from its fields.
-    /// (`timeout_ms` is read only with a `fetch`.)
-    pub fn robots_check(
-        verdict: &str,
-        pattern: Option<&str>,
-        line: f64,
-        retry_ms: Option<f64>,
-        fetch: Option<f64>,
-        timeout_ms: f64,
-    ) -> JsValue;
+    pub fn robots_check(verdict: &str, pattern: Option<&str>, line: f64, retry_ms: Option<f64>) -> JsValue;
     /// The object of `shapes::Decision`, from its fields (`layer` its camelCase name).
     pub fn decision(
         host: &JsValue,

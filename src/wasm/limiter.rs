@@ -3,8 +3,8 @@
 use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg};
 use super::batch::{self, Slots};
 use super::glue;
-use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome};
-use super::{answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg};
+use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, Turn};
+use super::{answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg, refused};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
@@ -14,8 +14,9 @@ use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
-use crate::robots::{RobotsFile, RobotsTiming, Verdict, PENDING_RECHECK};
+use crate::robots::{RobotsFile, RobotsTiming, Verdict};
 use crate::time::{nanos_to_ms, Instant};
+use crate::{RobotsUse, Turn as CoreTurn, Visit, HOLD_RECHECK};
 use js_sys::{Float64Array, Reflect, Uint32Array};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -415,14 +416,14 @@ impl Shared {
     }
 
     /// Which interned hosts a frontier holds back at `now`: with `robots: "obey"`, a host whose robots.txt is
-    /// being fetched while nothing is known of it yet, [`PENDING_RECHECK`] at a time (looked at again then, so
+    /// being fetched while nothing is known of it yet, [`HOLD_RECHECK`] at a time (looked at again then, so
     /// an answer that arrives sooner is not missed by much).
     fn robots_holds(&self, now: Instant) -> impl Fn(u32) -> Option<Instant> + '_ {
         let robots = self.robots.borrow();
         let obey = self.crawler.obey_robots;
         move |id| {
             let file = robots.get(id as usize)?.as_ref()?;
-            (obey && file.awaited(now)).then(|| now.saturating_add(PENDING_RECHECK))
+            (obey && file.awaited(now)).then(|| now.saturating_add(HOLD_RECHECK))
         }
     }
 
@@ -787,47 +788,77 @@ impl JsLimiter {
         })
     }
 
-    /// What `fetch` and `schedule` do about robots.txt before sending to `url`: `"allowed"`, `"disallowed"` (with
-    /// the `rule`), `"unreachable"` (robots.txt is fetched again in `retryMs`), `"fetch"` (fetch the host's
-    /// `/robots.txt` now, giving up after `timeoutMs`, and report it with `robotsFetched` and the `fetch` number:
-    /// asked of one caller at a time, and again when the copy is `robotsMaxAgeSec` old or a retry is due), or
-    /// `"pending"` (another caller is fetching it). Always
-    /// `"allowed"` when the config says `robots: "ignore"`. With `peek`, only what is known: no fetch is handed
-    /// out, the config's `robots` does not matter, and a host whose robots.txt is not known yet is `"pending"`.
+    /// The next step of a visit to `url` at `nowMs` (the core's `Registry::visit`), what `fetch` and `schedule` do
+    /// before each request: `{ turn: "go", decision }` (the request's departure, reserved as `acquire` reserves
+    /// it), `{ turn: "fetchRobots", decision, fetch, timeoutMs }` (fetch the host's `/robots.txt` first on that
+    /// departure, report it with `robotsFetched` and `fetch`, then visit again), `{ turn: "hold", waitMs }`
+    /// (another caller is fetching it: wait for that, `waitMs` at most, then visit again), or, with `maxWaitMs`,
+    /// `{ turn: "later", waitMs, why }` (nothing reserved). With `robots: "ignore"` robots.txt is neither fetched
+    /// nor obeyed. Throws an `Error` named `RobotsDisallowed` (with `url` and `rule`) when robots.txt disallows
+    /// `url`, `RobotsUnavailable` (with `url` and `retryAfterMs`) while it is unreachable, `HostGivenUp` (with
+    /// `untilMs`) while the host is given up on; nothing is reserved then.
+    #[wasm_bindgen(unchecked_return_type = "Turn")]
+    pub fn visit(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+        #[wasm_bindgen(js_name = maxWaitMs)] max_wait_ms: Option<f64>,
+    ) -> JsValue {
+        answer(|| {
+            let key = self.shared.key(url)?;
+            let now = self.shared.now(now_ms)?;
+            let max_wait = match max_wait_ms {
+                Some(m) => Some(duration_ms(ms_arg(m, "maxWaitMs")?)),
+                None => None,
+            };
+            let crawler = &self.shared.crawler;
+            let robots = if crawler.obey_robots { RobotsUse::Obey } else { RobotsUse::Ignore };
+            let visit = Visit { url, user_agent: &crawler.user_agent, robots, max_wait };
+            let turn = {
+                let mut file = self.robots_of(&key);
+                self.shared.registry.borrow_mut().visit(&key, &mut file, &visit, now).map_err(core_error)?
+            };
+            self.shared.decided(now_ms.is_none());
+            let host = key.as_str();
+            let ms_from_now = |at: Instant| ms(at.saturating_duration_since(now));
+            let shape = match turn {
+                CoreTurn::Go(d) => Turn::Go { decision: Decision::new(host, &d) },
+                CoreTurn::FetchRobots { decision, fetch, deadline } => Turn::FetchRobots {
+                    decision: Decision::new(host, &decision),
+                    fetch: f64::from(fetch),
+                    timeout_ms: ms_from_now(deadline),
+                },
+                CoreTurn::Hold { until } => Turn::Hold { wait_ms: ms_from_now(until) },
+                CoreTurn::Later { wait, why } => Turn::Later { wait_ms: ms(wait), why: why.as_str().to_owned() },
+                CoreTurn::Refuse(refusal) => return Err(refused(url, host, refusal, now)),
+            };
+            to_js(&shape)
+        })
+    }
+
+    /// What is known of `url`'s host's robots.txt for `url` at `nowMs`, whatever the config's `robots`:
+    /// `"allowed"`, `"disallowed"` (with the `rule`), `"unreachable"` (robots.txt is fetched again in `retryMs`),
+    /// or `"pending"` (nothing known yet). Changes nothing.
     #[wasm_bindgen(js_name = robotsCheck, unchecked_return_type = "RobotsCheck")]
     pub fn robots_check(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
-        peek: Option<bool>,
     ) -> JsValue {
         answer(|| {
             let key = self.shared.key(url)?;
             let now = self.shared.now(now_ms)?;
-            let peek = peek == Some(true);
+            let file = self.robots_of(&key);
             // the object of `RobotsCheck` (a wasm test checks it against serde's)
-            let check = |verdict: &str, rule: Option<&crate::robots::Rule>, retry: Option<Instant>| {
-                let retry_ms = retry.map(|at| ms(at.saturating_duration_since(now)));
-                let line = rule.map_or(0.0, |r| r.line() as f64);
-                glue::robots_check(verdict, rule.map(|r| r.pattern()), line, retry_ms, None, 0.0)
-            };
-            if !self.shared.crawler.obey_robots && !peek {
-                return Ok(check("allowed", None, None));
-            }
-            let mut file = self.robots_of(&key);
-            if let Some(fetch) = if peek { None } else { file.start(now) } {
-                // the fetch goes through the host's pacing: its timeout counts from when its turn comes
-                let wait = self.shared.registry.borrow().peek(&key, now).wait;
-                file.departs(fetch, now.saturating_add(wait));
-                let timeout_ms = file.deadline().map_or(0.0, |at| ms(at.saturating_duration_since(now)));
-                return Ok(glue::robots_check("fetch", None, 0.0, None, Some(f64::from(fetch)), timeout_ms));
-            }
             Ok(match file.verdict(&self.shared.crawler.user_agent, url, now) {
-                Verdict::Allowed => check("allowed", None, None),
-                Verdict::Disallowed(rule) => check("disallowed", Some(rule), None),
-                Verdict::Unreachable { retry_at } => check("unreachable", None, Some(retry_at)),
-                // another caller is fetching it: ask again after the core's recheck, if not woken by that fetch
-                Verdict::Pending => check("pending", None, Some(now.saturating_add(PENDING_RECHECK))),
+                Verdict::Allowed => glue::robots_check("allowed", None, 0.0, None),
+                Verdict::Disallowed(rule) => {
+                    glue::robots_check("disallowed", Some(rule.pattern()), rule.line() as f64, None)
+                }
+                Verdict::Unreachable { retry_at } => {
+                    glue::robots_check("unreachable", None, 0.0, Some(ms(retry_at.saturating_duration_since(now))))
+                }
+                Verdict::Pending => glue::robots_check("pending", None, 0.0, None),
             })
         })
     }

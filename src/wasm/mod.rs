@@ -39,6 +39,37 @@ pub(crate) fn core_error(error: crate::Error) -> JsValue {
     js.into()
 }
 
+/// The JS `Error` of a visit to `url` (at `host`) refused at `now`, named for what refused it: `RobotsDisallowed`
+/// (with `url` and `rule`), `RobotsUnavailable` (with `url` and `retryAfterMs`), or `HostGivenUp` (with `untilMs`).
+pub(crate) fn refused(url: &str, host: &str, refusal: crate::Refusal, now: crate::Instant) -> JsValue {
+    let (name, message, fields): (&str, String, [(&str, JsValue); 2]) = match refusal {
+        crate::Refusal::Disallowed(rule) => (
+            "RobotsDisallowed",
+            format!("robots.txt disallows {url}: {rule}"),
+            [("url", url.into()), ("rule", rule.to_string().into())],
+        ),
+        crate::Refusal::RobotsUnreachable { retry_at } => {
+            let retry_ms = ms(retry_at.saturating_duration_since(now));
+            let message = format!(
+                "robots.txt of {host} is unreachable: nothing is sent there before it is fetched again in {} ms",
+                retry_ms.ceil()
+            );
+            ("RobotsUnavailable", message, [("url", url.into()), ("retryAfterMs", retry_ms.into())])
+        }
+        crate::Refusal::GivenUp { until } => {
+            let until_ms = until.as_millis_f64();
+            return core_error(crate::Error::HostGivenUp { host: host.to_owned(), until_ms });
+        }
+    };
+    let js = js_sys::Error::new(&message);
+    js.set_name(name);
+    for (field, value) in fields {
+        // a fresh Error object: setting a property cannot fail
+        let _ = js_sys::Reflect::set(&js, &JsValue::from_str(field), &value);
+    }
+    js.into()
+}
+
 /// What an export that answers a JS value returns: the value `body` gives, or its error as the value, which the
 /// method's JS wrapper (`polite.js`) throws. A `Result` return costs each call an array and an externref-table
 /// lookup in the glue, about a sixth of an `acquire(url)`, and the module a shim per export.

@@ -20,14 +20,21 @@ import {
   withUserAgent,
 } from './lifecycle.js';
 
-/** `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. */
+/**
+ * `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. A request's turn
+ * is the core's visit (`visit`: robots.txt first, held while it is fetched, refused by it), carried out here; a
+ * call's `signal` and `onDecision` go to the fetch of robots.txt it may be asked to make.
+ */
 class LocalTurns {
-  constructor(limiter) {
+  constructor(limiter, { signal, onDecision } = {}) {
     this.owner = limiter;
+    this.signal = signal;
+    this.onDecision = onDecision;
   }
 
   acquire(url) {
-    return this.owner.acquire(url);
+    const turn = this.owner.visit(url);
+    return turn.turn === 'go' ? turn.decision : untilGo(this, url, turn);
   }
 
   depart(url, decision) {
@@ -57,11 +64,23 @@ class LocalTurns {
 }
 
 /**
- * The turns of a robots.txt fetch: paced as any request to its host, but its answer is reported once, by
- * `robotsFetched` (the core learns from it there, pushback included), and never retried here: the core says when
- * the file is due again.
+ * The turns of a fetch of robots.txt: its first departure is the one the visit reserved for it, and a redirect's
+ * hop is paced by its host (whose own robots.txt is not asked). Its answer is reported once, by `robotsFetched`
+ * (the core learns from it there, pushback included), and never retried here: the core says when the file is due
+ * again.
  */
 class RobotsTurns extends LocalTurns {
+  constructor(limiter, first, onDecision) {
+    super(limiter, { onDecision });
+    this.first = first;
+  }
+
+  acquire(url) {
+    const first = this.first;
+    this.first = undefined;
+    return first ?? this.owner.acquire(url);
+  }
+
   observe(url, decision) {
     this.release(url, decision);
   }
@@ -71,13 +90,13 @@ class RobotsTurns extends LocalTurns {
   }
 }
 
-// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, sent, robotsCheck; Frontier's
+// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, sent, visit, robotsCheck; Frontier's
 // push, pop, take, waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is
 // what keeps a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value
 // of another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
 // Every other method reads and checks its arguments in Rust.
 //
-// The methods that answer an object (acquire, peek, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
+// The methods that answer an object (acquire, peek, visit, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
 // an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it. Those that answer a number
 // on the fast path (intern, acquireId; Frontier's push, 1 for true) answer NaN and keep the error for the
 // object's `takeError` (src/wasm/limiter.rs, `Shared::number`): `thrownIfNaN` takes it and throws it. `takeError`
@@ -101,7 +120,7 @@ function thrownIfNaN(answer, owner, take) {
 }
 
 const limiterRaw = Limiter.prototype;
-const { acquire, peek, intern, acquireId, depart, sent, robotsCheck, robotsFetched, observe, stats } = limiterRaw;
+const { acquire, peek, intern, acquireId, depart, sent, visit, robotsCheck, robotsFetched, observe, stats } = limiterRaw;
 limiterRaw.acquire = function (url, nowMs) {
   return thrown(acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
 };
@@ -120,8 +139,11 @@ limiterRaw.depart = function (url, departsMs) {
 limiterRaw.sent = function (url, atMs) {
   return sent.call(this, urlArg(url), numberArg(atMs, 'atMs', true));
 };
-limiterRaw.robotsCheck = function (url, nowMs, peek) {
-  return thrown(robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), peek === true));
+limiterRaw.visit = function (url, nowMs, maxWaitMs) {
+  return thrown(visit.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), numberArg(maxWaitMs, 'maxWaitMs', true)));
+};
+limiterRaw.robotsCheck = function (url, nowMs) {
+  return thrown(robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
 };
 limiterRaw.robotsFetched = function (host, status, robotsTxt, userAgent, nowMs, fetch) {
   return thrown(robotsFetched.call(this, host, status, robotsTxt, userAgent, nowMs, fetch));
@@ -158,18 +180,14 @@ Limiter.prototype.release = function release(url, permitId) {
   wake(this);
 };
 
-// robots.txt before a request: the core says what to do (`robotsCheck`); this only fetches the file when told to
-// and reports what came back.
+// robots.txt before a request: the core's visit says what to do; this only fetches the file when told to, waits
+// when told to, and reports what came back.
 
 /** The largest robots.txt read (RFC 9309 §2.5: 500 KiB); the rest of a longer body is not downloaded. */
 const MAX_ROBOTS_BYTES = 500 * 1024;
 
-/** Fetches of robots.txt under way, by limiter and host: callers told "pending" wait for them. */
+/** Fetches of robots.txt under way, by limiter and host: callers told to hold wait for them. */
 const robotsFetches = new WeakMap();
-
-function robotsError(name, message, fields) {
-  return Object.assign(new Error(message), { name }, fields);
-}
 
 /** The body of `response`, at most `limit` bytes and one more (so a longer file shows as such), as text. */
 async function boundedText(response, limit) {
@@ -197,24 +215,23 @@ async function boundedText(response, limit) {
 }
 
 /**
- * Fetch `robotsUrl` through its host's pacing (as any request there), giving up after the `timeoutMs` of `check`
- * (the core's "fetch" answer), and report what came back as its fetch. Never rejects.
+ * Fetch `robotsUrl` on the departure the visit's `turn` reserved for it, giving up after the turn's `timeoutMs`,
+ * and report what came back as its fetch. Never rejects.
  */
-async function fetchRobots(limiter, robotsUrl, check, onDecision) {
+async function fetchRobots(limiter, robotsUrl, turn, onDecision) {
   const deadline = new AbortController();
   // (a timer longer than 2^31 - 1 ms fires at once: a host whose turn is that far off is given up then)
-  const ms = Math.min(check.timeoutMs, 2 ** 31 - 1);
+  const ms = Math.min(turn.timeoutMs, 2 ** 31 - 1);
   const timer = setTimeout(() => deadline.abort(new Error('robots.txt took too long')), ms);
   // a report of a fetch no longer under way (given up by the core, or answered by another) changes nothing
-  const report = (status, text) => limiter.robotsFetched(robotsUrl, status, text, undefined, undefined, check.fetch);
+  const report = (status, text) => limiter.robotsFetched(robotsUrl, status, text, undefined, undefined, turn.fetch);
   try {
     let response;
     try {
       // at most 5 redirects (RFC 9309 §2.3.1.2), each paced by its host; a 3xx after them means unavailable
       const init = withUserAgent({ signal: deadline.signal }, limiter.userAgent);
       const told = onDecision && ((event) => onDecision({ ...event, purpose: 'robots' }));
-      const turns = { maxRedirects: 5, obey: false, onDecision: told, Turns: RobotsTurns };
-      response = await fetchFollowing(limiter, robotsUrl, init, turns);
+      response = await fetchFollowing(new RobotsTurns(limiter, turn.decision, told), robotsUrl, init, 5, told);
       // fetch does not say when it wrote the request (a first connection, a busy event loop delay it): the file's
       // request is taken as sent when its answer came, so the host's first page keeps its interval after it
       limiter.sent(robotsUrl);
@@ -243,44 +260,31 @@ async function fetchRobots(limiter, robotsUrl, check, onDecision) {
 }
 
 /**
- * What robots.txt lets `url` do: undefined when it may be sent now (decided synchronously, so a caller's departure
- * is still reserved before its promise returns), else a promise that resolves once it may, or rejects with a
- * `RobotsDisallowed` or `RobotsUnavailable` error.
+ * Carry out the visit's `turn` to `url` until it says go: fetch robots.txt when told to, or wait for the fetch
+ * under way (another call's in this realm, or `waitMs`); each time, visit again. The decision to send under; a
+ * refusal (`RobotsDisallowed`, `RobotsUnavailable`, `HostGivenUp`) is thrown by `visit`.
  */
-function obeyRobots(limiter, url, signal, onDecision) {
-  // an aborted signal starts nothing, not even a fetch of robots.txt
-  if (signal && signal.aborted) throw abortReason(signal);
-  const check = limiter.robotsCheck(url);
-  return check.verdict === 'allowed' ? undefined : untilRobotsAllow(limiter, url, signal, check, onDecision);
-}
-
-async function untilRobotsAllow(limiter, url, signal, check, onDecision) {
+async function untilGo(turns, url, turn) {
+  const { owner: limiter, signal, onDecision } = turns;
   for (;;) {
-    if (check.verdict === 'allowed') return;
-    if (check.verdict === 'disallowed') {
-      throw robotsError('RobotsDisallowed', `robots.txt disallows ${url}: ${check.rule}`, { url, rule: check.rule });
-    }
-    if (check.verdict === 'unreachable') {
-      const message =
-        `robots.txt of ${new URL(url).host} is unreachable: nothing is sent there before it is fetched again ` +
-        `in ${Math.ceil(check.retryMs)} ms`;
-      throw robotsError('RobotsUnavailable', message, { url, retryAfterMs: check.retryMs });
-    }
+    if (turn.turn === 'go') return turn.decision;
     const robotsUrl = new URL('/robots.txt', url);
     let fetches = robotsFetches.get(limiter);
     if (!fetches) robotsFetches.set(limiter, (fetches = new Map()));
-    if (check.verdict === 'fetch') {
+    if (turn.turn === 'fetchRobots') {
       // the fetch goes on if this caller's signal aborts: other calls wait for it too
-      const fetching = fetchRobots(limiter, robotsUrl.href, check, onDecision).finally(() => {
+      const fetching = fetchRobots(limiter, robotsUrl.href, turn, onDecision).finally(() => {
         if (fetches.get(robotsUrl.host) === fetching) fetches.delete(robotsUrl.host);
       });
       fetches.set(robotsUrl.host, fetching);
       await unlessAborted(fetching, signal);
+    } else if (turn.turn === 'hold') {
+      await unlessAborted(fetches.get(robotsUrl.host) ?? sleep(turn.waitMs), signal);
     } else {
-      // pending: another call is fetching it (or one this realm cannot see: ask again when the core says)
-      await unlessAborted(fetches.get(robotsUrl.host) ?? sleep(check.retryMs), signal);
+      throw new Error(`${url}: the visit answered ${turn.turn}, which this call did not ask for`);
     }
-    check = limiter.robotsCheck(url);
+    if (signal && signal.aborted) throw abortReason(signal);
+    turn = limiter.visit(url);
   }
 }
 
@@ -322,7 +326,7 @@ Limiter.prototype.robotsStatus = function robotsStatus(host, status, nowMs) {
  * or the file is unreachable (5xx, 429, no answer); true otherwise, and while nothing is known yet.
  */
 Limiter.prototype.allowed = function allowed(url, nowMs) {
-  const { verdict } = this.robotsCheck(url, numberArg(nowMs, 'nowMs', true), true);
+  const { verdict } = this.robotsCheck(url, nowMs);
   return verdict === 'allowed' || verdict === 'pending';
 };
 
@@ -353,23 +357,25 @@ function redirected(init, status, from, to) {
 }
 
 /**
- * `fetchThrough` following redirects here rather than in the platform (outside a browser, when `init` leaves
- * `redirect` to "follow"), so that each hop waits for its host's turn and, with `obey`, obeys its host's robots.txt
- * (a disallowed target rejects with `RobotsDisallowed`, never sent). After `maxRedirects` hops the next redirect
- * rejects with a TypeError, as fetch does, or with `obey` false is returned as it came. A browser hides where a
- * redirect goes (`redirect: "manual"` answers an opaque response), so there it follows them itself.
+ * `fetchThrough` through `turns` following redirects here rather than in the platform (outside a browser, when
+ * `init` leaves `redirect` to "follow"), so that each hop waits for its host's turn and, for a request, is visited
+ * as any request (a target robots.txt disallows rejects with `RobotsDisallowed`, never sent). After
+ * `maxRedirects` hops the next redirect rejects with a TypeError, as fetch does, or, for robots.txt, is returned
+ * as it came. A browser hides where a redirect goes (`redirect: "manual"` answers an opaque response), so there
+ * it follows them itself.
  */
-async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal, onDecision, Turns = LocalTurns }) {
+async function fetchFollowing(turns, url, init, maxRedirects, onDecision) {
   if (inBrowser() || (init?.redirect ?? 'follow') !== 'follow') {
-    return fetchThrough(new Turns(limiter), url, init, onDecision);
+    return fetchThrough(turns, url, init, onDecision);
   }
+  const robots = turns instanceof RobotsTurns;
   let sending = { ...init, redirect: 'manual' };
   let at = new URL(url);
   for (let hops = 0, attempts = 0; ; hops++) {
-    const response = await fetchThrough(new Turns(limiter), at.href, sending, onDecision);
+    const response = await fetchThrough(turns, at.href, sending, onDecision);
     attempts += response.hostpaceAttempts;
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
-    if (location === null || (hops === maxRedirects && !obey)) {
+    if (location === null || (hops === maxRedirects && robots)) {
       response.hostpaceAttempts = attempts;
       if (hops > 0) Object.defineProperty(response, 'redirected', { value: true });
       return response;
@@ -382,8 +388,6 @@ async function fetchFollowing(limiter, url, init, { maxRedirects, obey, signal, 
     }
     sending = redirected(sending, response.status, at, target);
     at = target;
-    const hop = obey ? obeyRobots(limiter, at.href, signal, onDecision) : undefined;
-    if (hop) await hop;
   }
 }
 
@@ -394,9 +398,7 @@ Limiter.prototype.schedule = async function schedule(url, task, options) {
   const checked = urlArg(url);
   taskArg(task);
   const call = callOptions(options, 'options', false);
-  const robots = obeyRobots(this, checked, call.signal, call.onDecision);
-  if (robots) await robots;
-  return scheduleThrough(new LocalTurns(this), checked, task, call);
+  return scheduleThrough(new LocalTurns(this, call), checked, task, call);
 };
 
 Limiter.prototype.fetch = async function politeFetch(input, init) {
@@ -407,12 +409,10 @@ Limiter.prototype.fetch = async function politeFetch(input, init) {
     try {
       url = new URL(url, globalThis.location.href).href;
     } catch (_) {
-      // left as given: acquire() reports it
+      // left as given: the visit reports it
     }
   }
   const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
-  const robots = obeyRobots(this, url, signal, onDecision);
-  if (robots) await robots;
   const sending = withUserAgent(rest, userAgent ?? this.userAgent);
-  return fetchFollowing(this, url, sending, { maxRedirects: 20, obey: true, signal, onDecision });
+  return fetchFollowing(new LocalTurns(this, { signal, onDecision }), url, sending, 20, onDecision);
 };

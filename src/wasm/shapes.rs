@@ -77,30 +77,20 @@ pub struct LimiterConfig {
     pub robots_timeout_sec: Option<f64>,
 }
 
-/// What robots.txt says of a URL before `fetch` or `schedule` sends to it (see `Limiter.robotsCheck`).
+/// What is known of a host's robots.txt for a URL (see `Limiter.robotsCheck`): it changes nothing.
 #[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RobotsCheck {
-    /// `"allowed"`, `"disallowed"`, `"unreachable"`, `"fetch"` (fetch the host's robots.txt now) or `"pending"`.
+    /// `"allowed"`, `"disallowed"`, `"unreachable"` or `"pending"` (nothing known yet).
     pub verdict: RobotsVerdict,
     /// The rule that disallows the URL (`Disallow: /private (line 3)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub rule: Option<String>,
-    /// Milliseconds until robots.txt is fetched again (unreachable), or until asking again when another caller is
-    /// fetching it (pending).
+    /// Milliseconds until robots.txt is fetched again (unreachable).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[tsify(optional)]
     pub retry_ms: Option<f64>,
-    /// The number of the fetch handed out (fetch), to pass back with its outcome to `robotsFetched`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
-    pub fetch: Option<f64>,
-    /// Milliseconds within which the fetch handed out must be reported or given up (fetch): another is handed out
-    /// after that.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[tsify(optional)]
-    pub timeout_ms: Option<f64>,
 }
 
 /// The verdicts of [`RobotsCheck`]. (`Limiter.robotsCheck` builds its object in one call to JS; a test checks
@@ -114,10 +104,45 @@ pub enum RobotsVerdict {
     Disallowed,
     /// robots.txt is unreachable (5xx, 429, no answer): nothing may be fetched from the host until a retry succeeds.
     Unreachable,
-    /// Fetch the host's robots.txt now and report it (`robotsFetched` with the check's `fetch`), then ask again.
-    Fetch,
-    /// Another caller is fetching the host's robots.txt: ask again when it is reported.
+    /// Nothing is known of the host's robots.txt yet.
     Pending,
+}
+
+/// The next step of a visit (`Limiter.visit`): what `fetch` and `schedule` do before each request. A refusal
+/// (robots.txt disallows the URL, or is unreachable; the host is given up on) is thrown as a named error instead.
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(tag = "turn", rename_all = "camelCase")]
+pub enum Turn {
+    /// The request's departure (reserved, or, when not `reserved`, every permit is held: wait and visit again).
+    Go {
+        /// The departure: wait `waitMs`, confirm it with `depart`, send.
+        decision: Decision,
+    },
+    /// Fetch the host's `/robots.txt` first, on `decision` (reserved for it), and report it with `robotsFetched`
+    /// and `fetch` within `timeoutMs` (no answer by then: report status 0); then visit again.
+    #[serde(rename_all = "camelCase")]
+    FetchRobots {
+        /// The departure reserved for the fetch of robots.txt.
+        decision: Decision,
+        /// The fetch's number.
+        fetch: f64,
+        /// Milliseconds from now within which the fetch is reported or given up.
+        timeout_ms: f64,
+    },
+    /// Another caller is fetching the host's robots.txt: wait for it, `waitMs` at most, then visit again.
+    #[serde(rename_all = "camelCase")]
+    Hold {
+        /// Milliseconds until visiting again, unless that fetch ends sooner.
+        wait_ms: f64,
+    },
+    /// The departure is further off than `maxWaitMs`: nothing reserved.
+    #[serde(rename_all = "camelCase")]
+    Later {
+        /// Milliseconds until one could go.
+        wait_ms: f64,
+        /// What sets that wait: a layer's name, or `"robots"` (a fetch of robots.txt under way).
+        why: String,
+    },
 }
 
 /// A quota: at most `limit` departures in any `windowSec` seconds.

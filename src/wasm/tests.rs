@@ -212,24 +212,26 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     let limiter = JsLimiter::new(config(r#"{"userAgent":"examplebot"}"#)).unwrap();
     let url = "https://example.com/private/x";
     let robots = "User-agent: *\n\nDisallow: /private\n";
-    let check = |now: f64| ok(limiter.robots_check(url, Some(now), Some(false)));
+    let check = |now: f64| ok(limiter.robots_check(url, Some(now)));
     let shape = |verdict, rule: Option<&str>, retry_ms: Option<f64>| RobotsCheck {
         verdict,
         rule: rule.map(str::to_owned),
         retry_ms,
-        fetch: None,
-        timeout_ms: None,
     };
     let json = |shape: RobotsCheck| JSON::stringify(&super::args::to_js(&shape).unwrap()).unwrap();
     let want = |verdict, rule: Option<&str>, retry_ms: Option<f64>| json(shape(verdict, rule, retry_ms));
     let got = |v: JsValue| JSON::stringify(&v).unwrap();
-    let fetch = RobotsCheck { fetch: Some(0.0), timeout_ms: Some(60_000.0), ..shape(RobotsVerdict::Fetch, None, None) };
-    assert_eq!(got(check(0.0)), json(fetch));
-    assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, Some(100.0)), "ask again in PENDING_RECHECK");
+    assert_eq!(got(check(0.0)), want(RobotsVerdict::Pending, None, None));
+    // a visit hands out the fetch of robots.txt; what is known stays pending until it is reported
+    let turn = |now: f64| ok(limiter.visit(url, Some(now), None));
+    let fetch = JSON::parse(r#"{"turn":"fetchRobots","decision":{"host":"example.com","waitMs":0,"layer":"none","departsMs":0,"reserved":true},"fetch":0,"timeoutMs":60000}"#).unwrap();
+    assert_eq!(got(turn(0.0)), got(fetch));
+    assert_eq!(got(turn(1.0)), r#"{"turn":"hold","waitMs":100}"#, "visit again in HOLD_RECHECK");
+    assert_eq!(got(check(1.0)), want(RobotsVerdict::Pending, None, None));
     ok(limiter.robots_fetched(s("example.com"), n(200.0), Some(s(robots).unchecked_into()), None, t(2.0), t(0.0)));
     let rule = crate::robots::Robots::parse(robots).matching_rule("examplebot", url).map(ToString::to_string);
     assert_eq!(got(check(3.0)), want(RobotsVerdict::Disallowed, rule.as_deref(), None));
-    let open = ok(limiter.robots_check("https://example.com/open", Some(3.0), None));
+    let open = ok(limiter.robots_check("https://example.com/open", Some(3.0)));
     assert_eq!(got(open), want(RobotsVerdict::Allowed, None, None));
     ok(limiter.robots_fetched(s("example.com"), n(503.0), None, None, t(4.0), None));
     assert_eq!(got(check(5.0)), want(RobotsVerdict::Unreachable, None, Some(59_999.0)));

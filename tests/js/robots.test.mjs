@@ -114,7 +114,7 @@ describe('limiter.fetch obeys robots.txt', () => {
       assert.equal(limiter.allowed(origin.url('/a')), false);
       // a minute later the retry is due: the next caller fetches robots.txt again
       const later = performance.timeOrigin + performance.now() + 61_000;
-      assert.equal(limiter.robotsCheck(origin.url('/a'), later).verdict, 'fetch');
+      assert.equal(limiter.visit(origin.url('/a'), later).turn, 'fetchRobots');
     } finally {
       await origin.close();
     }
@@ -229,7 +229,8 @@ describe('limiter.fetch obeys robots.txt', () => {
       const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1, robots: 'ignore' });
       await (await limiter.fetch(origin.url('/private/x'))).text();
       assert.deepEqual(paths(origin), ['/private/x']);
-      assert.equal(limiter.robotsCheck(origin.url('/private/x')).verdict, 'allowed');
+      assert.equal(limiter.visit(origin.url('/private/x')).turn, 'go', 'nothing asked of robots.txt');
+      assert.equal(limiter.robotsCheck(origin.url('/private/x')).verdict, 'pending', 'nothing known of it');
     } finally {
       await origin.close();
     }
@@ -272,17 +273,20 @@ describe('limiter.fetch obeys robots.txt', () => {
 
 describe('robots.txt for crawlers that fetch it themselves', () => {
   const T = 1_000_000;
-  test('setRobots, robotsStatus and robotsCheck with the caller\'s clock', () => {
+  test('setRobots, robotsStatus, visit and robotsCheck with the caller\'s clock', () => {
     const limiter = new Limiter({ userAgent: UA });
     const url = 'https://example.com/private/x';
     assert.equal(limiter.allowed(url, T), true, 'nothing known yet: allowed');
-    assert.deepEqual(limiter.robotsCheck(url, T), { verdict: 'fetch', fetch: 0, timeoutMs: 60_000 });
-    assert.deepEqual(limiter.robotsCheck(url, T + 1), { verdict: 'pending', retryMs: 100 }, 'ask again in 100 ms');
+    assert.deepEqual(limiter.robotsCheck(url, T), { verdict: 'pending' });
+    const decision = { host: 'example.com', waitMs: 0, layer: 'none', departsMs: T, reserved: true };
+    assert.deepEqual(limiter.visit(url, T), { turn: 'fetchRobots', decision, fetch: 0, timeoutMs: 60_000 });
+    assert.deepEqual(limiter.visit(url, T + 1), { turn: 'hold', waitMs: 100 }, 'visit again in 100 ms');
+    assert.deepEqual(limiter.robotsCheck(url, T + 1), { verdict: 'pending' });
     limiter.setRobots('example.com', ROBOTS, undefined, T + 2);
     assert.deepEqual(limiter.robotsCheck(url, T + 3), { verdict: 'disallowed', rule: 'Disallow: /private (line 2)' });
     assert.equal(limiter.allowed(url, T + 3), false);
     assert.equal(limiter.allowed('https://example.com/private/open/1', T + 3), true);
-    assert.equal(limiter.robotsCheck(url, T + 2 + 86_400_000).verdict, 'fetch', 'a day later it is fetched again');
+    assert.equal(limiter.visit(url, T + 2 + 86_400_000).turn, 'fetchRobots', 'a day later it is fetched again');
     limiter.robotsStatus('https://example.com/robots.txt', 503, T + 2 + 86_400_001);
     assert.deepEqual(limiter.robotsCheck('https://example.com/', T + 2 + 86_400_002), {
       verdict: 'unreachable',
@@ -297,12 +301,12 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
   test('an answer of a fetch given up does not replace the answer of a newer fetch', () => {
     const limiter = new Limiter({ userAgent: UA });
     const url = 'https://example.com/private/x';
-    const first = limiter.robotsCheck(url, T);
+    const first = limiter.visit(url, T);
     assert.equal(first.timeoutMs, 60_000);
     // the caller gives up at 60 s; another fetch is handed out a second later
-    assert.equal(limiter.robotsCheck(url, T + 60_999).verdict, 'pending');
-    const second = limiter.robotsCheck(url, T + 61_000);
-    assert.deepEqual([first.verdict, second.verdict], ['fetch', 'fetch'], 'the first is given up after its timeout');
+    assert.equal(limiter.visit(url, T + 60_999).turn, 'hold');
+    const second = limiter.visit(url, T + 61_000);
+    assert.deepEqual([first.turn, second.turn], ['fetchRobots', 'fetchRobots'], 'the first is given up after its timeout');
     assert.notEqual(first.fetch, second.fetch);
     assert.ok(limiter.robotsFetched(url, 200, ROBOTS, undefined, T + 61_001, second.fetch));
     assert.equal(limiter.robotsFetched(url, 200, '', undefined, T + 61_002, first.fetch), undefined, 'stale');
@@ -317,16 +321,17 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
   test('robotsMaxAgeSec keeps a copy for less than a day', () => {
     const limiter = new Limiter({ robotsMaxAgeSec: 600 });
     const url = 'https://example.com/x';
-    assert.equal(limiter.robotsCheck(url, T).verdict, 'fetch');
+    assert.equal(limiter.visit(url, T).turn, 'fetchRobots');
     limiter.setRobots(url, ROBOTS, undefined, T);
-    assert.equal(limiter.robotsCheck(url, T + 599_999).verdict, 'allowed');
-    assert.equal(limiter.robotsCheck(url, T + 600_000).verdict, 'fetch');
+    assert.equal(limiter.visit(url, T + 599_999).turn, 'go');
+    assert.equal(limiter.visit(url, T + 600_000).turn, 'fetchRobots');
   });
 
   test('rules for a host the registry has no room for: unreachable until a retry, never left pending', () => {
     const limiter = new Limiter({ maxHosts: 1, ratePerSec: 1, burstCapacity: 1, userAgent: UA });
     for (let i = 0; i < 3; i++) limiter.acquire('https://busy.example/', T); // owes a wait: not evictable
-    assert.equal(limiter.robotsCheck('https://other.example/private/x', T).verdict, 'fetch');
+    assert.throws(() => limiter.visit('https://other.example/private/x', T), /maxHosts|full/, 'no room to reserve');
+    assert.equal(limiter.robotsCheck('https://other.example/private/x', T).verdict, 'pending');
     assert.throws(() => limiter.setRobots('other.example', ROBOTS, undefined, T), /maxHosts|full/);
     assert.deepEqual(limiter.robotsCheck('https://other.example/private/x', T + 1), {
       verdict: 'unreachable',
@@ -337,22 +342,22 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
   test('a robots.txt fetch waiting for its host\'s turn has its timeout from its departure', () => {
     const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1, robotsTimeoutSec: 5 });
     for (let i = 0; i < 3; i++) limiter.acquire('https://example.com/x', T); // the next turn is 3 s away
-    const check = limiter.robotsCheck('https://example.com/a', T);
-    assert.deepEqual([check.verdict, check.timeoutMs], ['fetch', 8000]);
-    assert.equal(limiter.robotsCheck('https://example.com/a', T + 8999).verdict, 'pending');
-    assert.equal(limiter.robotsCheck('https://example.com/a', T + 9000).verdict, 'fetch');
+    const turn = limiter.visit('https://example.com/a', T);
+    assert.deepEqual([turn.turn, turn.decision.waitMs, turn.timeoutMs], ['fetchRobots', 3000, 8000]);
+    assert.deepEqual(limiter.visit('https://example.com/a', T + 8999), { turn: 'hold', waitMs: 1 });
+    assert.equal(limiter.visit('https://example.com/a', T + 9000).turn, 'fetchRobots');
   });
 
   test('Limiter.restore keeps the crawler: userAgent, robots and the robots.txt times', () => {
     const config = { userAgent: 'mybot/1.0', robots: 'ignore', robotsMaxAgeSec: 600, robotsTimeoutSec: 5 };
     const restored = Limiter.restore(new Limiter(config).snapshot());
     assert.equal(restored.userAgent, 'mybot/1.0');
-    assert.equal(restored.robotsCheck('https://example.com/x').verdict, 'allowed', 'robots: "ignore"');
+    assert.equal(restored.visit('https://example.com/x').turn, 'go', 'robots: "ignore"');
     const obeying = Limiter.restore(new Limiter({ ...config, robots: 'obey' }).snapshot());
-    assert.equal(obeying.robotsCheck('https://example.com/x', T).timeoutMs, 5000);
+    assert.equal(obeying.visit('https://example.com/x', T).timeoutMs, 5000);
     obeying.setRobots('example.com', 'User-agent: mybot\nDisallow: /x\n', undefined, T);
     assert.equal(obeying.allowed('https://example.com/x', T + 1), false, 'matched as mybot');
-    assert.equal(obeying.robotsCheck('https://example.com/y', T + 600_000).verdict, 'fetch', 'max age kept');
+    assert.equal(obeying.visit('https://example.com/y', T + 600_000).turn, 'fetchRobots', 'max age kept');
     assert.throws(() => Limiter.restore('hostpace-snapshot-1 2 0 0'), /invalid snapshot: malformed: expected user agent/);
     const bad = new Limiter(config).snapshot().replace('9:mybot/1.0', '9:mybot\n1.0');
     assert.throws(() => Limiter.restore(bad), /userAgent/);
@@ -379,14 +384,14 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     const frontier = new Frontier(limiter);
     for (const url of ['https://example.com/1', 'https://example.com/2', 'https://other.example/1']) frontier.push(url);
     assert.equal(frontier.pop(T), 'https://example.com/1', 'nothing asked of its robots.txt yet: popped');
-    const check = limiter.robotsCheck('https://example.com/1', T); // what fetch does first
-    assert.equal(check.verdict, 'fetch');
+    const turn = limiter.visit('https://example.com/1', T); // what fetch does first
+    assert.equal(turn.turn, 'fetchRobots');
     assert.equal(frontier.pop(T), 'https://other.example/1', 'example.com is held while its robots.txt is fetched');
     assert.equal(frontier.pop(T), undefined);
-    assert.equal(frontier.waitMs(T), 100, 'looked at again in 100 ms (PENDING_RECHECK)');
+    assert.equal(frontier.waitMs(T), 100, 'looked at again in 100 ms (HOLD_RECHECK)');
     assert.equal(frontier.take(T + 50), undefined, 'still held, and take reserves nothing');
-    assert.equal(limiter.stats('example.com', T + 50), undefined, 'no departure reserved');
-    limiter.robotsFetched('example.com', 200, 'User-agent: *\nAllow: /\n', undefined, T + 60, check.fetch);
+    assert.equal(limiter.stats('example.com', T + 50).decisions, 1, 'only the departure of robots.txt is reserved');
+    limiter.robotsFetched('example.com', 200, 'User-agent: *\nAllow: /\n', undefined, T + 60, turn.fetch);
     assert.equal(frontier.waitMs(T + 60), 0);
     assert.equal(frontier.pop(T + 60), 'https://example.com/2', 'robots.txt arrived: the host goes on');
   });
@@ -397,6 +402,9 @@ describe('robots.txt for crawlers that fetch it themselves', () => {
     assert.throws(() => limiter.robotsStatus('example.com', 1000), /invalid status/);
     assert.throws(() => limiter.allowed(42), (e) => e instanceof TypeError && /url/.test(e.message));
     assert.throws(() => limiter.robotsCheck('not a url'), /not a url/);
+    assert.throws(() => limiter.visit('not a url'), /not a url/);
+    assert.throws(() => limiter.visit('https://example.com/', 'soon'), (e) => e instanceof TypeError && /nowMs/.test(e.message));
+    assert.throws(() => limiter.visit('https://example.com/', undefined, -1), /maxWaitMs/);
     assert.throws(() => new Limiter({ userAgent: 'a\nb' }), /userAgent/);
     assert.throws(() => new Limiter({ userAgent: 7 }), /userAgent/);
     assert.throws(() => new Limiter({ robots: 'maybe' }), /robots/);

@@ -20,6 +20,7 @@ import {
   type ResponseLike,
   type RobotsCheck,
   type RobotsOutcome,
+  type Turn,
   type ScheduleOptions,
   type Violation,
 } from 'hostpace';
@@ -118,13 +119,22 @@ limiter.observe('https://example.com/', { status: '200', headers: {} });
 const robots: RobotsOutcome = limiter.setRobots('example.com', 'User-agent: *\nCrawl-delay: 2\n', 'bot');
 const interval: number = robots.intervalMs;
 const capped: boolean = robots.capped;
-// a crawler that fetches robots.txt itself: the check hands out a numbered fetch, reported with its outcome
-const check: RobotsCheck = limiter.robotsCheck('https://example.com/a');
-if (check.verdict === 'fetch') {
-  const timeoutMs: number | undefined = check.timeoutMs;
-  limiter.robotsFetched('example.com', 200, 'User-agent: *\nDisallow: /a\n', undefined, undefined, check.fetch);
-  void timeoutMs;
+// a crawler that carries out its own visits: the visit hands out a numbered fetch, reported with its outcome
+const turn: Turn = limiter.visit('https://example.com/a', undefined, 5_000);
+if (turn.turn === 'fetchRobots') {
+  const timeoutMs: number = turn.timeoutMs;
+  const departsMs: number = turn.decision.departsMs;
+  limiter.robotsFetched('example.com', 200, 'User-agent: *\nDisallow: /a\n', undefined, undefined, turn.fetch);
+  void [timeoutMs, departsMs];
+} else if (turn.turn === 'later') {
+  const why: string = turn.why;
+  void why;
 }
+// @ts-expect-error a visit's bound is milliseconds
+limiter.visit('https://example.com/a', undefined, '5s');
+const check: RobotsCheck = limiter.robotsCheck('https://example.com/a');
+const rule: string | undefined = check.verdict === 'disallowed' ? check.rule : undefined;
+void rule;
 limiter.robotsFetched('example.com', 404);
 const robotsCrawler = new Limiter({ userAgent: 'mybot/1.0', robots: 'obey', robotsMaxAgeSec: 3600, robotsTimeoutSec: 10 });
 
