@@ -22,15 +22,18 @@ pub struct Quota {
     pub window_sec: f64,
 }
 
-/// Adaptive pacing (AIMD, compare Scrapy's AutoThrottle): a new host starts at `minRatePerSec` with a burst of
-/// 1 and widens toward the policy's `ratePerSec` and `burstCapacity` on evidence — each success (a non-429/503
-/// answer) at or below `targetLatencyMs` adds `(ratePerSec - minRatePerSec) / steps` — and narrows
-/// multiplicatively (the rate halves, never below `minRatePerSec`, the burst back to 1) on a 429, a 503, a
-/// timeout, or a response slower than the target.
+/// Adaptive pacing (AIMD, compare Scrapy's AutoThrottle): a new host starts at half the policy's `ratePerSec`
+/// (never below `minRatePerSec`), with the burst of that level, and widens toward `ratePerSec` and
+/// `burstCapacity` on evidence — each success (a non-429/503 answer) at or below `targetLatencyMs` adds
+/// `(ratePerSec - minRatePerSec) / steps` — and narrows multiplicatively (the rate halves, never below
+/// `minRatePerSec`, the burst shrinking with it, to 1 at `minRatePerSec`) on a 429, a 503, a timeout, or a
+/// response slower than the target. After a 429 or 503, while the streak of pushback lasts, the host climbs back
+/// as every host does after pushback (1/64 of `ratePerSec` per success, no faster than the host takes requests).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Adaptive {
-    /// The rate a new host starts at and the floor under narrowing (> 0, at most `ratePerSec`).
+    /// The floor under narrowing, and the rate a new host starts at when it is above half of `ratePerSec` (> 0,
+    /// at most `ratePerSec`).
     pub min_rate_per_sec: f64,
     /// Responses slower than this narrow the host; faster successes widen it.
     pub target_latency_ms: f64,

@@ -248,15 +248,16 @@ fn an_adaptive_host_starts_conservative_converges_to_the_ceiling_and_drops_on_a_
         latency: Some(Duration::from_millis(80)),
         wall_now_ms: None,
     });
-    // new host: 0.5/s, burst 1
-    let d = crawl(&mut r, &clock, 2);
-    assert_eq!(d[1].nanos_since(d[0]), 2_000_000_000);
+    // new host: half the configured 4/s, with that level's burst (1 at the floor, 4 at the ceiling: 2.29)
+    let d = crawl(&mut r, &clock, 3);
+    assert_eq!(d[1].nanos_since(d[0]), 0);
+    assert_eq!(d[2].nanos_since(d[1]), 357_142_858);
     let mut rates = Vec::new();
     for _ in 0..10 {
         let obs = r.observe(&host(), &fast, clock.now()).unwrap();
         rates.push(obs.rate_per_sec.1);
     }
-    assert_eq!(rates, vec![1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.0, 4.0, 4.0]);
+    assert_eq!(rates, vec![2.5, 3.0, 3.5, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]);
     let stats = r.stats(&host(), clock.now()).unwrap();
     assert_eq!((stats.rate_per_sec, stats.capacity), (4.0, 4.0));
     // a 503 halves the rate and the burst returns to 1

@@ -136,7 +136,7 @@ const SCENARIOS = {
   warmup: {
     title: 'New host warms up',
     knob: null,
-    note: (s) => `Adaptive pacing: every host starts at ${s.minRatePerSec}/s with a burst of 1 and widens toward ` +
+    note: (s) => `Adaptive pacing: every host starts at ${Math.max(s.minRatePerSec, s.ratePerSec / 2)}/s and widens toward ` +
       `${s.ratePerSec}/s after each success faster than ${s.targetLatencyMs} ms. fast.example answers in ${s.latencyMs} ms ` +
       `and widens; slow.example answers in ${2 * s.targetLatencyMs} ms and stays narrow.`,
     settings: { ratePerSec: 4, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: true, minRatePerSec: 0.5, targetLatencyMs: 300, steps: 10, hosts: 2, n: 0, latencyMs: 100, compare: false },

@@ -26,11 +26,21 @@ impl HostState {
         (self.rate_per_sec(limits), self.bucket.capacity())
     }
 
+    /// A fast success widens an adaptive host by its step, up to the configured rate; while a streak of pushback
+    /// lasts, the host climbs back by the rule every host recovers by instead (see [`HostState::recover`]).
     fn widen(&mut self, limits: &Limits, now: Instant) {
         if let Some(a) = limits.adaptive {
-            let level = (f64::from(self.rate_level) + a.step).min(self.ceiling(limits, now)).max(a.min_rate);
+            if self.pushed_back(limits, now) {
+                return;
+            }
+            let level = (f64::from(self.rate_level) + a.step).min(limits.rate_per_sec).max(a.min_rate);
             self.rate_level = level as f32;
         }
+    }
+
+    /// Whether a streak of pushback bounds the host's level at `now` (below the configured rate).
+    fn pushed_back(&self, limits: &Limits, now: Instant) -> bool {
+        self.ceiling(limits, now) < limits.rate_per_sec
     }
 
     /// The highest level the host may climb to at `now`: the configured rate, or less while a streak of pushback
@@ -52,14 +62,16 @@ impl HostState {
         self.rate_level = level.min(limits.rate_per_sec) as f32;
     }
 
-    /// A pushback incident began: the host's level halves, with or without adaptive pacing; the streak's second
-    /// incident and every later one quarter it (a host that says "too fast" twice is telling its rate). While the
-    /// streak lasts, the level climbs back no higher than seven eighths of the lowest level it pushed back at.
+    /// A pushback incident began: the host's level halves, with or without adaptive pacing; without it, the
+    /// streak's second incident and every later one quarter it (a host that says "too fast" twice at the
+    /// configured rate is telling its rate; an adaptive host climbed to the level it pushed back at a step at a
+    /// time, so it overshot by little, and halving is its multiplicative decrease). While the streak lasts, the level climbs
+    /// back no higher than seven eighths of the lowest level it pushed back at.
     pub(crate) fn slow_down(&mut self, limits: &Limits) {
         let level = self.rate_level;
         let pushback = &mut self.server_mut().pushback;
         pushback.too_fast_at(level);
-        let repeated = pushback.incidents >= 2;
+        let repeated = pushback.incidents >= 2 && limits.adaptive.is_none();
         self.halve(limits);
         if repeated {
             self.halve(limits);
@@ -78,17 +90,18 @@ impl HostState {
         }
     }
 
-    /// A success at `now`: without adaptive pacing (which widens by its own rule), a host slowed by pushback climbs
-    /// back by [`RECOVERY_SHARE`] of the configured rate, never above its ceiling, nor more than that above the rate
-    /// it is accepting now (departures reserved at a slower level still leaving count, so the level never runs
-    /// ahead of what the host has shown it takes). An answer during a cooldown (to a request sent before it began)
-    /// recovers nothing.
+    /// A success at `now`: a host slowed by pushback climbs back by [`RECOVERY_SHARE`] of the configured rate,
+    /// never above its ceiling, nor more than that above the rate it is accepting now (departures reserved at a
+    /// slower level still leaving count, so the level never runs ahead of what the host has shown it takes). An
+    /// adaptive host climbs so while a streak lasts, and by its own step otherwise. An answer during a cooldown (to
+    /// a request sent before it began) recovers nothing.
     fn recover(&mut self, limits: &Limits, now: Instant) {
         if self.cooldown.is_active(now) {
             return; // the answer to a request sent before the host pushed back: it says nothing of the new pace
         }
         let accepting = self.server.as_mut().and_then(|s| s.pushback.accept(now));
-        if limits.adaptive.is_none() && self.rate_level < limits.rate_per_sec as f32 {
+        let recovers = limits.adaptive.is_none() || self.pushed_back(limits, now);
+        if recovers && self.rate_level < limits.rate_per_sec as f32 {
             let step = limits.rate_per_sec * RECOVERY_SHARE;
             let level = f64::from(self.rate_level);
             let climbed = (level + step).min(accepting.map_or(f64::MAX, |r| r + step)).min(self.ceiling(limits, now));
@@ -113,10 +126,10 @@ impl HostState {
     ///   its cooldown's end. So a cap learned and then lifted leaves no debt longer than that, while every
     ///   departure still conforms to the configured bucket (which, after the last reserved slot, owes at most one
     ///   burst).
-    /// - the host's level: a pushback incident halves it (quarters it from the streak's second on); without
-    ///   adaptive pacing, each success (below 400, outside a cooldown) gives back [`RECOVERY_SHARE`] of the
-    ///   configured rate. Adaptive pacing on top: a timeout or a response
-    ///   slower than the target narrows; a faster success widens.
+    /// - the host's level: a pushback incident halves it (without adaptive pacing, quarters it from the streak's
+    ///   second on); while slowed by pushback, each success (below 400, outside a cooldown) gives back
+    ///   [`RECOVERY_SHARE`] of the configured rate. Adaptive pacing on top: a timeout or a response slower than
+    ///   the target narrows; a faster success widens by the adaptive step while no streak of pushback lasts.
     pub fn observe(&mut self, limits: &Limits, outcome: &Outcome<'_>, now: Instant, draw: u64) -> Observation {
         self.lapse(now);
         let before = self.rate_and_capacity(limits);

@@ -600,7 +600,11 @@ pub(crate) fn slowest_rate(limits: &Limits) -> f64 {
     limits.adaptive.map_or(limits.rate_per_sec * SLOWEST_SHARE, |a| a.min_rate)
 }
 
-/// The rate level a new host starts at: the adaptive floor, or the configured rate.
+/// The share of the configured rate a new host starts at under adaptive pacing (never below its floor).
+pub(crate) const ADAPTIVE_START_SHARE: f64 = 0.5;
+
+/// The rate level a new host starts at: [`ADAPTIVE_START_SHARE`] of the configured rate but at least the adaptive
+/// floor, or the configured rate.
 pub(crate) fn initial_level(limits: &Limits) -> f32 {
-    limits.adaptive.map_or(limits.rate_per_sec, |a| a.min_rate) as f32
+    limits.adaptive.map_or(limits.rate_per_sec, |a| a.min_rate.max(limits.rate_per_sec * ADAPTIVE_START_SHARE)) as f32
 }
