@@ -68,6 +68,24 @@ fn queued_departures_are_held_behind_a_cooldown_and_keep_the_hosts_spacing_after
 }
 
 #[test]
+fn a_held_departure_keeps_its_permit_past_the_lease_it_was_reserved_with() {
+    // one permit leased 10 s; a 60 s cooldown holds the departure that has it
+    let policy = Policy { max_concurrency: 1, lease_sec: 10.0, ..Policy::default() };
+    let mut r = registry(policy);
+    let first = r.acquire(&host(), ms(0)).unwrap();
+    assert!(first.permit.is_some());
+    r.observe(&host(), &answer(429, &[("Retry-After", "60")]), ms(1)).unwrap();
+    let Departure::Held { departs, .. } = r.depart(&host(), first.departs, ms(2)) else { panic!("held") };
+    assert_eq!(departs, ms(60_001));
+    // past the first lease's end, the permit is still the held departure's: no one else takes it
+    let other = r.acquire(&host(), ms(15_000)).unwrap();
+    assert_eq!((other.reserved, other.layer), (false, Layer::Concurrency));
+    assert_eq!(other.departs, ms(70_001), "free when the held departure's lease, from its new instant, ends");
+    assert_eq!(r.stats(&host(), ms(15_000)).unwrap().in_flight, 1);
+    assert!(r.release(&host(), first.permit.unwrap().id), "given back by its holder");
+}
+
+#[test]
 fn answers_to_requests_in_flight_together_are_one_incident() {
     let mut r = registry(Policy { rate_per_sec: 8.0, burst_capacity: 1.0, ..Policy::default() });
     for i in 0..8 {

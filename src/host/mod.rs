@@ -283,9 +283,10 @@ impl HostState {
     ///   recorded; from `departs` on, the wait a departure before this one that left late asks for. Wait, then
     ///   confirm the same departure again;
     /// - [`Departure::Held`]: the host began cooling down after this departure was reserved (see `pushback`): it
-    ///   is reserved again behind the cooldown. Wait for the new instant, then confirm that one.
+    ///   is reserved again behind the cooldown, and the concurrency permit taken for `departs` is leased from the
+    ///   new instant. Wait for the new instant, then confirm that one.
     ///
-    /// A caller that knows no reserved instant passes `now`.
+    /// A caller that knows no reserved instant passes `now` (a permit is then not found to extend).
     pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
         // held: reserved before the host pushed back, or due now while it blocks (a caller that passed no reserved
         // instant, a host forgotten and pushed back since)
@@ -298,6 +299,10 @@ impl HostState {
         if held {
             let (at, layer) = self.earliest(now);
             let wait_ns = self.charge(at, layer, now);
+            if let Some(permits) = &mut self.permits {
+                // its permit's lease runs from the new instant
+                permits.extend(departs, at);
+            }
             if wait_ns > 0 {
                 return Departure::Held { departs: at, wait: Duration::from_nanos(wait_ns), layer };
             }

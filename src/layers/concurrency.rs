@@ -58,6 +58,20 @@ impl Concurrency {
         Some(permit)
     }
 
+    /// The departure a permit was taken for at `departs` was reserved again for `at` (held behind a cooldown): its
+    /// lease runs from `at` now, so it is not reclaimed before it leaves. Permits taken for the same instant are
+    /// alike, so the first one found is moved. Returns false when none is held for `departs` (reclaimed already).
+    pub fn extend(&mut self, departs: Instant, at: Instant) -> bool {
+        let (from, to) = (departs.add_nanos(self.lease_ns), at.add_nanos(self.lease_ns));
+        match self.held.iter_mut().find(|p| p.expires == from) {
+            Some(permit) => {
+                permit.expires = permit.expires.max(to);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Give a permit back. Returns false if it was unknown (already released or reclaimed).
     pub fn release(&mut self, id: u64) -> bool {
         let before = self.held.len();
