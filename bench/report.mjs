@@ -596,7 +596,7 @@ p(
   '',
   '`benches/memory.rs` counts heap bytes with a counting global allocator while 1,000,000 hosts (`host<i>.example`)',
   'are tracked, by hostpace\'s `Registry` (default policy) and by governor\'s keyed limiter on the same keys. The',
-  'registry keeps hosts in dense vectors (keys up to 22 bytes inline; one 128-byte cell of state per host) and finds',
+  'registry keeps hosts in dense vectors (keys up to 22 bytes inline; one state per host) and finds',
   'them through an index table of 8-byte slots kept at most half full; with a quota configured, each host also has',
   'its sliding window beside its state.',
   '',

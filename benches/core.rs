@@ -116,5 +116,33 @@ fn keyed(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, hot_host, keyed);
+/// Keyed decisions where the quota binds: every host has used its quota for the hour, so each decision is the
+/// quota's (its departure reserved for when the window frees a place) and charges it there. hostpace alone: the
+/// comparison is of the quota layer with itself.
+fn keyed_quota(c: &mut Criterion) {
+    for (hosts, limit) in [(10_000usize, 1_000u32), (1_000_000, 10)] {
+        let mut g = c.benchmark_group(format!("keyed_quota_{limit}_per_hour_{hosts}_hosts"));
+        g.throughput(Throughput::Elements(1));
+        g.sample_size(30);
+        let keys: Vec<HostKey> = (0..hosts).map(|i| HostKey::parse(&format!("host{i}.example")).unwrap()).collect();
+        let policy = Policy { quota: Some(Quota { limit, window_sec: 3_600.0 }), ..all_layers() };
+        let mut registry = Registry::new(policy).unwrap();
+        for k in &keys {
+            for _ in 0..limit {
+                registry.acquire(k, Instant::ZERO).unwrap();
+            }
+        }
+        let (mut i, mut t) = (0usize, 0u64);
+        g.bench_function(BenchmarkId::new("hostpace Registry::acquire, fake clock", hosts), |b| {
+            b.iter(|| {
+                i = (i + 7919) % hosts;
+                t += 1_000;
+                black_box(registry.acquire(&keys[i], Instant::from_nanos(t)).is_ok())
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, hot_host, keyed, keyed_quota);
 criterion_main!(benches);

@@ -140,13 +140,7 @@ impl fmt::Display for Num {
         let sign = if v < 0.0 { "-" } else { "" };
         let a = v.abs();
         if a >= 1e18 {
-            // floor(log10(a)) without pulling a log10 routine into the wasm
-            let (mut exp, mut x) = (18, a / 1e18);
-            while x >= 10.0 {
-                x /= 10.0;
-                exp += 1;
-            }
-            return write!(f, "{sign}1e{exp}");
+            return write!(f, "{sign}1e{}", a.log10().floor());
         }
         // the shortest text that reads back as the value rounded to micro-units (no exponent below 1e18); from
         // 2^52 micro-units on, the value itself (a float that large has no more than 6 decimals, and rounding

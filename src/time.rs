@@ -112,24 +112,8 @@ impl Instant {
 }
 
 /// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years).
-#[inline(always)]
 pub fn duration_nanos(d: Duration) -> u64 {
-    // in u64 arithmetic: `as_nanos` is a u128, and so is an overflow-checked multiplication: a library call per
-    // operation in wasm (with a stack frame), kept out of line. Below the bound, `secs * 1e9 + subsec` fits.
-    const MAX_SECS: u64 = u64::MAX / 1_000_000_000 - 1;
-    let secs = d.as_secs();
-    if secs > MAX_SECS {
-        return long_duration_nanos(d);
-    }
-    secs * 1_000_000_000 + u64::from(d.subsec_nanos())
-}
-
-/// [`duration_nanos`] of a duration of over 584 years.
-#[cold]
-#[inline(never)]
-fn long_duration_nanos(d: Duration) -> u64 {
-    let nanos = d.as_secs().checked_mul(1_000_000_000).and_then(|n| n.checked_add(u64::from(d.subsec_nanos())));
-    nanos.unwrap_or(u64::MAX)
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Nanoseconds as fractional milliseconds (the unit shells show).

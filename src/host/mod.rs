@@ -6,7 +6,7 @@
 //!   adaptive pacing);
 //! - `stats`: counters and the state as shells show it ([`HostStats`]);
 //! - `limiter`: [`HostLimiter`], one host with a policy of its own;
-//! - `quota`: the quota window as a host holds it, with the tally that spares most departures a visit to it;
+//! - `quota`: the quota window as a host holds it;
 //! - `pushback`: what a host that pushes back does to its pacing (incidents, held departures, backoff, a slower
 //!   pace, giving up).
 
@@ -41,14 +41,8 @@ use std::time::Duration;
 /// steps back is treated as standing still.
 ///
 /// Every layer is the state's own: the quota window and the permit table sit behind pointers, so a policy without
-/// them costs a pointer each (and the quota's tally, 8 bytes).
-///
-/// Laid out in declaration order (`repr(C)`), what a decision reads and writes first: the rate layers, the permit
-/// table's pointer and the decision counter fill the first 64 bytes (in wasm32; the pointer ends the line in 64-bit
-/// builds), the per-layer wait counters and the quota (its window's pointer and tally) follow (see the registry's
-/// aligned cells).
+/// them costs a pointer each.
 #[derive(Clone, Debug, PartialEq)]
-#[repr(C)]
 pub struct HostState {
     pub(crate) bucket: TokenBucket,
     pub(crate) meter: LeakyBucket,
@@ -58,8 +52,7 @@ pub struct HostState {
     pub(crate) server: Option<Box<ServerLimits>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
-    /// The sliding-window quota, when the policy has one, with the tally that counts most departures without
-    /// reading or writing the window (see `quota`).
+    /// The sliding-window quota, when the policy has one.
     pub(crate) quota: QuotaLayer,
     /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
     pub(crate) crawl_delay_ms: u32,

@@ -2,18 +2,9 @@
 
 use super::key::InlineText;
 use super::parse::{plain_origin, plain_origin_key, MAX_URL_LEN};
-use super::{hash_text, HostKey, KeyHasher};
+use super::{HostKey, KeyHasher};
 use crate::error::Error;
 use crate::id_table::IdTable;
-
-/// A string hashed with [`hash_text`] (the origin cache's keys).
-pub(super) struct Text<'a>(pub(super) &'a str);
-
-impl std::hash::Hash for Text<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        hash_text(self.0, state);
-    }
-}
 
 /// Host keys interned as dense ids (0, 1, 2…), found through a hash table of ids: the cheap handle a frontier or
 /// a JS caller passes around instead of a string.
@@ -98,7 +89,7 @@ impl OriginCache {
             return Ok(self.ids.intern(&HostKey::from_url(url)?));
         };
         let text = origin.get("http://".len()..).unwrap_or(origin);
-        let hash = self.hasher.hash_one(Text(text));
+        let hash = self.hasher.hash_one(text);
         if let Some(i) = self.table.find(hash, |i| self.entries[i as usize].text.as_str() == text) {
             return Ok(self.entries[i as usize].id);
         }
@@ -114,7 +105,7 @@ impl OriginCache {
         let OriginCache { entries, table, hasher, .. } = self;
         let at = entries.len() as u32;
         entries.push(Origin { text: InlineText::new(text), id });
-        table.insert(hash, at, &|i| hasher.hash_one(Text(entries[i as usize].text.as_str())));
+        table.insert(hash, at, &|i| hasher.hash_one(entries[i as usize].text.as_str()));
         Ok(id)
     }
 

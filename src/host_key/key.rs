@@ -1,4 +1,4 @@
-//! The key itself: its text, stored inline when short, compared and hashed a word at a time.
+//! The key itself: its text, stored inline when short and compared a word at a time.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -119,28 +119,9 @@ impl fmt::Debug for InlineText {
 }
 
 impl std::hash::Hash for HostKey {
-    /// Hashes the text a word at a time, then its length (the hash tables of the crate take no byte strings).
+    /// Hashes as its text does, so a table of keys can be searched by a text.
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        hash_text(self.as_str(), state);
-    }
-}
-
-/// Feed `text` to a hasher a word at a time (the last one zero-padded), then its length. Host tables hash through
-/// this rather than `str`'s `Hash`, which hands the hasher a byte string: foldhash's byte-string routines are
-/// ~1.5 KB of wasm. One `write_u64` call site, in the loop: foldhash's word path (a 128-bit multiply every second
-/// word) spelled out in wasm is large.
-#[inline(never)]
-pub(crate) fn hash_text<H: std::hash::Hasher>(text: &str, state: &mut H) {
-    let bytes = text.as_bytes();
-    let words = bytes.len().div_ceil(8) + 1;
-    for k in 0..words {
-        let rest = bytes.get(k * 8..).unwrap_or_default();
-        let word = match rest {
-            _ if k == words - 1 => bytes.len() as u64,
-            [a, b, c, d, e, f, g, h, ..] => u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]),
-            short => short.iter().rev().fold(0, |w, &b| w << 8 | u64::from(b)),
-        };
-        state.write_u64(word);
+        self.as_str().hash(state);
     }
 }
 

@@ -2,9 +2,8 @@
 //! lookup.
 //!
 //! What a store does for the registry is small (find, get, insert, keep some, iterate in order), so it is all
-//! here, apart from the pacing rules. The tuning: hosts sit in a dense vector found through a table of indices
-//! (8 bytes a slot, see [`IdTable`]), each state in an aligned cell of its own (see [`Cell`]); a hash map of
-//! `(HostKey, HostState)` would round its table up to a power of two of 152-byte slots.
+//! here, apart from the pacing rules. Hosts sit in dense vectors (keys, states, clocks) found through a table of
+//! indices (8 bytes a slot, see [`IdTable`]).
 
 use crate::host::HostState;
 use crate::host_key::{HostKey, KeyHasher};
@@ -32,32 +31,13 @@ impl Default for Slot {
     }
 }
 
-/// One host's state in its own two cache lines: a decision reads and writes the state's first 64 bytes (the rate
-/// layers, the permit table's pointer, the decision counter; see [`HostState`]) and, when it waits or counts a
-/// quota, the wait counters and the quota's pointer and tally just after, so it touches one 128-byte-aligned pair of
-/// lines, which the processor fetches together, instead of the two or three lines an unaligned `(key, state)`
-/// entry spans.
-#[derive(Clone, Debug)]
-#[repr(C, align(128))]
-struct Cell(HostState);
-
-// What a decision reads comes first in its cell: the rate layers and the permit table's pointer within the first
-// 64 bytes, and in wasm32 the decision counter too. Checked when building for each target.
-const _: () = {
-    use std::mem::{offset_of, size_of};
-    assert!(size_of::<Cell>() == 128);
-    assert!(offset_of!(HostState, permits) + size_of::<usize>() <= 64);
-    #[cfg(target_pointer_width = "32")]
-    assert!(offset_of!(HostState, counters) + offset_of!(crate::host::Counters, decisions) + 4 <= 64);
-};
-
 /// Host states by key, in the order hosts were first seen (kept when some are dropped).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Table {
     /// The hosts' keys, at their states' indices.
     keys: Vec<HostKey>,
-    /// The hosts' states, one aligned cell each.
-    cells: Vec<Cell>,
+    /// The hosts' states, at their keys' indices.
+    states: Vec<HostState>,
     /// The latest instant each host was decided at, at its state's index: a host's own clock, which an earlier
     /// instant never moves back (and another host's never moves on).
     seen: Vec<Instant>,
@@ -68,7 +48,7 @@ pub(crate) struct Table {
 impl Table {
     /// Hosts held.
     pub(crate) fn len(&self) -> usize {
-        self.cells.len()
+        self.states.len()
     }
 
     /// `key`'s entry, if held.
@@ -90,13 +70,13 @@ impl Table {
     /// The state at an entry: a slot this table has just returned ([`Table::find`], [`Table::locate`],
     /// [`Table::insert`], with no [`Table::retain`] since), always one of its entries.
     pub(crate) fn get(&self, at: Slot) -> &HostState {
-        &self.cells[at.0 as usize].0
+        &self.states[at.0 as usize]
     }
 
     /// The state at an entry (as [`Table::get`]), to change.
     #[inline(always)]
     pub(crate) fn get_mut(&mut self, at: Slot) -> &mut HostState {
-        &mut self.cells[at.0 as usize].0
+        &mut self.states[at.0 as usize]
     }
 
     /// `now` for the host at an entry: never earlier than any instant it was decided at (recorded).
@@ -114,11 +94,11 @@ impl Table {
 
     /// Insert a key known to be absent, first decided at `now`; returns its entry.
     pub(crate) fn insert(&mut self, key: HostKey, state: HostState, now: Instant) -> Slot {
-        let Table { keys, cells, seen, index, hasher } = self;
+        let Table { keys, states, seen, index, hasher } = self;
         let at = keys.len() as u32;
         let hash = hasher.hash_one(&key);
         keys.push(key);
-        cells.push(Cell(state));
+        states.push(state);
         seen.push(now);
         index.insert(hash, at, &|i| hasher.hash_one(&keys[i as usize]));
         Slot(at)
@@ -126,19 +106,19 @@ impl Table {
 
     /// Keep the entries for which `keep` holds (in their order); the others' slots may then hold other hosts.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&HostState) -> bool) {
-        let before = self.cells.len();
+        let before = self.states.len();
         let mut kept = 0;
         for i in 0..before {
-            if keep(&self.cells[i].0) {
+            if keep(&self.states[i]) {
                 self.keys.swap(kept, i);
-                self.cells.swap(kept, i);
+                self.states.swap(kept, i);
                 self.seen.swap(kept, i);
                 kept += 1;
             }
         }
         if kept != before {
             self.keys.truncate(kept);
-            self.cells.truncate(kept);
+            self.states.truncate(kept);
             self.seen.truncate(kept);
             let Table { keys, index, hasher, .. } = self;
             index.clear();
@@ -150,29 +130,11 @@ impl Table {
 
     /// Every host, in order, with its latest instant.
     pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&HostKey, &HostState, Instant)> {
-        self.keys.iter().zip(self.cells.iter().map(|c| &c.0)).zip(self.seen.iter()).map(|((k, s), &seen)| (k, s, seen))
+        self.keys.iter().zip(self.states.iter()).zip(self.seen.iter()).map(|((k, s), &seen)| (k, s, seen))
     }
 
     /// Every host's state, to change.
     pub(crate) fn states_mut(&mut self) -> impl Iterator<Item = &mut HostState> {
-        self.cells.iter_mut().map(|c| &mut c.0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::Policy;
-
-    #[test]
-    fn a_host_fills_one_aligned_pair_of_cache_lines_with_what_a_decision_reads_first() {
-        // the layout itself is asserted at compile time (next to `Cell`), for the target being built
-        assert_eq!((std::mem::size_of::<Cell>(), std::mem::align_of::<Cell>()), (128, 128));
-        let limits = Policy::default().limits().unwrap();
-        let mut t = Table::default();
-        for h in 0..3 {
-            t.insert(HostKey::parse(&format!("h{h}.example")).unwrap(), HostState::new(&limits), Instant::ZERO);
-        }
-        assert!(t.cells.iter().all(|c| (c as *const Cell as usize) % 128 == 0));
+        self.states.iter_mut()
     }
 }

@@ -287,13 +287,12 @@ impl<'a> Parser<'a> {
     /// The rest of a Display String after its `%"` (RFC 9651 §4.2.10): printable ASCII, where `%` and two
     /// lowercase hex digits stand for a byte, and the bytes must be UTF-8. A backslash is an ordinary character.
     fn display_string(&mut self) -> Result<Bare<'a>, ()> {
-        // UTF-8, checked byte by byte: continuation bytes still due, the code point so far, its smallest value
-        let (mut due, mut code, mut min) = (0, 0, 0);
+        let mut bytes = Vec::new();
         loop {
-            let byte = match self.peek().ok_or(())? {
-                b'"' if due == 0 => {
+            match self.peek().ok_or(())? {
+                b'"' => {
                     self.at += 1;
-                    return Ok(Bare::DisplayString);
+                    return std::str::from_utf8(&bytes).map(|_| Bare::DisplayString).map_err(|_| ());
                 }
                 b'%' => {
                     let hex = |at: usize| match self.s.as_bytes().get(at) {
@@ -301,32 +300,14 @@ impl<'a> Parser<'a> {
                         Some(&d @ b'a'..=b'f') => Ok(d - b'a' + 10),
                         _ => Err(()),
                     };
-                    let byte = hex(self.at + 1)? * 16 + hex(self.at + 2)?;
+                    bytes.push(hex(self.at + 1)? * 16 + hex(self.at + 2)?);
                     self.at += 3;
-                    byte
                 }
                 c @ 0x20..=0x7e => {
+                    bytes.push(c);
                     self.at += 1;
-                    c
                 }
                 _ => return Err(()),
-            };
-            let bits = u32::from(byte);
-            if due > 0 && byte & 0xc0 == 0x80 {
-                (due, code) = (due - 1, code << 6 | (bits & 0x3f));
-            } else if due > 0 {
-                return Err(());
-            } else {
-                (due, code, min) = match byte {
-                    0x00..=0x7f => (0, bits, 0),
-                    0xc0..=0xdf => (1, bits & 0x1f, 0x80),
-                    0xe0..=0xef => (2, bits & 0x0f, 0x800),
-                    0xf0..=0xf7 => (3, bits & 0x07, 0x1_0000),
-                    _ => return Err(()),
-                };
-            }
-            if due == 0 && (code < min || char::from_u32(code).is_none()) {
-                return Err(()); // an overlong form, a surrogate, or past U+10FFFF
             }
         }
     }
