@@ -7,6 +7,11 @@
 //
 // The token is kept in sessionStorage only, sent only to this page's origin (relative URLs, same-origin
 // credentials, redirects refused) and never written anywhere else.
+//
+// No module import here: the functions that need the module's answers (`audit`, `pushesBack`) are handed them, so
+// this file also runs in Node for its tests.
+
+import { lowerBound } from './sorted.js';
 
 export const POLL_MS = 1500; // one request every 1.5 s at most: an open page asks fewer than once a second
 export const TOLERANCE_MS = 50; // the audit's tolerance for a live log (network and timer jitter)
@@ -21,9 +26,9 @@ const LOG_KEEP = 10_000; // departures kept per lane (the oldest 2,000 go when i
 const LOG_TRIM = 2_000;
 const SAMPLES_KEEP = 30_000; // token level samples kept per lane (one per answer; the oldest 5,000 go)
 const SAMPLES_TRIM = 5_000;
-const LAYERS = new Set(['none', 'interval', 'burst', 'quota', 'cooldown', 'concurrency', 'serverQuota']);
 const PURPOSES = new Set(['request', 'robots']);
-const THROTTLED = new Set([429, 503]);
+// the times still to wait in a host's stats (`nextSlotInMs`, `cooldownRemainingMs`, …), counted down between reports
+const TIME_LEFT = /(InMs|RemainingMs)$/;
 
 // ---- the gateway client ----------------------------------------------------------------------------------------
 /** Reads the gateway's answers for one token at a fixed period; never two requests in flight, none while the tab
@@ -226,7 +231,7 @@ export function liveLane(host) {
     dropped: 0, // departures older than the kept log
     refused: [], refusedCount: 0, // the gateway answers a disallowed URL itself: nothing is refused on a lane
     cooldowns: [], serverQuota: [], // [startMs, endMs] spans, from when the page first saw them
-    answers: [], // 429/503 answers, marked at their departure: { atMs, status, text }
+    answers: [], // the answers that pushed back, marked at their departure: { atMs, status, text }
     violations: [], auditDirty: true, auditError: '',
     sampleT: [], sampleTokens: [], sampleDebt: [], capacity: 1, // the token level at each answer
     queued: 0, nextTryMs: Infinity, waitLayer: null, // the page sends nothing, so nothing waits on it
@@ -235,31 +240,32 @@ export function liveLane(host) {
   };
 }
 
-/** Folds one host of a `/v1/hosts?detail=1` answer given at `nowMs` (the gateway's clock) into `lane`. */
-export function mergeHost(lane, entry, nowMs) {
+/** Folds one host of a `/v1/hosts?detail=1` answer given at `nowMs` (the gateway's clock) into `lane`;
+ * `pushesBack(status, purpose)` is the module's, and says which answers are marked. */
+export function mergeHost(lane, entry, nowMs, pushesBack) {
   lane.summary = typeof entry.summary === 'string' ? entry.summary : '';
   const r = entry.report;
   if (!r || typeof r !== 'object' || !r.stats || !r.policy) return;
   const keyBefore = lane.report ? auditKey(lane) : '';
   lane.report = r;
   lane.reportAtMs = nowMs;
-  let changed = mergeDepartures(lane, Array.isArray(r.departures) ? r.departures : []);
+  let changed = mergeDepartures(lane, Array.isArray(r.departures) ? r.departures : [], pushesBack);
   const s = r.stats;
   changed = learnSpan(lane.cooldowns, nowMs, s.cooldownRemainingMs) || changed;
   changed = learnSpan(lane.serverQuota, nowMs, s.serverQuotaRemainingMs) || changed;
   if (Number.isFinite(s.tokens) && Number.isFinite(s.tokenDebt)) {
     if (lane.sampleT.length >= SAMPLES_KEEP) for (const a of [lane.sampleT, lane.sampleTokens, lane.sampleDebt]) a.splice(0, SAMPLES_TRIM);
     lane.sampleT.push(nowMs);
-    lane.sampleTokens.push(Math.max(0, s.tokens));
-    lane.sampleDebt.push(Math.max(0, s.tokenDebt));
+    lane.sampleTokens.push(s.tokens);
+    lane.sampleDebt.push(s.tokenDebt);
     lane.capacity = s.capacity > 0 ? s.capacity : 1;
   }
   if (changed || auditKey(lane) !== keyBefore) lane.auditDirty = true;
 }
 
 /** Adds the departures not seen yet (the same instant counted as often as the gateway lists it) and the statuses
- * that became known. True when anything changed. */
-function mergeDepartures(lane, incoming) {
+ * that became known, marking the answers that pushed back. True when anything changed. */
+function mergeDepartures(lane, incoming, pushesBack) {
   let changed = false;
   for (let k = 0; k < incoming.length;) {
     const at = incoming[k]?.atMs;
@@ -275,15 +281,15 @@ function mergeDepartures(lane, incoming) {
         if (j < m) {
           if (status !== null && lane.statuses[i + j] !== status) {
             lane.statuses[i + j] = status;
-            if (THROTTLED.has(status)) mark(lane, at, status, lane.purposes[i + j]);
+            if (pushesBack(status, lane.purposes[i + j])) mark(lane, at, status, lane.purposes[i + j]);
             changed = true;
           }
           continue;
         }
         const purpose = PURPOSES.has(d.purpose) ? d.purpose : 'request';
-        insertAt(lane, i + j, at, LAYERS.has(d.layer) ? d.layer : 'none',
+        insertAt(lane, i + j, at, typeof d.layer === 'string' ? d.layer : 'none',
           Number.isFinite(d.waitMs) ? Math.max(0, d.waitMs) : 0, status, purpose);
-        if (THROTTLED.has(status)) mark(lane, at, status, purpose);
+        if (pushesBack(status, purpose)) mark(lane, at, status, purpose);
         changed = true;
       }
     }
@@ -315,7 +321,7 @@ function insertAt(lane, i, at, layer, waitMs, status, purpose) {
   }
 }
 
-/** Marks a 429/503 answer on the lane's timeline, at the departure it answered, in time order. */
+/** Marks an answer that pushed back on the lane's timeline, at the departure it answered, in time order. */
 function mark(lane, atMs, status, purpose) {
   const a = { atMs, status, text: purpose === 'robots' ? `${status} (robots.txt)` : String(status) };
   let i = lane.answers.length;
@@ -339,25 +345,18 @@ function learnSpan(spans, nowMs, remainingMs) {
 }
 
 // ---- levels and the audit --------------------------------------------------------------------------------------
-/** What each layer of the lane's host holds at `nowMs` (the gateway's clock), from the gateway's latest report:
- * counts as reported, the times still to wait counted down to the instant the gateway named. Null before a report. */
+/** What each layer of the lane's host holds at `nowMs` (the gateway's clock): the host's `stats` in the gateway's
+ * latest report as it gave them, the times still to wait counted down to the instant the gateway named, with the
+ * policy's quota window and permits. Null before a report. */
 export function liveLevels(lane, nowMs) {
   const r = lane.report;
   if (!r) return null;
-  const s = r.stats;
-  const p = r.policy;
   const at = lane.reportAtMs;
-  const left = (ms) => (Number.isFinite(ms) && ms > 0 ? Math.max(0, Math.ceil(at + ms - nowMs)) : 0);
-  return {
-    tokens: Math.max(0, s.tokens ?? 0), tokenDebt: Math.max(0, s.tokenDebt ?? 0), capacity: s.capacity,
-    nextSlotInMs: left(s.nextSlotInMs), intervalMs: s.intervalMs, crawlDelayMs: s.crawlDelayMs ?? 0,
-    nextDepartureInMs: left(s.nextDepartureInMs),
-    quotaUsed: s.quotaUsed, quotaLimit: s.quotaLimit, quotaWindowSec: p.quota?.windowSec,
-    cooldownRemainingMs: left(s.cooldownRemainingMs), serverQuotaRemainingMs: left(s.serverQuotaRemainingMs),
-    inFlight: s.inFlight ?? 0, maxConcurrency: p.maxConcurrency ?? 0,
-    ratePerSec: s.ratePerSec, serverRateCap: s.serverRateCap,
-    decisions: s.decisions, throttled: s.throttled, asOfMs: at,
-  };
+  const levels = { ...r.stats };
+  for (const [k, ms] of Object.entries(levels)) {
+    if (TIME_LEFT.test(k)) levels[k] = Number.isFinite(ms) && ms > 0 ? Math.max(0, Math.ceil(at + ms - nowMs)) : 0;
+  }
+  return { ...levels, quotaWindowSec: r.policy.quota?.windowSec, maxConcurrency: r.policy.maxConcurrency ?? 0, asOfMs: at };
 }
 
 /** A lane's cooldowns (simulated or live: `[startMs, endMs]` spans) as `audit` takes them, `{ startMs, endMs }`. */
@@ -365,17 +364,11 @@ export function auditCooldowns(lane) {
   return lane.cooldowns.map(([startMs, endMs]) => ({ startMs, endMs }));
 }
 
-/** The configuration the lane's access log is judged against: the gateway's policy, its interval floor raised to
- * the host's Crawl-delay. */
+/** The configuration the lane's access log is judged against: the gateway's policy as it states it, with the
+ * interval floor the host's stats say is in force (the policy's floor raised by the host's Crawl-delay). */
 export function auditConfig(lane) {
-  const p = lane.report.policy;
-  const crawlDelaySec = (lane.report.stats.crawlDelayMs ?? 0) / 1000;
-  const config = { minIntervalSec: Math.max(p.minIntervalSec ?? 0, crawlDelaySec) };
-  for (const k of ['ratePerSec', 'burstCapacity', 'maxConcurrency', 'maxBackoffSec', 'maxRetries']) {
-    if (Number.isFinite(p[k])) config[k] = p[k];
-  }
-  if (p.quota && Number.isFinite(p.quota.limit)) config.quota = { limit: p.quota.limit, windowSec: p.quota.windowSec };
-  return config;
+  const { policy, stats } = lane.report;
+  return Number.isFinite(stats.intervalMs) ? { ...policy, minIntervalSec: stats.intervalMs / 1000 } : { ...policy };
 }
 
 /** What the audit depends on besides the log, as a string (a change re-audits the lane). */
@@ -418,16 +411,4 @@ export function liveLaneState(lane, nowMs) {
     reportAtMs: lane.reportAtMs,
     dropped: lane.dropped,
   };
-}
-
-/** The first index of sorted `arr` whose value is not below `v`. */
-export function lowerBound(arr, v) {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (arr[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

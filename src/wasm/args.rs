@@ -33,6 +33,9 @@ extern "C" {
     /// An optional string argument, `string` in TypeScript (read and checked here).
     #[wasm_bindgen(typescript_type = "string")]
     pub type StringArg;
+    /// An optional purpose of a request, `"request" | "robots"` in TypeScript (any other value is a request).
+    #[wasm_bindgen(typescript_type = "\"request\" | \"robots\"")]
+    pub type PurposeArg;
 }
 
 /// A `TypeError` naming `name`: `invalid {name}: expected {expected}, got {what value was}`.

@@ -1,6 +1,6 @@
 //! `audit` for JS: check one host's departure times (an access log) against a config.
 
-use super::args::{self, absent, to_js, type_error, ConfigArg, CooldownsArg, NumberArg};
+use super::args::{self, absent, to_js, type_error, ConfigArg, CooldownsArg, NumberArg, PurposeArg};
 use super::glue;
 use super::limiter::policy_of;
 use super::shapes::Violation;
@@ -55,12 +55,21 @@ fn blackouts(value: &JsValue) -> Result<Vec<Blackout>, JsValue> {
     Ok(out)
 }
 
-/// Whether an answer of `status` is the host pushing back (429 or 503): what makes a host cool down, hold what was
-/// queued and slow down. The one predicate for it (the core's `pushes_back`); anything but a status is false.
+/// Whether an answer of `status` to a request for `purpose` is the host pushing back: 429 and 503 to a request
+/// (`"request"`, the default), 429 and every 5xx to robots.txt (`"robots"`). What makes a host cool down, hold what
+/// was queued and slow down. The one predicate for it (the core's `pushes_back`); anything but a status is false,
+/// and any purpose but `"robots"` is a request.
 #[wasm_bindgen(js_name = pushesBack)]
-pub fn pushes_back(#[wasm_bindgen(unchecked_param_type = "number")] status: &JsValue) -> bool {
+pub fn pushes_back(
+    #[wasm_bindgen(unchecked_param_type = "number")] status: &JsValue,
+    purpose: Option<PurposeArg>,
+) -> bool {
+    let purpose = match purpose.and_then(|p| JsValue::from(p).as_string()) {
+        Some(p) if p == "robots" => Purpose::Robots,
+        _ => Purpose::Request,
+    };
     status.as_f64().is_some_and(|s| {
-        s.fract() == 0.0 && (0.0..=999.0).contains(&s) && crate::observe::pushes_back(s as u16, Purpose::Request)
+        s.fract() == 0.0 && (0.0..=999.0).contains(&s) && crate::observe::pushes_back(s as u16, purpose)
     })
 }
 

@@ -17,6 +17,7 @@ import {
   audit,
   initSync,
   nowMs,
+  pushesBack,
 } from '../../pkg/node.js';
 import { fetchThrough, scheduleThrough } from '../../pkg/lifecycle.js';
 import {
@@ -321,6 +322,20 @@ describe('pacing seen from the origin', () => {
     // a token bucket of 3 at 4/s: any window of W ms holds at most 3 + floor(W / 250)
     assert.ok(maxInWindow(times, 1000 - TOL) <= 6, `at most 6 within 1 s, saw ${maxInWindow(times, 1000 - TOL)}`);
     assert.deepEqual(audit({ ratePerSec: 4, burstCapacity: 3 }, times, [], TOL), [], "the origin's log passes audit");
+  });
+});
+
+describe('pushesBack: which answers are the host pushing back', () => {
+  test('429 and 503 to a request; 429 and every 5xx to robots.txt', () => {
+    for (const status of [429, 503]) assert.equal(pushesBack(status), true, `${status}`);
+    for (const status of [200, 404, 500, 502, 504]) assert.equal(pushesBack(status, 'request'), false, `${status}`);
+    for (const status of [429, 500, 502, 503, 504, 599]) assert.equal(pushesBack(status, 'robots'), true, `${status}`);
+    for (const status of [200, 301, 403, 404]) assert.equal(pushesBack(status, 'robots'), false, `${status}`);
+  });
+  test('anything but a status is false; any purpose but "robots" is a request', () => {
+    for (const v of ['429', 429.5, -429, NaN, null, undefined, {}]) assert.equal(pushesBack(v), false);
+    assert.equal(pushesBack(500, 'Robots'), false);
+    assert.equal(pushesBack(500, 7), false);
   });
 });
 

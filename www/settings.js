@@ -1,0 +1,76 @@
+// The settings the controls show: their defaults and types, the Limiter config they make, and the URL hash that
+// shares them with a scenario (the gateway token never goes there).
+
+import { SCENARIOS } from './scenarios.js';
+
+export const DEFAULTS = {
+  ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, quotaWindowSec: 60, maxConcurrency: 0,
+  maxBackoffSec: 120, maxRetries: 3, adaptive: false, minRatePerSec: 0.25, targetLatencyMs: 1000, steps: 20,
+  n: 10, hosts: 3, latencyMs: 200, compare: false,
+};
+const BOOLEAN_KEYS = ['adaptive', 'compare'];
+const INTEGER_KEYS = ['quotaLimit', 'maxConcurrency', 'maxRetries', 'steps', 'hosts'];
+
+/** Whether `key` names a setting. */
+export const isSetting = (key) => key in DEFAULTS;
+
+/** The settings scenario `name` starts from, over `base`. */
+export function scenarioSettings(name, base = DEFAULTS) {
+  if (!(name in SCENARIOS)) throw new Error(`unknown scenario: ${name}`);
+  return { ...base, ...SCENARIOS[name].settings };
+}
+
+/** `settings` with `partial` applied, each value of its setting's type (a control's text made a number). */
+export function withSettings(settings, partial) {
+  const out = { ...settings };
+  for (const [k, v] of Object.entries(partial)) {
+    if (!isSetting(k)) throw new Error(`unknown setting: ${k}`);
+    out[k] = BOOLEAN_KEYS.includes(k) ? Boolean(v) : Number(v);
+  }
+  out.hosts = clampHosts(out.hosts);
+  return out;
+}
+
+/** A number typed into the control of setting `key`, as that setting takes it (whole numbers rounded). */
+export const fromControl = (key, value) => (INTEGER_KEYS.includes(key) ? Math.round(value) : value);
+
+const clampHosts = (n) => Math.max(1, Math.min(20, Math.round(n) || 1));
+
+/** The Limiter config the settings make. */
+export function limiterConfig(s) {
+  const config = {
+    ratePerSec: s.ratePerSec,
+    burstCapacity: s.burstCapacity,
+    minIntervalSec: s.minIntervalSec,
+    maxConcurrency: s.maxConcurrency,
+    maxBackoffSec: s.maxBackoffSec,
+    maxRetries: s.maxRetries,
+  };
+  if (s.quotaLimit > 0) config.quota = { limit: s.quotaLimit, windowSec: s.quotaWindowSec };
+  if (s.adaptive) config.adaptive = { minRatePerSec: s.minRatePerSec, targetLatencyMs: s.targetLatencyMs, steps: s.steps };
+  return config;
+}
+
+/** Writes the scenario and its settings into the URL hash. */
+export function writeHash(scenario, settings) {
+  const p = new URLSearchParams({ scenario });
+  for (const k of Object.keys(DEFAULTS)) p.set(k, BOOLEAN_KEYS.includes(k) ? (settings[k] ? '1' : '0') : String(settings[k]));
+  const hash = `#${p}`;
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+/** The scenario and settings the URL hash names, `{ scenario, settings }`; null when it names no scenario. */
+export function readHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const scenario = p.get('scenario');
+  if (!scenario || !(scenario in SCENARIOS)) return null;
+  const settings = scenarioSettings(scenario);
+  for (const k of Object.keys(DEFAULTS)) {
+    if (!p.has(k)) continue;
+    const v = p.get(k);
+    if (BOOLEAN_KEYS.includes(k)) settings[k] = v === '1' || v === 'true';
+    else if (v !== '' && Number.isFinite(Number(v))) settings[k] = Number(v);
+  }
+  settings.hosts = clampHosts(settings.hosts);
+  return { scenario, settings };
+}
