@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { GatewayError, GatewayLimiter, Limiter, audit } from '../../pkg/node.js';
-import { Origin, assertSpacing, within } from '../js/helpers.mjs';
+import { Origin, assertSpacing, originPool, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
 import { assertHeld, firstThrottled } from './held.mjs';
 
@@ -29,22 +29,23 @@ function runCrawler(gateway, urls) {
 
 describe('GatewayLimiter against the running gateway', () => {
   let gateway;
-  let origin;
+  // each test its own origin (its own host): a 429 one test asks for slows that host's later requests (a lone
+  // token's pushback reaches the host), which another test must not inherit
+  const origins = originPool();
   before(async () => {
     gateway = await Gateway.start({
       vars: { CRAWL_ALLOW_PRIVATE_TARGETS: 'true', CRAWL_RATE_PER_SEC: String(RATE), CRAWL_BURST_CAPACITY: '1' },
     });
-    origin = await Origin.start({
-      '/retry': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
-      '/retry-options': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
-    });
   });
   after(async () => {
     await gateway?.stop();
-    await origin?.close();
+    await origins.closeAll();
   });
 
   test('per-call options as with Limiter: onDecision per attempt, userAgent, timeoutMs', async () => {
+    const origin = await origins.start({
+      '/retry-options': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
+    });
     const limiter = new GatewayLimiter(gateway.base, gateway.token);
     const events = [];
     const res = await limiter.fetch(origin.url('/retry-options'), { onDecision: (e) => events.push(e), userAgent: 'fleetbot/1.0' });
@@ -100,6 +101,9 @@ describe('GatewayLimiter against the running gateway', () => {
   });
 
   test('the same shape as Limiter: acquire, observe, schedule, fetch (one line changes)', async () => {
+    const origin = await origins.start({
+      '/retry': [{ status: 429, headers: { 'Retry-After': '1' } }, { status: 200, body: 'ok' }],
+    });
     const local = new Limiter({ ratePerSec: RATE, burstCapacity: 1 });
     const shared = new GatewayLimiter(gateway.base, gateway.token);
     for (const name of ['acquire', 'depart', 'observe', 'schedule', 'fetch']) {
@@ -123,6 +127,7 @@ describe('GatewayLimiter against the running gateway', () => {
   });
 
   test('schedule: an aborted wait rejects with its reason, a failing task with its error, and neither runs on', async () => {
+    const origin = await origins.start({});
     const shared = new GatewayLimiter(gateway.base, gateway.token);
     const url = origin.url('/lifecycle');
     await shared.acquire(url);
@@ -148,6 +153,7 @@ describe('GatewayLimiter against the running gateway', () => {
   });
 
   test('errors are GatewayErrors with the status and code', async () => {
+    const origin = await origins.start({});
     const wrong = new GatewayLimiter(gateway.base, 'wrong-token');
     await assert.rejects(wrong.acquire(origin.url('/')), (e) => e instanceof GatewayError && e.status === 401 && e.code === 'unauthorized');
     const shared = new GatewayLimiter(gateway.base, gateway.token);

@@ -134,10 +134,11 @@ export class Gateway {
   /**
    * Start the gateway. `vars` override wrangler.toml's [vars] (strings); `persistTo` keeps Durable Object state
    * (default: a fresh temporary directory). Started means `/healthz` answers 200, or, with `healthy: false` (a
-   * configuration under test), answers at all.
-   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string, healthy?: boolean }} options
+   * configuration under test), answers at all. `otherTokens`: more tokens the gateway accepts besides `token` (the
+   * one `request` sends).
+   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string, otherTokens?: string[], healthy?: boolean }} options
    */
-  static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c', healthy = true } = {}) {
+  static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c', otherTokens = [], healthy = true } = {}) {
     if (!existsSync(`${root}worker/build/index.js`)) {
       throw new Error('worker/build/index.js is missing: run scripts/build-worker.sh first');
     }
@@ -152,7 +153,7 @@ export class Gateway {
       '--config', config,
       '--persist-to', persistTo,
       '--show-interactive-dev-session=false',
-      '--var', `GATEWAY_TOKEN:${token}`,
+      '--var', `GATEWAY_TOKEN:${[token, ...otherTokens].join(',')}`,
     ];
     for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
     const child = spawn(`${root}node_modules/.bin/wrangler`, args, {

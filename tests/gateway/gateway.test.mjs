@@ -21,6 +21,7 @@ const MAIN_VARS = {
   CRAWL_MAX_BODY_BYTES: String(1024 * 1024),
 };
 const UA = 'hostpace-gateway/0.1 (+https://example.invalid/hostpace)';
+const OTHER_TOKEN = 'other-token-5d08c2'; // a second tenant of the main gateway
 
 async function expectError(res, status, code, what) {
   assert.equal(res.status, status, `${what}: status`);
@@ -36,7 +37,7 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
   const origins = originPool();
   const origin = origins.start;
   before(async () => {
-    gateway = await Gateway.start({ vars: MAIN_VARS });
+    gateway = await Gateway.start({ vars: MAIN_VARS, otherTokens: [OTHER_TOKEN] });
   });
   after(async () => {
     await gateway?.stop();
@@ -288,11 +289,16 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
     const third = await (await gateway.post('/v1/acquire', { url: o.url('/c') })).json();
     assert.equal(third.layer, 'cooldown');
     assert.ok(third.waitMs > 1500, `waitMs ${third.waitMs}`);
+    // another token wants the host: it holds a reservation there
+    const others = await gateway.post('/v1/acquire', { url: o.url('/e') }, { authorization: `Bearer ${OTHER_TOKEN}` });
+    assert.equal(others.status, 200, await others.clone().text());
+    const other = await others.json();
     const giveUp = await (
       await gateway.post('/v1/observe', { url: o.url('/a'), departureId: first.departureId, status: 503, attempt: 4 })
     ).json();
     assert.equal(giveUp.verdict, 'giveUp');
-    // a second throttle report of this token in one period cools only this token: it may not reserve until then
+    // a second throttle report of this token in one period, while another token wants the host, cools only this
+    // token: it may not reserve until then
     const cooled = await gateway.post('/v1/acquire', { url: o.url('/d') }, { 'Hostpace-Mode': 'wait' });
     assert.equal(cooled.status, 429);
     assert.equal(cooled.headers.get('hostpace-layer'), 'cooldown');
@@ -301,6 +307,10 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
       await gateway.post('/v1/observe', { url: o.url('/c'), departureId: third.departureId, status: 200, attempt: 1 })
     ).json();
     assert.equal(done.verdict, 'done');
+    const back = await gateway.post('/v1/cancel', { url: o.url('/e'), departureId: other.departureId }, {
+      authorization: `Bearer ${OTHER_TOKEN}`,
+    });
+    assert.equal(back.status, 200, await back.text());
   });
 
   test('bad input: a clear JSON error for each, and the gateway keeps serving', async () => {

@@ -413,8 +413,9 @@ impl HostDesk {
     }
 
     /// [`HostDesk::observe`] of departure `id` by `token`, which ends it and gives its permit back. An answer that
-    /// blocks the host (a 429/503 cooldown, or a server quota at zero) is applied fleet-wide once per period per
-    /// token; a further one cools only `token` (see [`crate::tenants`]).
+    /// blocks the host (a 429/503 cooldown, or a server quota at zero) reaches the host, except a further one of
+    /// `token` within the period of its last, while another token wants the host: that one cools only `token`
+    /// (see [`crate::tenants`]).
     pub fn observe_as(
         &mut self,
         token: &str,
@@ -1060,18 +1061,41 @@ mod tests {
         desk.observe_as("token-m", "m1", &Outcome::Response(blocked), t(1)).unwrap();
         let first = desk.report(t(1)).unwrap().stats;
         assert!(first.server_quota_remaining_ms > 0.0, "the first block is fleet-wide: {first:?}");
-        // after that block, the same token's next one (a RateLimit at zero or a 429) stays its own
+        // after that block, while another token wants the host, the same token's next one (a RateLimit at zero or
+        // a 429) stays its own
         let later = t(121_000);
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: false };
+        let (ask, _) = desk.ask_as(alice, "a0".into(), None, None, t(120_000)).unwrap();
+        assert!(matches!(ask, Ask::Go(d) if d.wait.is_zero()), "alice wants the host (asked 1 s before): {ask:?}");
+        desk.departed("token-a", "a0", true);
         let throttled = Response { status: 429, headers: &[("retry-after", "60")], latency: None, wall_now_ms: None };
         desk.observe_as("token-m", "m2", &Outcome::Response(throttled), later).unwrap();
         desk.observe_as("token-m", "m3", &Outcome::Response(blocked), later).unwrap();
         let stats = desk.report(later).unwrap().stats;
         assert_eq!((stats.cooldown_remaining_ms, stats.server_quota_remaining_ms), (0.0, 0.0), "{stats:?}");
-        let alice = Asker { token: "token-a", max_reservations: 4, waits: false };
         let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, later).unwrap();
         assert!(matches!(ask, Turn::Go(d) if d.wait.is_zero()), "another token goes at once: {ask:?}");
         let (ask, _) = desk.ask_as(mallory, "m4".into(), None, None, later).unwrap();
         assert!(matches!(ask, Turn::Later { why: Why::Layer(Layer::Cooldown), .. }), "the reporter waits: {ask:?}");
+    }
+
+    #[test]
+    fn a_token_alone_at_the_host_is_paced_by_every_block_it_reports() {
+        let mut desk = HostDesk::new(policy(50.0, 10.0), key()).unwrap();
+        let mallory = Asker { token: "token-m", max_reservations: 4, waits: false };
+        for id in ["m1", "m2"] {
+            desk.ask_as(mallory, id.into(), None, None, t(0)).unwrap();
+        }
+        let throttled = Response { status: 429, headers: &[("retry-after", "60")], latency: None, wall_now_ms: None };
+        desk.observe_as("token-m", "m1", &Outcome::Response(throttled), t(1)).unwrap();
+        let later = t(61_000);
+        desk.observe_as("token-m", "m2", &Outcome::Response(throttled), later).unwrap();
+        let stats = desk.report(later).unwrap().stats;
+        assert!(stats.cooldown_remaining_ms > 0.0, "no other token to protect: the host cools down again {stats:?}");
+        assert_eq!(stats.rate_per_sec, 6.25, "a second incident: 50/s halved, then quartered");
+        let bob = Asker { token: "token-b", max_reservations: 4, waits: false };
+        let (ask, _) = desk.ask_as(bob, "b1".into(), None, None, later).unwrap();
+        assert!(matches!(ask, Ask::Go(d) if d.layer == Layer::Cooldown), "the host cools for everyone: {ask:?}");
     }
 
     /// A 429 with `Retry-After: secs`.

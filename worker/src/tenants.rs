@@ -35,13 +35,19 @@
 //!   free one to a token that holds none, and tokens wanting more permits than there are take them in turn. A
 //!   permit rides on its departure until it goes back (the gateway's own fetch keeps it while its body is passed
 //!   on; that is not saved: after a restart its token counts a permit fewer).
-//! - **A report that blocks the host cools it for everyone once per period**: a 429/503, or a `RateLimit` /
-//!   `X-RateLimit-*` quota at zero. The first from a token applies fleet-wide (the core's cooldown or server
-//!   block, bounded by `maxBackoffSec`); further ones from the same token within twice `maxBackoffSec` of it
-//!   cool only that token ([`Tenants::throttle_scope`]). So one token, however many
-//!   real departures it holds, holds the host at zero for other tokens for at most one `maxBackoffSec` at a
-//!   time, with at least as long open in between. The gateway's own fetches and other tokens' reports are not
-//!   limited by this.
+//! - **A report that blocks the host cools it for everyone, once per period while another token wants it**: a
+//!   429/503, or a `RateLimit` / `X-RateLimit-*` quota at zero. A token's report reaches the host (the core's
+//!   pushback: a cooldown or server block bounded by `maxBackoffSec`, and for the incidents of a streak the
+//!   growing backoff and the slower pace), except when both hold: another token wants the host at that moment
+//!   (it holds a reservation there that still counts, or took or waited for one within [`WANTS_FOR`]), and the
+//!   same token's last report that reached the host came within twice `maxBackoffSec`. Then it cools only that
+//!   token ([`Tenants::throttle_scope`]). So a token alone at a host is paced by every answer it gets, as the
+//!   package paces a crawler (pushback that repeats slows the host); and one token, however many real
+//!   departures it holds, holds the host at zero for other tokens that want it for at most one `maxBackoffSec`
+//!   at a time, with at least as long open in between. What its reports did while no other token wanted the
+//!   host stays: a token that comes later finds the host as the core left it (slower, in a cooldown of at most
+//!   `maxBackoffSec`, or given up on after fifteen minutes of pushback). The gateway's own fetches
+//!   (`/v1/fetch`) and other tokens' reports are not limited by this.
 
 use hostpace::Instant;
 use std::fmt::Write as _;
@@ -263,14 +269,19 @@ impl Tenants {
     /// The most unconfirmed reservations `token` may hold at `now`: `max` while no other token wants the host,
     /// one while another does (it holds a reservation here that still counts, or asked within [`WANTS_FOR`]).
     pub fn bound(&self, token: &str, max: usize, now: Instant) -> usize {
-        let asking =
-            self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
-        let holding = self.issued.iter().any(|d| d.token != token && d.counts(now));
-        if asking || holding {
+        if self.another_wants(token, now) {
             max.min(1)
         } else {
             max
         }
+    }
+
+    /// Whether a token other than `token` wants the host at `now`: it holds a reservation here that still counts,
+    /// or asked within [`WANTS_FOR`].
+    fn another_wants(&self, token: &str, now: Instant) -> bool {
+        let asking =
+            self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        asking || self.issued.iter().any(|d| d.token != token && d.counts(now))
     }
 
     /// Departures `token` holds at `now`, reserved and not yet confirmed (nor abandoned: see
@@ -352,12 +363,16 @@ impl Tenants {
         }
     }
 
-    /// How far `token`'s report of 429/503 at `now` reaches, recording a fleet-wide one (see the module).
+    /// How far `token`'s report of 429/503 at `now` reaches, recording a fleet-wide one (see the module): the
+    /// fleet, unless another token wants the host and `token`'s last fleet-wide report is within twice
+    /// `max_backoff`. While no other token wants the host there is no one to hold back, and every report reaches it.
     pub fn throttle_scope(&mut self, token: &str, now: Instant, max_backoff: Duration) -> Scope {
         self.prune(now, max_backoff);
-        if self.fleet_throttles.iter().any(|(t, _)| t == token) {
+        if self.fleet_throttles.iter().any(|(t, _)| t == token) && self.another_wants(token, now) {
             return Scope::Tenant;
         }
+        // the period runs from the token's last fleet-wide report
+        self.fleet_throttles.retain(|(t, _)| t != token);
         self.fleet_throttles.push((token.to_owned(), now.as_nanos()));
         Scope::Fleet
     }
@@ -466,6 +481,8 @@ mod tests {
     #[test]
     fn a_tokens_throttle_reports_reach_the_fleet_once_per_period() {
         let mut ts = Tenants::default();
+        // alice wants the host throughout: she holds a reservation that counts until t(405)
+        ts.issue("a1".into(), "alice", t(400), None);
         assert_eq!(ts.throttle_scope("mallory", t(0), BACKOFF), Scope::Fleet);
         assert_eq!(ts.throttle_scope("mallory", t(119), BACKOFF), Scope::Tenant);
         assert_eq!(ts.throttle_scope("mallory", t(239), BACKOFF), Scope::Tenant);
@@ -476,6 +493,27 @@ mod tests {
         assert_eq!(ts.tenant_cooldown("mallory", t(260)), Some(t(300)));
         assert_eq!(ts.tenant_cooldown("alice", t(260)), None);
         assert_eq!(ts.tenant_cooldown("mallory", t(300)), None);
+    }
+
+    #[test]
+    fn a_token_alone_at_the_host_reaches_it_with_every_report() {
+        let mut ts = Tenants::default();
+        assert_eq!(ts.throttle_scope("mallory", t(0), BACKOFF), Scope::Fleet);
+        assert_eq!(ts.throttle_scope("mallory", t(1), BACKOFF), Scope::Fleet, "no other token wants the host");
+        assert_eq!(ts.throttle_scope("mallory", t(2), BACKOFF), Scope::Fleet);
+        // alice asks: from then on, within the period of mallory's last fleet-wide report, only mallory is cooled
+        ts.asked("alice", t(3));
+        assert_eq!(ts.throttle_scope("mallory", t(4), BACKOFF), Scope::Tenant, "alice asked 1 s ago");
+        assert_eq!(ts.throttle_scope("mallory", t(7), BACKOFF), Scope::Tenant, "alice asked 4 s ago");
+        // alice asked 5 s ago: she no longer wants the host, mallory is alone again
+        assert_eq!(ts.throttle_scope("mallory", t(8), BACKOFF), Scope::Fleet);
+        // a waiting token wants the host too; the period runs from mallory's last fleet-wide report (t(8))
+        ts.waits_for_permit("bob", t(200));
+        assert_eq!(ts.throttle_scope("mallory", t(200), BACKOFF), Scope::Tenant, "within 240 s of t(8)");
+        ts.asked("bob", t(246));
+        assert_eq!(ts.throttle_scope("mallory", t(248), BACKOFF), Scope::Fleet, "a new period");
+        assert_eq!(ts.throttle_scope("mallory", t(249), BACKOFF), Scope::Tenant);
+        assert_eq!(ts.fleet_throttles.len(), 1, "one entry per token");
     }
 
     #[test]
