@@ -1066,7 +1066,7 @@ mod tests {
         let later = t(121_000);
         let alice = Asker { token: "token-a", max_reservations: 4, waits: false };
         let (ask, _) = desk.ask_as(alice, "a0".into(), None, None, t(120_000)).unwrap();
-        assert!(matches!(ask, Ask::Go(d) if d.wait.is_zero()), "alice wants the host (asked 1 s before): {ask:?}");
+        assert!(matches!(ask, Turn::Go(d) if d.wait.is_zero()), "alice wants the host (asked 1 s before): {ask:?}");
         desk.departed("token-a", "a0", true);
         let throttled = Response { status: 429, headers: &[("retry-after", "60")], latency: None, wall_now_ms: None };
         desk.observe_as("token-m", "m2", &Outcome::Response(throttled), later).unwrap();
@@ -1095,7 +1095,7 @@ mod tests {
         assert_eq!(stats.rate_per_sec, 6.25, "a second incident: 50/s halved, then quartered");
         let bob = Asker { token: "token-b", max_reservations: 4, waits: false };
         let (ask, _) = desk.ask_as(bob, "b1".into(), None, None, later).unwrap();
-        assert!(matches!(ask, Ask::Go(d) if d.layer == Layer::Cooldown), "the host cools for everyone: {ask:?}");
+        assert!(matches!(ask, Turn::Go(d) if d.layer == Layer::Cooldown), "the host cools for everyone: {ask:?}");
     }
 
     /// A 429 with `Retry-After: secs`.
