@@ -86,6 +86,29 @@ fn a_held_departure_keeps_its_permit_past_the_lease_it_was_reserved_with() {
 }
 
 #[test]
+fn a_forgotten_streak_leaves_at_most_one_cooldown_and_the_configured_pace() {
+    let policy = Policy { rate_per_sec: 4.0, burst_capacity: 1.0, max_backoff_sec: 60.0, ..Policy::default() };
+    let mut r = registry(policy);
+    // pushed back a minute apart for sixteen minutes: slowed, then given up on
+    let mut now = 0;
+    while r.host(&host()).and_then(|s| s.given_up(ms(now))).is_none() {
+        r.observe(&host(), &answer(429, &[("Retry-After", "60")]), ms(now)).unwrap();
+        now += 60_000;
+    }
+    let slowed = r.stats(&host(), ms(now)).unwrap();
+    assert!(slowed.rate_per_sec < 4.0 && slowed.cooldown_remaining_ms > 60_000.0, "{slowed:?}");
+    r.forget_pushback(&host(), ms(now));
+    let stats = r.stats(&host(), ms(now)).unwrap();
+    assert_eq!(stats.rate_per_sec, 4.0);
+    assert_eq!(stats.cooldown_remaining_ms, 60_000.0, "the cooldown in force, cut to maxBackoffSec");
+    let next = r.acquire(&host(), ms(now)).unwrap();
+    assert_eq!((next.departs, next.layer), (ms(now + 60_000), Layer::Cooldown));
+    // the next incident is a streak's first: halved, not quartered
+    r.observe(&host(), &answer(429, &[("Retry-After", "1")]), ms(now + 60_000)).unwrap();
+    assert_eq!(r.stats(&host(), ms(now + 60_000)).unwrap().rate_per_sec, 2.0);
+}
+
+#[test]
 fn answers_to_requests_in_flight_together_are_one_incident() {
     let mut r = registry(Policy { rate_per_sec: 8.0, burst_capacity: 1.0, ..Policy::default() });
     for i in 0..8 {

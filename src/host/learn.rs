@@ -1,6 +1,7 @@
 //! What a host learns from responses: cooldowns from 429/503 and Retry-After, the server's published limits,
 //! robots.txt Crawl-delay, adaptive pacing.
 
+use super::pushback::Pushback;
 use super::{slowest_rate, HostState, RECOVERY_SHARE};
 use crate::observe::{pushes_back, retry_after_of, Observation, Outcome, Purpose, Response, RobotsOutcome};
 use crate::policy::Limits;
@@ -88,6 +89,27 @@ impl HostState {
             self.rate_level = limits.rate_per_sec as f32;
             self.retune(limits);
         }
+    }
+
+    /// Forget the streak of pushback at `now` (a shell that no longer trusts who reported it): the incidents, the
+    /// backoff, giving up and the slower pace go (the host is back at the level a fresh host starts at, or its own
+    /// if higher); the cooldown in force stays, for at most `maxBackoffSec` from now (giving up had stretched it),
+    /// with the departures it holds.
+    pub(crate) fn forget_streak(&mut self, limits: &Limits, now: Instant) {
+        let Some(server) = self.server.as_mut() else { return };
+        let cut = now.add_nanos(limits.max_backoff_ns);
+        if self.cooldown.until() > cut {
+            self.cooldown.cut_to(cut);
+            self.bucket.owe_at_most_a_restart_at(cut);
+        }
+        let held_until = server.pushback.held_until;
+        server.pushback = Pushback { held_until, ..Pushback::default() };
+        let fresh = super::initial_level(limits);
+        if self.rate_level < fresh {
+            self.rate_level = fresh;
+            self.retune(limits);
+        }
+        self.lapse(now);
     }
 
     /// A success at `now`: a host slowed by pushback climbs back by [`RECOVERY_SHARE`] of the configured rate,

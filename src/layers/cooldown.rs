@@ -4,7 +4,8 @@ use crate::time::Instant;
 use std::time::Duration;
 
 /// Blocks departures until a deadline. The deadline only ever extends: a shorter Retry-After arriving later
-/// never shortens a cooldown already in force.
+/// never shortens a cooldown already in force (only a shell that stops trusting what set it cuts it back,
+/// [`Cooldown::cut_to`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cooldown {
     until: Instant,
@@ -24,6 +25,11 @@ impl Cooldown {
         } else {
             false
         }
+    }
+
+    /// End the cooldown by `until` at the latest (what set it longer is no longer trusted).
+    pub fn cut_to(&mut self, until: Instant) {
+        self.until = self.until.min(until);
     }
 
     /// The first instant at or after `now` outside the cooldown.

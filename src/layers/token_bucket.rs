@@ -89,6 +89,12 @@ impl TokenBucket {
         self.tat = self.tat.min(bound);
     }
 
+    /// Forgive whatever is owed past a restart from empty at `at`: the bucket owes no more than
+    /// [`TokenBucket::restart_empty_at`] at `at` leaves it owing.
+    pub fn owe_at_most_a_restart_at(&mut self, at: Instant) {
+        self.tat = self.tat.min(at.add_nanos(self.tau_ns));
+    }
+
     /// True when the bucket is full at `now` (as a fresh bucket is).
     pub fn is_full(&self, now: Instant) -> bool {
         self.tat <= now

@@ -281,6 +281,18 @@ impl Registry {
         Ok(answer)
     }
 
+    /// Forget `host`'s streak of pushback at `now` (see [`HostState`]'s pushback): its incidents, backoff, giving up
+    /// and slower pace go; its cooldown in force, and the departures that holds, stay (for at most `maxBackoffSec`
+    /// from `now`). For a shell that learned of
+    /// the pushback from callers it cannot vouch for (the gateway's tokens), when another caller comes.
+    pub fn forget_pushback(&mut self, host: &HostKey, now: Instant) {
+        let limits = self.limits;
+        if let Some(at) = self.hosts.find(host) {
+            let now = self.clamp_at(at, now);
+            self.hosts.get_mut(at).forget_streak(&limits, now);
+        }
+    }
+
     /// Set `host`'s robots.txt Crawl-delay (`None`: no rule; see [`HostState::set_crawl_delay`]).
     pub fn set_crawl_delay(
         &mut self,

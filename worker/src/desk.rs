@@ -316,6 +316,13 @@ impl HostDesk {
         now: Instant,
     ) -> Result<(Turn, Option<String>), ApiError> {
         let now = now.max(self.registry.last_seen());
+        if !self.tenants.wants(asker.token, now)
+            && self.tenants.pushed_back_by_others_only(asker.token, now, self.max_backoff())
+        {
+            // a token that comes to the host finds it as the host's own answers to it and to the gateway left it,
+            // never as other tokens' reports alone did: their streak is forgotten, the cooldown in force stays
+            self.registry.forget_pushback(&self.key, now);
+        }
         if let Some(until) = self.given_up_until(now) {
             return Ok((Turn::Refuse(Refused::GivenUp { until }), None));
         }
@@ -498,6 +505,9 @@ impl HostDesk {
         now: Instant,
     ) -> Result<(Observation, bool), Error> {
         let observation = self.registry.observe(&self.key, outcome, now)?;
+        if observation.cooldown_until.max(observation.server_quota_until).is_some() {
+            self.tenants.gateway_pushed_back(now);
+        }
         let released = permit.is_some_and(|p| self.release(p));
         Ok((observation, released))
     }
@@ -533,6 +543,9 @@ impl HostDesk {
         let answer = response.map(|r| (r, body));
         let learned =
             self.registry.robots_answered(&self.key, &mut self.robots, Some(fetch), answer, user_agent, now)?;
+        if learned.as_ref().is_some_and(|out| out.cooldown_until.is_some()) {
+            self.tenants.gateway_pushed_back(now);
+        }
         if response.is_some_and(|r| (200..300).contains(&r.status)) && learned.is_some() {
             self.robots_text = Some(body.to_owned());
         }
@@ -1096,6 +1109,38 @@ mod tests {
         let bob = Asker { token: "token-b", max_reservations: 4, waits: false };
         let (ask, _) = desk.ask_as(bob, "b1".into(), None, None, later).unwrap();
         assert!(matches!(ask, Turn::Go(d) if d.layer == Layer::Cooldown), "the host cools for everyone: {ask:?}");
+    }
+
+    #[test]
+    fn a_token_that_comes_later_finds_no_more_of_another_tokens_reports_than_one_cooldown() {
+        // mallory, alone at the host, reports a 429 a minute for sixteen minutes: the host is given up on
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let mallory = Asker { token: "token-m", max_reservations: 4, waits: false };
+        let mut now = 0;
+        for i in 0..17 {
+            let id = format!("m{i}");
+            if let (Turn::Go(d), Some(_)) = desk.ask_as(mallory, id.clone(), None, None, t(now)).unwrap() {
+                now = now.max(d.departs.as_millis_f64() as u64 - t(0).as_millis_f64() as u64);
+            }
+            desk.observe_as("token-m", &id, &throttled(&[("retry-after", "60")]), t(now)).unwrap_or_default();
+            now += 60_000;
+        }
+        let refused = desk.ask_as(mallory, "m-last".into(), None, None, t(now)).unwrap().0;
+        assert!(matches!(refused, Turn::Refuse(Refused::GivenUp { .. })), "mallory's own reports: {refused:?}");
+        // alice comes: the streak of mallory's reports is forgotten; at most the cooldown in force holds her
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: false };
+        let (ask, _) = desk.ask_as(alice, "a1".into(), None, None, t(now)).unwrap();
+        let Turn::Go(d) = ask else { panic!("alice is refused: {ask:?}") };
+        assert!(d.wait <= Duration::from_secs(120), "held past one cooldown (maxBackoffSec): {d:?}");
+        let stats = desk.report(t(now)).unwrap().stats;
+        assert_eq!(stats.rate_per_sec, 5.0, "the configured rate, not the pace mallory's reports set");
+        // a host the gateway's own request found pushing back stays so for a token that comes later
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        desk.observe(&throttled(&[("retry-after", "60")]), None, t(0)).unwrap();
+        let bob = Asker { token: "token-b", max_reservations: 4, waits: false };
+        let (ask, _) = desk.ask_as(bob, "b1".into(), None, None, t(1)).unwrap();
+        assert!(matches!(ask, Turn::Go(d) if d.layer == Layer::Cooldown), "{ask:?}");
+        assert_eq!(desk.report(t(1)).unwrap().stats.rate_per_sec, 2.5, "halved by the gateway's own answer");
     }
 
     /// A 429 with `Retry-After: secs`.

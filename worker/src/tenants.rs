@@ -44,14 +44,19 @@
 //!   token ([`Tenants::throttle_scope`]). So a token alone at a host is paced by every answer it gets, as the
 //!   package paces a crawler (pushback that repeats slows the host); and one token, however many real
 //!   departures it holds, holds the host at zero for other tokens that want it for at most one `maxBackoffSec`
-//!   at a time, with at least as long open in between. What its reports did while no other token wanted the
-//!   host stays: a token that comes later finds the host as the core left it (slower, in a cooldown of at most
-//!   `maxBackoffSec`, or given up on after fifteen minutes of pushback). The gateway's own fetches
-//!   (`/v1/fetch`) and other tokens' reports are not limited by this.
+//!   at a time, with at least as long open in between. A token that comes to the host (it did not want it) while
+//!   the host's pushback is known only from other tokens' reports ([`Tenants::pushed_back_by_others_only`]: not
+//!   from its own, nor from the gateway's own requests) finds that streak forgotten (the core's
+//!   `Registry::forget_pushback`): no slower pace, no giving up, at most the cooldown in force, cut to
+//!   `maxBackoffSec`. So what a token's reports did while it was alone never holds another token back by more
+//!   than one cooldown. The gateway's own fetches (`/v1/fetch`, robots.txt) are not limited by this.
 
 use hostpace::Instant;
 use std::fmt::Write as _;
 use std::time::Duration;
+
+/// Who stands for the gateway's own requests among the tokens that reported pushback (no token id is spelled so).
+const GATEWAY: &str = "-";
 
 /// How long after its departure an issued departure may still be confirmed, reported or cancelled.
 pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
@@ -274,6 +279,29 @@ impl Tenants {
         } else {
             max
         }
+    }
+
+    /// Whether `token` wants the host at `now`: it holds a reservation here that still counts, or asked within
+    /// [`WANTS_FOR`].
+    pub fn wants(&self, token: &str, now: Instant) -> bool {
+        let asking =
+            self.asks.iter().any(|(t, at)| t == token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        asking || self.issued.iter().any(|d| d.token == token && d.counts(now))
+    }
+
+    /// The gateway's own request to the host (a `/v1/fetch` or robots.txt) was pushed back at `now`: that
+    /// pushback is the host's, whoever comes later.
+    pub fn gateway_pushed_back(&mut self, now: Instant) {
+        self.fleet_throttles.retain(|(t, _)| t != GATEWAY);
+        self.fleet_throttles.push((GATEWAY.to_owned(), now.as_nanos()));
+    }
+
+    /// Whether the host's pushback at `now` is known only from other tokens' reports: a token other than `token`
+    /// reported a block that reached the host within twice `max_backoff`, and neither `token` nor the gateway's
+    /// own requests were pushed back in that time.
+    pub fn pushed_back_by_others_only(&mut self, token: &str, now: Instant, max_backoff: Duration) -> bool {
+        self.prune(now, max_backoff);
+        !self.fleet_throttles.is_empty() && self.fleet_throttles.iter().all(|(t, _)| t != token && t != GATEWAY)
     }
 
     /// Whether a token other than `token` wants the host at `now`: it holds a reservation here that still counts,
