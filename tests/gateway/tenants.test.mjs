@@ -168,6 +168,36 @@ describe('gateway: one tenant cannot freeze, hoard or steal another tenant\'s bu
     assert.ok(o.arrivals().length >= 10, `the victim kept crawling: ${o.arrivals().length} requests in 6 s`);
   });
 
+  test('a tenant alone at a host cannot leave it slowed for a tenant that comes later', async () => {
+    const o = await origin({});
+    // alone at the host, the attacker reports a 429 with each of its departures, each after the last cooldown:
+    // three incidents of a streak, which slow the host for real pushback
+    const ids = [];
+    for (let i = 0; i < 3; i += 1) ids.push((await attacker.acquire(o.url(`/alone${i}`))).body.departureId);
+    for (const [i, id] of ids.entries()) {
+      const res = await attacker.post('/v1/observe', {
+        url: o.url(`/alone${i}`),
+        departureId: id,
+        status: 429,
+        headers: { 'Retry-After': '3600' },
+      });
+      assert.equal(res.status, 200, await res.text());
+      await sleep(BACKOFF_SEC * 1000 + 200);
+    }
+    const slowed = await (await attacker.get(`/v1/hosts/${encodeURIComponent(o.host)}`)).json();
+    assert.ok(slowed.stats.ratePerSec <= RATE / 8, `the attacker's reports slowed the host: ${JSON.stringify(slowed.stats)}`);
+    // the victim comes: it waits at most one cooldown, then goes at the configured pace
+    o.log.length = 0;
+    const started = Date.now();
+    await crawl(victim, o, ['/v1', '/v2', '/v3', '/v4', '/v5']);
+    const times = o.arrivals();
+    assert.equal(times.length, 5);
+    assert.ok(times[0] - started <= BACKOFF_SEC * 1000 + GATEWAY_TOL, `first request after ${times[0] - started} ms`);
+    for (const gap of gaps(times)) {
+      assert.ok(gap <= 1000 / RATE + 2 * GATEWAY_TOL, `the victim's requests ${gap} ms apart: the configured pace`);
+    }
+  });
+
   test('reservations are bounded per token, /v1/acquire obeys CRAWL_MAX_WAIT_SEC, /v1/cancel gives one back', async () => {
     const o = await origin({});
     const answers = [];

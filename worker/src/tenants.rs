@@ -55,8 +55,12 @@ use hostpace::Instant;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-/// Who stands for the gateway's own requests among the tokens that reported pushback (no token id is spelled so).
+/// Who stands for the gateway's own requests among the reporters of pushback (no token id is spelled so).
 const GATEWAY: &str = "-";
+
+/// How long past twice `maxBackoffSec` a reporter of pushback is remembered: a streak of pushback lasts no longer
+/// after its last incident than a host given up on is left alone.
+const REPORTERS_KEPT: Duration = hostpace::GIVE_UP_AFTER;
 
 /// How long after its departure an issued departure may still be confirmed, reported or cancelled.
 pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
@@ -162,6 +166,10 @@ pub struct Tenants {
     /// an entry per token the object has issued a departure to, and tokens are the gateway's configured ones).
     served: Vec<(String, u64)>,
     issues: u64,
+    /// Per reporter whose block reached the host (a token, or [`GATEWAY`] for the gateway's own requests), when its
+    /// last one did (nanoseconds; kept as long as a streak of pushback can last, [`REPORTERS_KEPT`] past
+    /// `2 × maxBackoffSec`; memory only: a restarted object forgets no streak for a token that comes).
+    reporters: Vec<(String, u64)>,
 }
 
 impl Tenants {
@@ -219,6 +227,8 @@ impl Tenants {
         self.fleet_throttles.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(window) > now);
         self.own_cooldowns.retain(|(_, until)| Instant::from_nanos(*until) > now);
         self.asks.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        let streak = window.saturating_add(REPORTERS_KEPT);
+        self.reporters.retain(|(_, at)| Instant::from_nanos(*at).saturating_add(streak) > now);
         self.forget_stale_waits(now);
     }
 
@@ -292,16 +302,21 @@ impl Tenants {
     /// The gateway's own request to the host (a `/v1/fetch` or robots.txt) was pushed back at `now`: that
     /// pushback is the host's, whoever comes later.
     pub fn gateway_pushed_back(&mut self, now: Instant) {
-        self.fleet_throttles.retain(|(t, _)| t != GATEWAY);
-        self.fleet_throttles.push((GATEWAY.to_owned(), now.as_nanos()));
+        self.reported(GATEWAY, now);
+    }
+
+    /// `reporter`'s block reached the host at `now`.
+    fn reported(&mut self, reporter: &str, now: Instant) {
+        self.reporters.retain(|(t, _)| t != reporter);
+        self.reporters.push((reporter.to_owned(), now.as_nanos()));
     }
 
     /// Whether the host's pushback at `now` is known only from other tokens' reports: a token other than `token`
-    /// reported a block that reached the host within twice `max_backoff`, and neither `token` nor the gateway's
-    /// own requests were pushed back in that time.
+    /// reported a block that reached the host while a streak of it could last, and neither `token` nor the
+    /// gateway's own requests were pushed back in that time.
     pub fn pushed_back_by_others_only(&mut self, token: &str, now: Instant, max_backoff: Duration) -> bool {
         self.prune(now, max_backoff);
-        !self.fleet_throttles.is_empty() && self.fleet_throttles.iter().all(|(t, _)| t != token && t != GATEWAY)
+        !self.reporters.is_empty() && self.reporters.iter().all(|(t, _)| t != token && t != GATEWAY)
     }
 
     /// Whether a token other than `token` wants the host at `now`: it holds a reservation here that still counts,
@@ -402,6 +417,7 @@ impl Tenants {
         // the period runs from the token's last fleet-wide report
         self.fleet_throttles.retain(|(t, _)| t != token);
         self.fleet_throttles.push((token.to_owned(), now.as_nanos()));
+        self.reported(token, now);
         Scope::Fleet
     }
 
