@@ -1,8 +1,8 @@
-// One request's lifecycle, shared by `Limiter` (polite.js) and `GatewayLimiter` (gateway.js): wait for the reserved
-// turn (asking again while every concurrency permit is held), confirm it until the limiter says go, run the task,
-// report its response or its failure, give back the permit; for `fetch`, retry while the limiter's verdict says so
-// and cancel the body of a response not returned. Every wait and verdict comes from the limiter, through an
-// adapter; this file only sleeps and calls. Each adapter method may answer at once or with a promise:
+// One request's lifecycle, shared by `Limiter` (limiter.js, turns.js) and `GatewayLimiter` (gateway.js): wait for
+// the reserved turn (asking again while every concurrency permit is held), confirm it until the limiter says go,
+// run the task, report its response or its failure, give back the permit; for `fetch`, retry while the limiter's
+// verdict says so and cancel the body of a response not returned. Every wait and verdict comes from the limiter,
+// through an adapter; this file only sleeps and calls. Each adapter method may answer at once or with a promise:
 //
 //   acquire(url)                              reserve a departure: { waitMs, reserved, permitId?, ... }
 //   depart(url, decision)                     confirm it: { waitMs, departsMs?, held? }: waitMs 0 (go), or wait

@@ -70,12 +70,17 @@ pub(crate) fn refused(url: &str, host: &str, refusal: crate::Refusal, now: crate
     js.into()
 }
 
-/// What an export that answers a JS value returns: the value `body` gives, or its error as the value, which the
-/// method's JS wrapper (`polite.js`) throws. A `Result` return costs each call an array and an externref-table
-/// lookup in the glue, about a sixth of an `acquire(url)`, and the module a shim per export.
+/// What every export but a constructor returns: the value `body` gives, or its error as the value, which the
+/// method's JS class throws (`src/wasm/answer.js`). One convention for every call: a `Result` return costs each
+/// call an array and an externref-table lookup in the glue, about a sixth of an `acquire(url)`, and the module a
+/// shim per export. (A constructor has nothing to answer but its object: its error is a `Result`, thrown by the
+/// glue.)
 #[inline(always)]
-pub(crate) fn answer(body: impl FnOnce() -> Result<JsValue, JsValue>) -> JsValue {
-    body().unwrap_or_else(|error| error)
+pub(crate) fn answer<T: Into<JsValue>>(body: impl FnOnce() -> Result<T, JsValue>) -> JsValue {
+    match body() {
+        Ok(value) => value.into(),
+        Err(error) => error,
+    }
 }
 
 thread_local! {
