@@ -4,7 +4,10 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, N
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, Turn};
-use super::{answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg, refused};
+use super::{
+    answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, is_user_agent, js_error, ms, ms_arg,
+    refused, USER_AGENT_RULE,
+};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
@@ -217,7 +220,7 @@ struct Crawler {
 }
 
 impl Crawler {
-    /// The crawler a config names: `userAgent` checked (what a header may hold, at most 512 bytes), `robots`
+    /// The crawler a config names: `userAgent` checked ([`is_user_agent`]), `robots`
     /// `"obey"` (default) or `"ignore"`, the robots.txt times in range. Also how a snapshot's crawler is read
     /// back, through the same checks.
     fn new(
@@ -228,10 +231,8 @@ impl Crawler {
     ) -> Result<Crawler, JsValue> {
         let user_agent = match user_agent {
             None => concat!("hostpace/", env!("CARGO_PKG_VERSION")),
-            Some(ua) if !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b)) => ua,
-            Some(_) => {
-                return Err(js_error("invalid config field userAgent: expected 1-512 printable ASCII characters"))
-            }
+            Some(ua) if is_user_agent(ua) => ua,
+            Some(_) => return Err(js_error(format!("invalid config field userAgent: expected {USER_AGENT_RULE}"))),
         };
         let obey_robots = match robots {
             None | Some("obey") => true,

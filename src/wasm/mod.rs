@@ -83,6 +83,32 @@ pub(crate) fn answer<T: Into<JsValue>>(body: impl FnOnce() -> Result<T, JsValue>
     }
 }
 
+/// The User-Agent rule, in words: what `userAgent` (the config's, or a call's) may be.
+pub(crate) const USER_AGENT_RULE: &str = "1-512 printable ASCII characters";
+
+/// Whether `ua` is a User-Agent a request may carry ([`USER_AGENT_RULE`]): what a header may hold (printable
+/// ASCII), 1 to 512 bytes.
+pub(crate) fn is_user_agent(ua: &str) -> bool {
+    !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// The User-Agent rule for the package's JS classes (a call's `userAgent`): `undefined` when `value` is a string
+/// that keeps it, else a `TypeError` naming `name`, as the answer.
+#[wasm_bindgen(js_name = checkUserAgent, skip_typescript)]
+pub fn check_user_agent(value: &JsValue, name: &str) -> JsValue {
+    match value.as_string() {
+        Some(ua) if is_user_agent(&ua) => JsValue::UNDEFINED,
+        _ => args::type_error(name, USER_AGENT_RULE, value),
+    }
+}
+
+/// The largest robots.txt read ([`crate::robots::MAX_ROBOTS_BYTES`]), for the package's fetch of it: the rest of a
+/// longer body is not downloaded.
+#[wasm_bindgen(js_name = maxRobotsBytes, skip_typescript)]
+pub fn max_robots_bytes() -> u32 {
+    crate::robots::MAX_ROBOTS_BYTES as u32
+}
+
 thread_local! {
     static LAST_MS: Cell<f64> = const { Cell::new(0.0) };
 }

@@ -241,3 +241,20 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     ok(limiter.robots_fetched(s("example.com"), n(503.0), None, None, t(4.0), None));
     assert_eq!(got(check(5.0)), want(RobotsVerdict::Unreachable, None, Some(59_999.0)));
 }
+
+#[wasm_bindgen_test]
+fn the_user_agent_rule_is_one_for_the_config_and_a_call() {
+    use super::check_user_agent;
+    let long = "a".repeat(513);
+    for (ua, kept) in [("examplebot/1.0 (+https://e.com)", true), ("", false), ("bad\nagent", false), (&long, false)] {
+        assert_eq!(check_user_agent(&s(ua), "init.userAgent").is_undefined(), kept, "{ua:?}");
+        let config = js_sys::Object::new();
+        Reflect::set(&config, &s("userAgent"), &s(ua)).unwrap();
+        assert_eq!(JsLimiter::new(Some(config.unchecked_into())).is_ok(), kept, "{ua:?} in a config");
+    }
+    let refused = check_user_agent(&n(42.0), "init.userAgent");
+    assert!(refused.is_instance_of::<js_sys::TypeError>());
+    let message = error_message(refused);
+    assert_eq!(message, "invalid init.userAgent: expected 1-512 printable ASCII characters, got a number");
+    assert_eq!(super::max_robots_bytes() as usize, crate::robots::MAX_ROBOTS_BYTES);
+}

@@ -2,6 +2,7 @@
 // with GatewayLimiter), the core's visit (robots.txt first, held while it is fetched, refused by it), the fetch of
 // robots.txt the visit asks for, and redirects followed hop by hop, each paced by its host. Every decision comes
 // from the limiter's public methods; this file only fetches, waits and reports.
+import { maxRobotsBytes } from './hostpace.js';
 import { abortReason, fetchThrough, inBrowser, sleep, withUserAgent } from './lifecycle.js';
 
 /**
@@ -77,9 +78,6 @@ class RobotsTurns extends LocalTurns {
 // robots.txt before a request: the core's visit says what to do; this only fetches the file when told to, waits
 // when told to, and reports what came back.
 
-/** The largest robots.txt read (RFC 9309 §2.5: 500 KiB); the rest of a longer body is not downloaded. */
-const MAX_ROBOTS_BYTES = 500 * 1024;
-
 /** Fetches of robots.txt under way, by limiter and host: callers told to hold wait for them. */
 const robotsFetches = new WeakMap();
 
@@ -136,7 +134,7 @@ async function fetchRobots(limiter, robotsUrl, turn, onDecision) {
     if (response.status >= 200 && response.status < 300) {
       let text;
       try {
-        text = await boundedText(response, MAX_ROBOTS_BYTES);
+        text = await boundedText(response, maxRobotsBytes());
       } catch (_) {
         report(0); // the body broke off, or came too slowly
         return;
