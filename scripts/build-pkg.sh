@@ -24,40 +24,35 @@ node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=
   --enable-multivalue --enable-reference-types \
   "$OUT/hostpace_bg.wasm" -o "$OUT/hostpace_bg.wasm"
 
-cp src/wasm/polite.js "$OUT/polite.js"
-cp src/wasm/lifecycle.js "$OUT/lifecycle.js"   # the request lifecycle of Limiter and GatewayLimiter
-cp src/wasm/gateway.js src/wasm/gateway.d.ts "$OUT/"   # GatewayLimiter: plain JS, nothing in the wasm
-cp src/wasm/crawlee.js src/wasm/crawlee.d.ts "$OUT/"   # hostpace/crawlee: Crawlee 3 crawlers paced by a Limiter
+# The JS half: a class per class of the core, each holding its wasm object (limiter.js, frontier.js, ...), the
+# public surface they make (api.js), the request lifecycle of Limiter and GatewayLimiter (lifecycle.js, turns.js),
+# GatewayLimiter (plain JS, nothing in the wasm) and hostpace/crawlee (Crawlee 3 crawlers paced by a Limiter).
+for js in api answer limiter frontier token-bucket leaky-bucket sliding-window host-limiter \
+  lifecycle turns gateway crawlee; do
+  cp "src/wasm/$js.js" "$OUT/"
+done
+cp src/wasm/gateway.d.ts src/wasm/crawlee.d.ts "$OUT/"
 
-# Entry points: the same glue, initialised the way each environment loads a module.
+# Entry points: the same public surface (api.js), once the module is initialised the way each environment loads it.
 cat > "$OUT/node.js" <<'JS'
 // Node: ESM, initialised synchronously from the package's own file, so no init step is needed.
 import { readFileSync } from 'node:fs';
 import { initSync } from './hostpace.js';
-import './polite.js';
 initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
-export * from './hostpace.js';
-export { audit } from './polite.js'; // through its wrapper, which throws its errors
-export * from './gateway.js';
+export * from './api.js';
 JS
 cat > "$OUT/workerd.js" <<'JS'
 // workerd / Cloudflare Workers (wrangler imports .wasm as a compiled WebAssembly.Module).
 import wasmModule from './hostpace_bg.wasm';
 import { initSync } from './hostpace.js';
-import './polite.js';
 initSync({ module: wasmModule });
-export * from './hostpace.js';
-export { audit } from './polite.js'; // through its wrapper, which throws its errors
-export * from './gateway.js';
+export * from './api.js';
 JS
 cat > "$OUT/browser.js" <<'JS'
 // Browsers and bundlers: fetched next to this file, initialised by top-level await.
 import init from './hostpace.js';
-import './polite.js';
 await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
-export * from './hostpace.js';
-export { audit } from './polite.js'; // through its wrapper, which throws its errors
-export * from './gateway.js';
+export * from './api.js';
 JS
 cat > "$OUT/index.d.ts" <<'TS'
 /// <reference lib="esnext.disposable" />
@@ -67,8 +62,9 @@ TS
 for entry in node workerd browser; do cp "$OUT/index.d.ts" "$OUT/$entry.d.ts"; done
 
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-# sideEffects: the files a bundler must keep when nothing is imported from them, the entry points and polite.js
-# (it completes Limiter's prototype; tests/js/package.test.mjs bundles each entry point with esbuild to check).
+# sideEffects: the files a bundler must keep when nothing is imported from them: the entry points alone, which
+# initialise the module (every other file only defines; tests/js/package.test.mjs bundles each entry point with
+# esbuild and runs the bundle).
 cat > "$OUT/package.json" <<JSON
 {
   "name": "hostpace",
@@ -76,7 +72,7 @@ cat > "$OUT/package.json" <<JSON
   "description": "Politeness rate limiter for web crawlers: per-host pacing (token bucket, leaky bucket, quota, Retry-After, robots Crawl-delay), compiled from Rust to WebAssembly",
   "license": "MIT OR Apache-2.0",
   "type": "module",
-  "sideEffects": ["./node.js", "./browser.js", "./workerd.js", "./polite.js"],
+  "sideEffects": ["./node.js", "./browser.js", "./workerd.js"],
   "types": "./index.d.ts",
   "main": "./node.js",
   "exports": {

@@ -4,8 +4,9 @@
 //! reading runs a caller's code), so that no value of any type reaches wasm-bindgen's own conversions, which read
 //! a non-string as a string's pointer and length, or a string as a number, and trap or decide for the wrong
 //! host. The per-call methods (`acquire`, `peek`, `intern`, `acquireId`, `depart`, the frontier's) take strings
-//! and numbers instead, for speed; the package's JS half checks those types first. A value of the wrong type is a
-//! `TypeError` naming the argument; a value of the right type that is out of range is an `Error` naming it.
+//! and numbers instead, for speed; the JS class holding the object checks those types first. A value of the wrong
+//! type is a `TypeError` naming the argument; a value of the right type that is out of range is an `Error` naming
+//! it.
 
 use super::shapes::{AdaptiveConfig, LimiterConfig, QuotaConfig};
 use crate::error::Num;

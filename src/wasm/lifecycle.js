@@ -1,8 +1,8 @@
-// One request's lifecycle, shared by `Limiter` (polite.js) and `GatewayLimiter` (gateway.js): wait for the reserved
-// turn (asking again while every concurrency permit is held), confirm it until the limiter says go, run the task,
-// report its response or its failure, give back the permit; for `fetch`, retry while the limiter's verdict says so
-// and cancel the body of a response not returned. Every wait and verdict comes from the limiter, through an
-// adapter; this file only sleeps and calls. Each adapter method may answer at once or with a promise:
+// One request's lifecycle, shared by `Limiter` (limiter.js, turns.js) and `GatewayLimiter` (gateway.js): wait for
+// the reserved turn (asking again while every concurrency permit is held), confirm it until the limiter says go,
+// run the task, report its response or its failure, give back the permit; for `fetch`, retry while the limiter's
+// verdict says so and cancel the body of a response not returned. Every wait and verdict comes from the limiter,
+// through an adapter; this file only sleeps and calls. Each adapter method may answer at once or with a promise:
 //
 //   acquire(url)                              reserve a departure: { waitMs, reserved, permitId?, ... }
 //   depart(url, decision)                     confirm it: { waitMs, departsMs?, held? }: waitMs 0 (go), or wait
@@ -17,7 +17,11 @@
 //   retryVerdict(response, attempt, observed) 'retry' to send the request again, anything else to return it
 //   owner                                     optional: the object whose `wake(owner)` ends a wait for a permit
 //
-// Plain JavaScript, nothing in the wasm. Copied into the npm package by scripts/build-pkg.sh.
+// Plain JavaScript: it adds nothing to the wasm, and only asks it the User-Agent rule. Copied into the npm package by
+// scripts/build-pkg.sh.
+
+import { checkUserAgent } from './hostpace.js';
+import { thrown } from './answer.js';
 
 /** The instant (`performance.now()`) by which a call's signal aborts with its `timeoutMs`, by signal. */
 const deadlines = new WeakMap();
@@ -287,9 +291,8 @@ export function callOptions(options, name, sends) {
   if (userAgent !== undefined && !sends) {
     throw new TypeError(`invalid ${name}.userAgent: schedule sends nothing (fetch does)`);
   }
-  if (userAgent !== undefined && !(typeof userAgent === 'string' && /^[\x20-\x7e]{1,512}$/.test(userAgent))) {
-    throw new TypeError(`invalid ${name}.userAgent: expected 1-512 printable ASCII characters, got ${kind(userAgent)}`);
-  }
+  // the core's User-Agent rule (the config's userAgent keeps it too)
+  if (userAgent !== undefined) thrown(checkUserAgent(userAgent, `${name}.userAgent`));
   const bounded = timeoutMs === undefined ? signal : withTimeout(signal, timeoutMs);
   if (timeoutMs !== undefined) deadlines.set(bounded, performance.now() + timeoutMs);
   if (bounded !== undefined) rest.signal = bounded;

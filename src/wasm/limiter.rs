@@ -4,7 +4,10 @@ use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, N
 use super::batch::{self, Slots};
 use super::glue;
 use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, Turn};
-use super::{answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, js_error, ms, ms_arg, refused};
+use super::{
+    answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, is_user_agent, js_error, ms, ms_arg,
+    refused, USER_AGENT_RULE,
+};
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
@@ -65,7 +68,7 @@ export interface FetchOptions extends ScheduleOptions {
   /** The User-Agent of this call, instead of the config's (a `user-agent` header in `headers` wins over both). */
   userAgent?: string;
 }
-/** The JavaScript half of `Limiter` (added by the package's entry points). */
+/** What `Limiter`'s JS class (limiter.js) adds to the core's methods. */
 export interface Limiter {
   /**
    * Wait for `url`'s host's turn, run `task`, learn from its result if it is a `Response`, release its permit.
@@ -197,8 +200,6 @@ pub(crate) struct Shared {
     slots: RefCell<Slots>,
     /// Per interned id: its host name as a JS string, made once (for `acquire(url)`'s answers).
     names: RefCell<Vec<Option<JsValue>>>,
-    /// The error of the last call that answered NaN for one (see [`Shared::number`]).
-    error: Cell<Option<JsValue>>,
     /// The batch being decided by `acquireIds`, copied in from JS (kept to spare an allocation per batch).
     batch: RefCell<Batch>,
     /// Per interned id: what is known of the host's robots.txt (nothing until it is first asked about).
@@ -219,7 +220,7 @@ struct Crawler {
 }
 
 impl Crawler {
-    /// The crawler a config names: `userAgent` checked (what a header may hold, at most 512 bytes), `robots`
+    /// The crawler a config names: `userAgent` checked ([`is_user_agent`]), `robots`
     /// `"obey"` (default) or `"ignore"`, the robots.txt times in range. Also how a snapshot's crawler is read
     /// back, through the same checks.
     fn new(
@@ -230,10 +231,8 @@ impl Crawler {
     ) -> Result<Crawler, JsValue> {
         let user_agent = match user_agent {
             None => concat!("hostpace/", env!("CARGO_PKG_VERSION")),
-            Some(ua) if !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b)) => ua,
-            Some(_) => {
-                return Err(js_error("invalid config field userAgent: expected 1-512 printable ASCII characters"))
-            }
+            Some(ua) if is_user_agent(ua) => ua,
+            Some(_) => return Err(js_error(format!("invalid config field userAgent: expected {USER_AGENT_RULE}"))),
         };
         let obey_robots = match robots {
             None | Some("obey") => true,
@@ -346,22 +345,6 @@ fn copy_typed<T: AsRef<JsValue>, E: Copy + Default>(
 }
 
 impl Shared {
-    /// What an export that answers a number returns: the number `body` gives, or NaN with its error kept for
-    /// `takeError`, which the method's JS wrapper (`polite.js`) throws. A `Result` crosses as three values, which
-    /// JS receives as an array made for each call: about a quarter of an `acquireId`.
-    #[inline(always)]
-    fn number(&self, body: impl FnOnce() -> Result<f64, JsValue>) -> f64 {
-        body().unwrap_or_else(|error| {
-            self.error.set(Some(error));
-            f64::NAN
-        })
-    }
-
-    /// The error kept by [`Shared::number`], taken (`undefined` when none is kept).
-    fn take_error(&self) -> JsValue {
-        self.error.take().unwrap_or(JsValue::UNDEFINED)
-    }
-
     /// The interned id of `url`'s host.
     fn id_of(&self, url: &str) -> Result<u32, JsValue> {
         self.id_in(url, plain_origin(url))
@@ -507,7 +490,6 @@ impl JsLimiter {
                 hosts: RefCell::new(OriginCache::default()),
                 slots: RefCell::new(Slots::default()),
                 names: RefCell::new(Vec::new()),
-                error: Cell::new(None),
                 batch: RefCell::new(Batch::default()),
                 robots: RefCell::new(Vec::new()),
                 crawler,
@@ -581,15 +563,16 @@ impl JsLimiter {
 
     /// A small integer standing for `url`'s host, for the fast path `acquireId` (no string or URL parsing per
     /// decision).
-    pub fn intern(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> f64 {
-        self.shared.number(|| self.shared.id_of(url).map(f64::from))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn intern(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str) -> JsValue {
+        answer(|| self.shared.id_of(url))
     }
 
     /// Reserve a departure to an interned host; returns the wait in milliseconds. Throws when the config sets
     /// `maxConcurrency` (a decision would take a permit that this call cannot hand back: use `acquire(url)`).
-    #[wasm_bindgen(js_name = acquireId)]
-    pub fn acquire_id(&self, id: f64, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> f64 {
-        self.shared.number(|| {
+    #[wasm_bindgen(js_name = acquireId, unchecked_return_type = "number")]
+    pub fn acquire_id(&self, id: f64, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> JsValue {
+        answer(|| {
             if !(id.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&id)) {
                 return Err(js_error(format!("invalid id: {} (expected a host id from intern)", Num(id))));
             }
@@ -598,13 +581,6 @@ impl JsLimiter {
             self.shared.decided(now_ms.is_none());
             Ok(wait[0])
         })
-    }
-
-    /// The error of this limiter's last call that answered NaN for one, taken (`undefined` when none is kept):
-    /// for the JS wrappers of `intern` and `acquireId`, which throw it (`polite.js` removes this from the class).
-    #[wasm_bindgen(js_name = takeError, skip_typescript)]
-    pub fn take_error(&self) -> JsValue {
-        self.shared.take_error()
     }
 
     /// Reserve departures to many interned hosts in one call (a batch of discovered links): each one's wait in
@@ -616,54 +592,58 @@ impl JsLimiter {
     /// Throws (reserving nothing) when the config sets `maxConcurrency`: the waits carry no permits; use
     /// `acquire(url)`, `schedule` or `fetch` then. A host given up on (where `acquireId` throws `HostGivenUp`) is
     /// answered the wait until it may be asked again, with nothing reserved.
-    #[wasm_bindgen(js_name = acquireIds)]
+    #[wasm_bindgen(js_name = acquireIds, unchecked_return_type = "Float64Array")]
     pub fn acquire_ids(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Uint32Array | number[]")] ids: JsValue,
         #[wasm_bindgen(js_name = nowsMs)] nows_ms: Option<TimesArg>,
         #[wasm_bindgen(js_name = waitsOut)] waits_out: Option<Float64ArrayArg>,
-    ) -> Result<Float64Array, JsValue> {
-        let out = match args::given(&waits_out) {
-            None => None,
-            Some(v) => Some(v.dyn_ref::<Float64Array>().ok_or_else(|| type_error("waitsOut", "a Float64Array", v))?),
-        };
-        // the buffers are taken out while the caller's arrays are read (their getters may call back into this
-        // limiter) and put back after
-        let mut batch = std::mem::take(&mut *self.shared.batch.borrow_mut());
-        batch.read(&ids, args::given(&nows_ms))?;
-        let n = batch.ids.len();
-        // the clock is read only for a batch without instants (it is a call out to JS), before waitsOut's room is
-        // checked: no JS runs between that check and the write
-        let clock = if batch.nows.is_empty() { self.shared.clock() } else { Instant::ZERO };
-        if !batch.nows.is_empty() && self.shared.on_clock.get() {
-            // a limiter on its own clock: the batch's instants are held to it too (its earliest and latest)
-            let (lo, hi) = batch.nows.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-            let clock = Instant::from_millis_f64(clock_ms());
-            for t in [lo, hi] {
-                crate::near_clock(Instant::from_millis_f64(t), clock, "nowMs").map_err(js_error)?;
+    ) -> JsValue {
+        answer(|| {
+            let out = match args::given(&waits_out) {
+                None => None,
+                Some(v) => {
+                    Some(v.dyn_ref::<Float64Array>().ok_or_else(|| type_error("waitsOut", "a Float64Array", v))?)
+                }
+            };
+            // the buffers are taken out while the caller's arrays are read (their getters may call back into this
+            // limiter) and put back after
+            let mut batch = std::mem::take(&mut *self.shared.batch.borrow_mut());
+            batch.read(&ids, args::given(&nows_ms))?;
+            let n = batch.ids.len();
+            // the clock is read only for a batch without instants (it is a call out to JS), before waitsOut's room is
+            // checked: no JS runs between that check and the write
+            let clock = if batch.nows.is_empty() { self.shared.clock() } else { Instant::ZERO };
+            if !batch.nows.is_empty() && self.shared.on_clock.get() {
+                // a limiter on its own clock: the batch's instants are held to it too (its earliest and latest)
+                let (lo, hi) = batch.nows.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+                let clock = Instant::from_millis_f64(clock_ms());
+                for t in [lo, hi] {
+                    crate::near_clock(Instant::from_millis_f64(t), clock, "nowMs").map_err(js_error)?;
+                }
             }
-        }
-        if let Some(out) = &out {
-            // its own length, read by the glue (a subclass's `length` getter may say anything)
-            let room = glue::typed_length(out);
-            if room < n as f64 {
-                return Err(js_error(format!("invalid waitsOut: room for {} waits, {n} ids", Num(room.max(0.0)))));
+            if let Some(out) = &out {
+                // its own length, read by the glue (a subclass's `length` getter may say anything)
+                let room = glue::typed_length(out);
+                if room < n as f64 {
+                    return Err(js_error(format!("invalid waitsOut: room for {} waits, {n} ids", Num(room.max(0.0)))));
+                }
             }
-        }
-        let Batch { ids, nows, waits } = &mut batch;
-        waits.clear();
-        waits.resize(n, 0.0);
-        self.shared.acquire_ids(ids, nows, clock, waits, true)?;
-        self.shared.decided(nows.is_empty() && !ids.is_empty());
-        let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
-        // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module
-        // (growing its memory would detach the view) and runs none of the caller's code
-        let written = glue::write_typed(&out, unsafe { &Float64Array::view(&batch.waits) });
-        *self.shared.batch.borrow_mut() = batch;
-        if !written {
-            return Err(js_error("invalid waitsOut: it could not be written (the departures are reserved)"));
-        }
-        Ok(out)
+            let Batch { ids, nows, waits } = &mut batch;
+            waits.clear();
+            waits.resize(n, 0.0);
+            self.shared.acquire_ids(ids, nows, clock, waits, true)?;
+            self.shared.decided(nows.is_empty() && !ids.is_empty());
+            let out = out.cloned().unwrap_or_else(|| Float64Array::new_with_length(n as u32));
+            // SAFETY: the view of the waits is read by the one call below, which allocates nothing in the module
+            // (growing its memory would detach the view) and runs none of the caller's code
+            let written = glue::write_typed(&out, unsafe { &Float64Array::view(&batch.waits) });
+            *self.shared.batch.borrow_mut() = batch;
+            if !written {
+                return Err(js_error("invalid waitsOut: it could not be written (the departures are reserved)"));
+            }
+            Ok(out)
+        })
     }
 
     /// Confirm that a request reserved for `url`'s host to leave at `departsMs` (the decision's reserved instant;
@@ -677,41 +657,49 @@ impl JsLimiter {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = departsMs)] departs_ms: Option<f64>,
-    ) -> Result<JsValue, JsValue> {
-        let key = self.shared.key(url)?;
-        let now = self.shared.clock();
-        let departs = instant_or(departs_ms, "departsMs", now)?;
-        let departure = self.shared.registry.borrow_mut().depart(&key, departs, now);
-        self.shared.decided(true);
-        to_js(&Departure::new(departure, departs))
+    ) -> JsValue {
+        answer(|| {
+            let key = self.shared.key(url)?;
+            let now = self.shared.clock();
+            let departs = instant_or(departs_ms, "departsMs", now)?;
+            let departure = self.shared.registry.borrow_mut().depart(&key, departs, now);
+            self.shared.decided(true);
+            to_js(&Departure::new(departure, departs))
+        })
     }
 
     /// Say that a request confirmed by `depart` for `url`'s host was written only at `atMs` (default: now), for
     /// example when its connection opened late or the event loop was busy: later departures keep their spacing
     /// from then. A time after now counts as now.
+    #[wasm_bindgen(unchecked_return_type = "undefined")]
     pub fn sent(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str,
         #[wasm_bindgen(js_name = atMs)] at_ms: Option<f64>,
-    ) -> Result<(), JsValue> {
-        let key = self.shared.key(url)?;
-        let now = self.shared.clock();
-        let at = instant_or(at_ms, "atMs", now)?;
-        self.shared.registry.borrow_mut().sent(&key, at, now);
-        self.shared.decided(true);
-        Ok(())
+    ) -> JsValue {
+        answer(|| {
+            let key = self.shared.key(url)?;
+            let now = self.shared.clock();
+            let at = instant_or(at_ms, "atMs", now)?;
+            self.shared.registry.borrow_mut().sent(&key, at, now);
+            self.shared.decided(true);
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Give back a concurrency permit taken by `acquire` for `url`'s host.
+    #[wasm_bindgen(unchecked_return_type = "undefined")]
     pub fn release(
         &self,
         #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue,
         #[wasm_bindgen(js_name = permitId, unchecked_param_type = "number")] permit_id: JsValue,
-    ) -> Result<(), JsValue> {
-        let key = self.shared.key(&args::url(&url, "url")?)?;
-        let permit = args::whole(&permit_id, "permitId", 0.0, 9_007_199_254_740_991.0)? as u64;
-        self.shared.registry.borrow_mut().release(&key, permit);
-        Ok(())
+    ) -> JsValue {
+        answer(|| {
+            let key = self.shared.key(&args::url(&url, "url")?)?;
+            let permit = args::whole(&permit_id, "permitId", 0.0, 9_007_199_254_740_991.0)? as u64;
+            self.shared.registry.borrow_mut().release(&key, permit);
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Learn from a response to a request for `url`: a fetch `Response` or `{ status, headers, latencyMs? }`;
@@ -899,15 +887,18 @@ impl JsLimiter {
 
     /// A limiter from `snapshot()`'s string: the same config, and every host owes exactly what it owed (no burst
     /// on restore).
-    pub fn restore(#[wasm_bindgen(unchecked_param_type = "string")] snapshot: JsValue) -> Result<JsLimiter, JsValue> {
-        let snapshot = args::string(&snapshot, "snapshot")?;
-        let mut r = Reader::new(&snapshot).map_err(js_error)?;
-        let crawler = Crawler::read(&mut r);
-        let registry = r.str("registry");
-        r.finish().map_err(js_error)?;
-        let snap = Snapshot::decode(registry).map_err(js_error)?;
-        let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
-        Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings, crawler?))
+    #[wasm_bindgen(unchecked_return_type = "Limiter")]
+    pub fn restore(#[wasm_bindgen(unchecked_param_type = "string")] snapshot: JsValue) -> JsValue {
+        answer(|| {
+            let snapshot = args::string(&snapshot, "snapshot")?;
+            let mut r = Reader::new(&snapshot).map_err(js_error)?;
+            let crawler = Crawler::read(&mut r);
+            let registry = r.str("registry");
+            r.finish().map_err(js_error)?;
+            let snap = Snapshot::decode(registry).map_err(js_error)?;
+            let warnings = snap.policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
+            Ok(JsLimiter::from_registry(Registry::restore(snap).map_err(js_error)?, warnings, crawler?))
+        })
     }
 
     /// Hosts tracked.
@@ -918,14 +909,14 @@ impl JsLimiter {
 
     /// Learn that a request to `url` got no response (a timeout or a failed connection): narrows an adaptive
     /// host. Used by `schedule`/`fetch`.
-    #[wasm_bindgen(js_name = observeFailure)]
-    pub fn observe_failure(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue,
-    ) -> Result<(), JsValue> {
-        let key = self.shared.key(&args::url(&url, "url")?)?;
-        let now = self.shared.clock();
-        self.shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map(|_| ()).map_err(js_error)
+    #[wasm_bindgen(js_name = observeFailure, unchecked_return_type = "undefined")]
+    pub fn observe_failure(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: JsValue) -> JsValue {
+        answer(|| {
+            let key = self.shared.key(&args::url(&url, "url")?)?;
+            let now = self.shared.clock();
+            self.shared.registry.borrow_mut().observe(&key, &Outcome::Timeout, now).map_err(js_error)?;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// What to do after attempt number `attempts` of one request answered `status`: `"done"`, `"retry"` (a
@@ -935,16 +926,18 @@ impl JsLimiter {
         &self,
         #[wasm_bindgen(unchecked_param_type = "number")] status: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] attempts: JsValue,
-    ) -> Result<String, JsValue> {
-        let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
-        let attempts = args::whole(&attempts, "attempts", 1.0, f64::from(u32::MAX))? as u32;
-        let max_retries = self.shared.registry.borrow().policy().max_retries;
-        Ok(match RetryBudget::verdict(max_retries, attempts, status) {
-            RetryVerdict::Done => "done",
-            RetryVerdict::Retry => "retry",
-            RetryVerdict::GiveUp => "giveUp",
-        }
-        .to_owned())
+    ) -> JsValue {
+        answer(|| {
+            let status = args::whole(&status, "status", 0.0, 999.0)? as u16;
+            let attempts = args::whole(&attempts, "attempts", 1.0, f64::from(u32::MAX))? as u32;
+            let max_retries = self.shared.registry.borrow().policy().max_retries;
+            Ok(match RetryBudget::verdict(max_retries, attempts, status) {
+                RetryVerdict::Done => "done",
+                RetryVerdict::Retry => "retry",
+                RetryVerdict::GiveUp => "giveUp",
+            }
+            .to_owned())
+        })
     }
 }
 
@@ -991,9 +984,8 @@ impl JsFrontier {
     /// on a bad URL or when full. (A URL queued before its host's robots.txt is known may still be disallowed:
     /// `fetch` and `schedule` refuse it then, without sending it; `take` does not look at robots.txt.)
     #[wasm_bindgen(unchecked_return_type = "boolean")]
-    pub fn push(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str, priority: Option<f64>) -> f64 {
-        // 1 for true, 0 for false: a number answered, as `intern` answers (see `Shared::number`)
-        self.shared.number(|| {
+    pub fn push(&self, #[wasm_bindgen(unchecked_param_type = "UrlLike")] url: &str, priority: Option<f64>) -> JsValue {
+        answer(|| {
             let priority = match priority {
                 None => 0,
                 Some(p) if p.fract() == 0.0 && (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&p) => p as i32,
@@ -1005,21 +997,14 @@ impl JsFrontier {
             let id = self.shared.id_in(url, origin)?;
             if self.shared.disallows(id, url) {
                 self.refused.set(self.refused.get().saturating_add(1));
-                return Ok(0.0);
+                return Ok(false);
             }
             let hosts = self.shared.hosts.borrow();
             let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
             // the frontier takes the limiter's host id: no second host lookup per push
             self.queue.borrow_mut().0.push_id(id, key, url, origin, priority).map_err(js_error)?;
-            Ok(1.0)
+            Ok(true)
         })
-    }
-
-    /// The error of this frontier's last call that answered NaN for one, taken (`undefined` when none is kept):
-    /// for the JS wrapper of `push`, which throws it (`polite.js` removes this from the class).
-    #[wasm_bindgen(js_name = takeError, skip_typescript)]
-    pub fn take_error(&self) -> JsValue {
-        self.shared.take_error()
     }
 
     /// URLs `push` refused because robots.txt disallows them.
@@ -1070,12 +1055,14 @@ impl JsFrontier {
     }
 
     /// Milliseconds until `pop` or `take` could return a URL: 0 if now, `Infinity` if nothing is queued.
-    #[wasm_bindgen(js_name = waitMs)]
-    pub fn wait_ms(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> Result<f64, JsValue> {
-        let now = instant(now_ms)?;
-        let registry = self.shared.registry.borrow();
-        let held = self.shared.robots_holds(now);
-        Ok(self.queue.borrow_mut().0.next_wait_held(&registry, now, &held).map_or(f64::INFINITY, ms))
+    #[wasm_bindgen(js_name = waitMs, unchecked_return_type = "number")]
+    pub fn wait_ms(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>) -> JsValue {
+        answer(|| {
+            let now = instant(now_ms)?;
+            let registry = self.shared.registry.borrow();
+            let held = self.shared.robots_holds(now);
+            Ok(self.queue.borrow_mut().0.next_wait_held(&registry, now, &held).map_or(f64::INFINITY, ms))
+        })
     }
 
     /// URLs queued.

@@ -70,12 +70,43 @@ pub(crate) fn refused(url: &str, host: &str, refusal: crate::Refusal, now: crate
     js.into()
 }
 
-/// What an export that answers a JS value returns: the value `body` gives, or its error as the value, which the
-/// method's JS wrapper (`polite.js`) throws. A `Result` return costs each call an array and an externref-table
-/// lookup in the glue, about a sixth of an `acquire(url)`, and the module a shim per export.
+/// What every export but a constructor returns: the value `body` gives, or its error as the value, which the
+/// method's JS class throws (`src/wasm/answer.js`). One convention for every call: a `Result` return costs each
+/// call an array and an externref-table lookup in the glue, about a sixth of an `acquire(url)`, and the module a
+/// shim per export. (A constructor has nothing to answer but its object: its error is a `Result`, thrown by the
+/// glue.)
 #[inline(always)]
-pub(crate) fn answer(body: impl FnOnce() -> Result<JsValue, JsValue>) -> JsValue {
-    body().unwrap_or_else(|error| error)
+pub(crate) fn answer<T: Into<JsValue>>(body: impl FnOnce() -> Result<T, JsValue>) -> JsValue {
+    match body() {
+        Ok(value) => value.into(),
+        Err(error) => error,
+    }
+}
+
+/// The User-Agent rule, in words: what `userAgent` (the config's, or a call's) may be.
+pub(crate) const USER_AGENT_RULE: &str = "1-512 printable ASCII characters";
+
+/// Whether `ua` is a User-Agent a request may carry ([`USER_AGENT_RULE`]): what a header may hold (printable
+/// ASCII), 1 to 512 bytes.
+pub(crate) fn is_user_agent(ua: &str) -> bool {
+    !ua.is_empty() && ua.len() <= 512 && ua.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// The User-Agent rule for the package's JS classes (a call's `userAgent`): `undefined` when `value` is a string
+/// that keeps it, else a `TypeError` naming `name`, as the answer.
+#[wasm_bindgen(js_name = checkUserAgent, skip_typescript)]
+pub fn check_user_agent(value: &JsValue, name: &str) -> JsValue {
+    match value.as_string() {
+        Some(ua) if is_user_agent(&ua) => JsValue::UNDEFINED,
+        _ => args::type_error(name, USER_AGENT_RULE, value),
+    }
+}
+
+/// The largest robots.txt read ([`crate::robots::MAX_ROBOTS_BYTES`]), for the package's fetch of it: the rest of a
+/// longer body is not downloaded.
+#[wasm_bindgen(js_name = maxRobotsBytes, skip_typescript)]
+pub fn max_robots_bytes() -> u32 {
+    crate::robots::MAX_ROBOTS_BYTES as u32
 }
 
 thread_local! {

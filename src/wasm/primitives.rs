@@ -1,7 +1,7 @@
 //! The primitives for JS: each layer alone, with an explicit clock (`nowMs`, or the clock adapter).
 
 use super::args::{self, ConfigArg, NumberArg};
-use super::{js_error, ms};
+use super::{answer, js_error, ms};
 use crate::error::Num;
 use crate::host::HostLimiter;
 use crate::layers::{LeakyBucket, Meter, SlidingWindow, TokenBucket};
@@ -26,18 +26,21 @@ impl JsTokenBucket {
     }
 
     /// Reserve a token; returns the wait in milliseconds.
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(args::now(&now_ms)?)))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.acquire(args::now(&now_ms)?))))
     }
 
     /// The wait for one token, in milliseconds, without taking it.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(args::now(&now_ms)?)))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.peek(args::now(&now_ms)?))))
     }
 
     /// Tokens in the bucket (negative while departures are reserved ahead).
-    pub fn tokens(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(self.0.tokens(args::now(&now_ms)?))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn tokens(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(self.0.tokens(args::now(&now_ms)?)))
     }
 
     /// The capacity.
@@ -65,13 +68,15 @@ impl JsLeakyBucket {
     }
 
     /// Reserve the next slot; returns the wait in milliseconds.
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(args::now(&now_ms)?)))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.acquire(args::now(&now_ms)?))))
     }
 
     /// The wait for the next free slot, in milliseconds, without reserving it.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(args::now(&now_ms)?)))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.peek(args::now(&now_ms)?))))
     }
 
     /// The next free slot, in milliseconds of the clock used.
@@ -104,18 +109,21 @@ impl JsSlidingWindow {
     }
 
     /// Reserve a place in the quota; returns the wait in milliseconds.
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(args::now(&now_ms)?)))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.acquire(args::now(&now_ms)?))))
     }
 
     /// The wait for a place, in milliseconds, without reserving it.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(args::now(&now_ms)?)))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.peek(args::now(&now_ms)?))))
     }
 
     /// Departures counted against the window ending now.
-    pub fn used(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(self.0.used(args::now(&now_ms)?) as f64)
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn used(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(self.0.used(args::now(&now_ms)?) as f64))
     }
 }
 
@@ -133,28 +141,33 @@ impl JsHostLimiter {
     }
 
     /// Reserve a departure; returns the wait in milliseconds (every layer is charged).
-    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.acquire(args::now(&now_ms)?).wait))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn acquire(&mut self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.acquire(args::now(&now_ms)?).wait)))
     }
 
     /// The wait in milliseconds, without reserving.
-    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<f64, JsValue> {
-        Ok(ms(self.0.peek(args::now(&now_ms)?).wait))
+    #[wasm_bindgen(unchecked_return_type = "number")]
+    pub fn peek(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(ms(self.0.peek(args::now(&now_ms)?).wait)))
     }
 
     /// The layer that would set the next wait (`none`, `interval`, `burst`, …).
     #[wasm_bindgen(unchecked_return_type = "Layer")]
-    pub fn layer(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> Result<String, JsValue> {
-        Ok(self.0.peek(args::now(&now_ms)?).layer.as_str().to_owned())
+    pub fn layer(&self, #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>) -> JsValue {
+        answer(|| Ok(self.0.peek(args::now(&now_ms)?).layer.as_str().to_owned()))
     }
 
     /// A 429/503 with `retryAfterMs` (or the default when undefined): returns the cooldown's end in ms.
+    #[wasm_bindgen(unchecked_return_type = "number")]
     pub fn throttle(
         &mut self,
         #[wasm_bindgen(js_name = retryAfterMs)] retry_after_ms: Option<NumberArg>,
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
-    ) -> Result<f64, JsValue> {
-        let retry = args::optional_ms(&retry_after_ms, "retryAfterMs")?.map(super::duration_ms);
-        Ok(self.0.throttle(retry, args::now(&now_ms)?).as_millis_f64())
+    ) -> JsValue {
+        answer(|| {
+            let retry = args::optional_ms(&retry_after_ms, "retryAfterMs")?.map(super::duration_ms);
+            Ok(self.0.throttle(retry, args::now(&now_ms)?).as_millis_f64())
+        })
     }
 }

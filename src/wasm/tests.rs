@@ -7,6 +7,7 @@ use super::limiter::{JsFrontier, JsLimiter};
 use super::primitives::{JsHostLimiter, JsLeakyBucket, JsSlidingWindow, JsTokenBucket};
 use super::{clock_ms, now_ms_export};
 use js_sys::{Reflect, JSON};
+use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -35,16 +36,21 @@ fn n(v: f64) -> JsValue {
 
 const NONE: JsValue = JsValue::UNDEFINED;
 
-/// An answer of a method that answers an object, when it is not an error (such a method answers its error as its
-/// value, for its JS wrapper to throw).
+/// An answer of an export, when it is not an error (every export but a constructor answers its error as its value,
+/// for its JS class to throw).
 fn ok(answer: JsValue) -> JsValue {
     assert!(!answer.is_instance_of::<js_sys::Error>(), "an error: {}", error_message(answer.clone()));
     answer
 }
 
-/// An answer of a method that answers an object, when it is an error.
+/// An answer of an export, when it is an error.
 fn failed(answer: JsValue) -> Option<JsValue> {
     answer.is_instance_of::<js_sys::Error>().then_some(answer)
+}
+
+/// A number an export answered.
+fn num(answer: JsValue) -> f64 {
+    ok(answer).as_f64().expect("a number")
 }
 
 fn error_message(err: JsValue) -> String {
@@ -111,20 +117,20 @@ fn bad_config_urls_and_clocks_are_js_errors_naming_the_problem() {
 #[wasm_bindgen_test]
 fn primitives_take_an_explicit_clock() {
     let mut bucket = JsTokenBucket::new(n(1.0), n(5.0)).unwrap();
-    let waits: Vec<f64> = (0..7).map(|_| bucket.acquire(t(0.0)).unwrap()).collect();
+    let waits: Vec<f64> = (0..7).map(|_| num(bucket.acquire(t(0.0)))).collect();
     assert_eq!(waits, [0.0, 0.0, 0.0, 0.0, 0.0, 1000.0, 2000.0]);
     let mut leaky = JsLeakyBucket::new(n(2000.0)).unwrap();
-    let waits: Vec<f64> = (0..4).map(|_| leaky.acquire(t(0.0)).unwrap()).collect();
+    let waits: Vec<f64> = (0..4).map(|_| num(leaky.acquire(t(0.0)))).collect();
     assert_eq!(waits, [0.0, 2000.0, 4000.0, 6000.0]);
     let mut window = JsSlidingWindow::new(n(2.0), n(1500.0)).unwrap();
-    assert_eq!(window.acquire(t(0.0)).unwrap(), 0.0);
-    assert_eq!(window.acquire(t(0.0)).unwrap(), 0.0);
-    assert!(window.acquire(t(0.0)).unwrap() >= 1500.0);
+    assert_eq!(num(window.acquire(t(0.0))), 0.0);
+    assert_eq!(num(window.acquire(t(0.0))), 0.0);
+    assert!(num(window.acquire(t(0.0))) >= 1500.0);
     let cfg = config(r#"{"ratePerSec":10,"burstCapacity":10,"minIntervalSec":2,"burstJustification":"test"}"#);
     let mut host = JsHostLimiter::new(cfg).unwrap();
-    assert_eq!(host.acquire(t(0.0)).unwrap(), 0.0);
-    assert_eq!(host.layer(t(0.0)).unwrap(), "interval");
-    assert_eq!(host.acquire(t(0.0)).unwrap(), 2000.0);
+    assert_eq!(num(host.acquire(t(0.0))), 0.0);
+    assert_eq!(ok(host.layer(t(0.0))).as_string().as_deref(), Some("interval"));
+    assert_eq!(num(host.acquire(t(0.0))), 2000.0);
     assert!(JsTokenBucket::new(n(f64::NAN), n(1.0)).is_err());
     assert!(JsLeakyBucket::new(n(-5.0)).is_err());
     assert!(JsSlidingWindow::new(n(0.5), n(1000.0)).is_err());
@@ -137,10 +143,10 @@ fn snapshot_and_restore_grant_no_burst() {
     for _ in 0..4 {
         ok(limiter.acquire("https://example.com/", Some(now)));
     }
-    let restored = JsLimiter::restore(s(&limiter.snapshot())).unwrap();
+    let restored = JsLimiter::try_from_js_value(ok(JsLimiter::restore(s(&limiter.snapshot())))).expect("a Limiter");
     let d: JsValue = ok(restored.acquire("https://example.com/", Some(now)));
     assert_eq!(field(&d, "waitMs").as_f64(), Some(500.0));
-    let message = error_message(JsLimiter::restore(s("{\"not\":\"a snapshot\"}")).err().expect("garbage"));
+    let message = error_message(failed(JsLimiter::restore(s("{\"not\":\"a snapshot\"}"))).expect("garbage"));
     assert!(message.contains("snapshot"), "{message}");
 }
 
@@ -148,17 +154,16 @@ fn snapshot_and_restore_grant_no_burst() {
 fn the_frontier_pops_ready_hosts_and_reports_waits() {
     let limiter = JsLimiter::new(config(r#"{"ratePerSec":1,"burstCapacity":1}"#)).unwrap();
     let frontier = JsFrontier::new(&limiter, None).unwrap();
-    // push answers 1 for true (NaN on error, the error kept for takeError); pop answers the URL or undefined
-    assert_eq!(frontier.push("http://a.example/1", None), 1.0);
-    assert_eq!(frontier.push("http://a.example/2", None), 1.0);
+    // push answers true (or its error); pop answers the URL or undefined
+    assert_eq!(ok(frontier.push("http://a.example/1", None)).as_bool(), Some(true));
+    assert_eq!(ok(frontier.push("http://a.example/2", None)).as_bool(), Some(true));
     let url = ok(frontier.pop(Some(0.0))).as_string().expect("a URL");
     ok(limiter.acquire(&url, Some(0.0)));
     assert!(ok(frontier.pop(Some(0.0))).is_undefined());
-    assert_eq!(frontier.wait_ms(Some(0.0)).unwrap(), 1000.0);
+    assert_eq!(num(frontier.wait_ms(Some(0.0))), 1000.0);
     assert_eq!(ok(frontier.pop(Some(1000.0))).as_string().as_deref(), Some("http://a.example/2"));
-    assert!(frontier.push("mailto:x@example.com", None).is_nan());
-    assert!(error_message(frontier.take_error()).contains("invalid URL"));
-    assert!(frontier.take_error().is_undefined(), "taken once");
+    let refused = failed(frontier.push("mailto:x@example.com", None)).expect("not an http(s) URL");
+    assert!(error_message(refused).contains("invalid URL"));
     assert!(failed(frontier.pop(Some(f64::NAN))).is_some());
 }
 
@@ -235,4 +240,21 @@ fn the_robots_check_object_is_the_object_serde_makes_of_the_shape() {
     assert_eq!(got(open), want(RobotsVerdict::Allowed, None, None));
     ok(limiter.robots_fetched(s("example.com"), n(503.0), None, None, t(4.0), None));
     assert_eq!(got(check(5.0)), want(RobotsVerdict::Unreachable, None, Some(59_999.0)));
+}
+
+#[wasm_bindgen_test]
+fn the_user_agent_rule_is_one_for_the_config_and_a_call() {
+    use super::check_user_agent;
+    let long = "a".repeat(513);
+    for (ua, kept) in [("examplebot/1.0 (+https://e.com)", true), ("", false), ("bad\nagent", false), (&long, false)] {
+        assert_eq!(check_user_agent(&s(ua), "init.userAgent").is_undefined(), kept, "{ua:?}");
+        let config = js_sys::Object::new();
+        Reflect::set(&config, &s("userAgent"), &s(ua)).unwrap();
+        assert_eq!(JsLimiter::new(Some(config.unchecked_into())).is_ok(), kept, "{ua:?} in a config");
+    }
+    let refused = check_user_agent(&n(42.0), "init.userAgent");
+    assert!(refused.is_instance_of::<js_sys::TypeError>());
+    let message = error_message(refused);
+    assert_eq!(message, "invalid init.userAgent: expected 1-512 printable ASCII characters, got a number");
+    assert_eq!(super::max_robots_bytes() as usize, crate::robots::MAX_ROBOTS_BYTES);
 }

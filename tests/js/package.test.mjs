@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,37 +53,59 @@ test('npm installs the tarball into an empty project offline, and `hostpace` imp
 });
 
 // Bundlers (esbuild for Workers, webpack, Rollup) drop an import of a file that package.json's `sideEffects` does
-// not name when nothing is used from it: each entry point's JS half (argument checks, the wrappers that throw,
-// schedule and fetch) is such an import, and losing it would leave the raw glue methods, which answer errors as
-// values.
-test('a bundler keeps the JS half of every entry point', async () => {
+// not name when nothing is used from it. Only the entry points are named (they initialise the module); every other
+// file only defines, and is kept because what it defines is used. Each entry point is bundled with esbuild; the
+// Node and workerd bundles are run (workerd's with the module's bytes inlined, which its initSync takes as well), and
+// the browser bundle must hold every class's file.
+test('a bundled entry point keeps its classes, and runs', async () => {
   const { build } = await import('esbuild');
-  for (const [entry, platform, conditions] of [
-    ['node.js', 'node', ['node']],
-    ['browser.js', 'browser', ['browser']],
-    ['workerd.js', 'neutral', ['workerd']],
-  ]) {
-    const result = await build({
-      stdin: {
-        contents: `import { Limiter } from './pkg/${entry}';\nglobalThis.limiter = new Limiter();\n`,
-        resolveDir: root,
-      },
-      absWorkingDir: root,
-      bundle: true,
-      write: false,
-      metafile: true,
-      format: 'esm',
-      platform,
-      conditions,
-      target: 'es2022',
-      loader: { '.wasm': 'binary' },
-      logLevel: 'silent',
-    });
-    const [output] = Object.values(result.metafile.outputs);
-    for (const half of ['pkg/polite.js', 'pkg/lifecycle.js']) {
-      assert.ok(output.inputs[half]?.bytesInOutput > 0, `${entry} bundled without ${half}`);
+  const dir = mkdtempSync(join(tmpdir(), 'hostpace-bundle-'));
+  try {
+    copyFileSync(`${root}pkg/hostpace_bg.wasm`, join(dir, 'hostpace_bg.wasm'));
+    for (const [entry, platform, conditions, runs] of [
+      ['node.js', 'node', ['node'], true],
+      ['browser.js', 'browser', ['browser'], false],
+      ['workerd.js', 'neutral', ['workerd'], true],
+    ]) {
+      const program = [
+        `import { Limiter, Frontier } from './pkg/${entry}';`,
+        'const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1 });',
+        'const said = (call) => { try { call(); return "nothing"; } catch (e) { return `${e.name}: ${e.message}`; } };',
+        "const waits = ['a', 'b'].map((p) => limiter.acquire(`https://example.com/${p}`, 0).waitMs);",
+        'const typeError = said(() => limiter.acquire(42));',
+        "const error = said(() => limiter.acquire('not a url', 0));",
+        "const pushed = new Frontier(limiter).push('https://example.org/');",
+        'console.log(JSON.stringify({ waits, typeError, error, pushed }));',
+      ].join('\n');
+      const outfile = join(dir, `${entry.replace('.js', '')}.bundle.mjs`);
+      const result = await build({
+        stdin: { contents: program, resolveDir: root },
+        absWorkingDir: root,
+        bundle: true,
+        outfile,
+        metafile: true,
+        format: 'esm',
+        platform,
+        conditions,
+        target: 'es2022',
+        loader: { '.wasm': 'binary' },
+        logLevel: 'silent',
+      });
+      const [output] = Object.values(result.metafile.outputs);
+      for (const file of ['limiter.js', 'frontier.js', 'answer.js', 'lifecycle.js', 'turns.js']) {
+        assert.ok(output.inputs[`pkg/${file}`]?.bytesInOutput > 0, `${entry} bundled without pkg/${file}`);
+      }
+      const ignored = result.warnings.filter((w) => w.id === 'ignored-bare-import').map((w) => w.text);
+      assert.deepEqual(ignored, [], `${entry}: imports esbuild ignored`);
+      if (!runs) continue;
+      const { stdout } = await run(process.execPath, [outfile], { cwd: dir, timeout: 30_000 });
+      const said = JSON.parse(stdout);
+      assert.deepEqual(said.waits, [0, 1000], `${entry} bundled decides`);
+      assert.match(said.typeError, /^TypeError: invalid url: expected a URL string or a URL object, got a number$/);
+      assert.match(said.error, /^Error: invalid URL "not a url"/, `${entry} bundled throws the core's errors`);
+      assert.equal(said.pushed, true);
     }
-    const ignored = result.warnings.filter((w) => w.id === 'ignored-bare-import').map((w) => w.text);
-    assert.deepEqual(ignored, [], `${entry}: imports esbuild ignored`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,5 +1,6 @@
 // The TypeScript checks under `node --test`: the typed usage example compiles against the generated declarations,
-// and the shapes the module reads from JS objects declare exactly the properties it reads.
+// the shapes the module reads from JS objects declare exactly the properties it reads, and the package's JS classes
+// have exactly the members their declarations name.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -91,4 +92,29 @@ test('Cooldown declares exactly the properties audit reads of each cooldown', as
     const found = audit({ ratePerSec: 100, burstCapacity: 100 }, [0, 200], [cooldown]);
     assert.deepEqual(found, [{ kind: 'cooldown', atMs: 200, untilMs: 300 }], 'the cooldown was read');
   });
+});
+
+// The classes are JS classes holding the wasm objects (src/wasm/limiter.js, frontier.js, ...), declared by the
+// `.d.ts` wasm-bindgen writes of the Rust classes (and, for Limiter, the interface beside them that declares what
+// its JS class adds): each class must have exactly the members its declaration names, and the entry point must
+// export exactly the values the declarations export.
+test('every class the package exports has exactly the members hostpace.d.ts declares', async () => {
+  const dts = readFileSync(`${root}pkg/hostpace.d.ts`, 'utf8');
+  const hostpace = await import('../../pkg/node.js');
+  const classes = [...dts.matchAll(/^export class (\w+) \{\n([\s\S]*?)\n\}/gm)];
+  assert.ok(classes.length >= 6, 'classes read from the declaration');
+  for (const [, name, body] of classes) {
+    const declared = new Set([...body.matchAll(/^ {4}(?:readonly |static )?(\w+)[?(:<]/gm)].map((m) => m[1]));
+    const added = new RegExp(`^export interface ${name} \\{\\n([\\s\\S]*?)\\n\\}`, 'm').exec(dts);
+    for (const m of added?.[1].matchAll(/^ {2,4}(\w+)[?(:<]/gm) ?? []) declared.add(m[1]);
+    const value = hostpace[name];
+    assert.equal(typeof value, 'function', `${name} is exported`);
+    const statics = Object.getOwnPropertyNames(value).filter((k) => !['length', 'name', 'prototype'].includes(k));
+    const members = new Set([...Object.getOwnPropertyNames(value.prototype), ...statics]);
+    assert.deepEqual([...members].sort(), [...declared].sort(), `${name}'s members are the declared ones`);
+  }
+  const exported = [...dts.matchAll(/^export (?:class|function) (\w+)/gm)].map((m) => m[1]);
+  const gateway = readFileSync(`${root}pkg/gateway.d.ts`, 'utf8');
+  exported.push(...[...gateway.matchAll(/^export (?:declare )?(?:class|function) (\w+)/gm)].map((m) => m[1]));
+  assert.deepEqual(Object.keys(hostpace).sort(), [...new Set(exported)].sort(), 'the values exported');
 });

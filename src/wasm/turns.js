@@ -1,31 +1,16 @@
-// The JavaScript half of Limiter: `schedule` and `fetch` through the request lifecycle (lifecycle.js, shared with
-// GatewayLimiter), the argument checks of the per-call methods, and the wrappers that throw the errors the
-// methods answering an object hand back. Every decision (waits, layers, confirmations, retry verdicts) comes from
-// the wasm core; this file only adapts and calls.
-// Copied into the npm package by scripts/build-pkg.sh and imported by each entry point (package.json names it
-// among the files with side effects, so that bundlers keep it).
-import { Frontier, Limiter, audit as rawAudit } from './hostpace.js';
-import {
-  abortReason,
-  fetchThrough,
-  kind,
-  numberArg,
-  scheduleThrough,
-  callOptions,
-  inBrowser,
-  sleep,
-  taskArg,
-  urlArg,
-  wake,
-  withUserAgent,
-} from './lifecycle.js';
+// How `Limiter` (limiter.js) carries out a request's turns: its side of the request lifecycle (lifecycle.js, shared
+// with GatewayLimiter), the core's visit (robots.txt first, held while it is fetched, refused by it), the fetch of
+// robots.txt the visit asks for, and redirects followed hop by hop, each paced by its host. Every decision comes
+// from the limiter's public methods; this file only fetches, waits and reports.
+import { maxRobotsBytes } from './hostpace.js';
+import { abortReason, fetchThrough, inBrowser, sleep, withUserAgent } from './lifecycle.js';
 
 /**
  * `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. A request's turn
  * is the core's visit (`visit`: robots.txt first, held while it is fetched, refused by it), carried out here; a
  * call's `signal` and `onDecision` go to the fetch of robots.txt it may be asked to make.
  */
-class LocalTurns {
+export class LocalTurns {
   constructor(limiter, { signal, onDecision } = {}) {
     this.owner = limiter;
     this.signal = signal;
@@ -90,101 +75,8 @@ class RobotsTurns extends LocalTurns {
   }
 }
 
-// Argument checks of the per-call methods (acquire, peek, intern, acquireId, depart, sent, visit, robotsCheck; Frontier's
-// push, pop, take, waitMs). The core takes their URL as a string and their times as numbers straight from JS, which is
-// what keeps a decision cheap (an argument read as a JS value in Rust costs more than the decision itself); a value
-// of another type would be misread by those conversions, so it is refused here first, by name, with a TypeError.
-// Every other method reads and checks its arguments in Rust.
-//
-// The methods that answer an object (acquire, peek, visit, robotsCheck, robotsFetched, observe, stats, and `audit`) answer
-// an error as their value, an `Error` (src/wasm/mod.rs, `answer`): `thrown` throws it. Those that answer a number
-// on the fast path (intern, acquireId; Frontier's push, 1 for true) answer NaN and keep the error for the
-// object's `takeError` (src/wasm/limiter.rs, `Shared::number`): `thrownIfNaN` takes it and throws it. `takeError`
-// is for these wrappers alone, so it leaves the classes. Frontier's pop and take answer like the object methods.
-
-/** `answer` itself, or thrown when it is an `Error`. */
-function thrown(answer) {
-  if (answer instanceof Error) throw answer;
-  return answer;
-}
-
-const takeLimiterError = Limiter.prototype.takeError;
-const takeFrontierError = Frontier.prototype.takeError;
-delete Limiter.prototype.takeError;
-delete Frontier.prototype.takeError;
-
-/** `answer` itself, or (when it is NaN) the error that `owner`'s call kept, taken by `take` and thrown. */
-function thrownIfNaN(answer, owner, take) {
-  if (answer !== answer) throw take.call(owner);
-  return answer;
-}
-
-const limiterRaw = Limiter.prototype;
-const { acquire, peek, intern, acquireId, depart, sent, visit, robotsCheck, robotsFetched, observe, stats } = limiterRaw;
-limiterRaw.acquire = function (url, nowMs) {
-  return thrown(acquire.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
-};
-limiterRaw.peek = function (url, nowMs) {
-  return thrown(peek.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
-};
-limiterRaw.intern = function (url) {
-  return thrownIfNaN(intern.call(this, urlArg(url)), this, takeLimiterError);
-};
-limiterRaw.acquireId = function (id, nowMs) {
-  return thrownIfNaN(acquireId.call(this, numberArg(id, 'id', false), numberArg(nowMs, 'nowMs', true)), this, takeLimiterError);
-};
-limiterRaw.depart = function (url, departsMs) {
-  return depart.call(this, urlArg(url), numberArg(departsMs, 'departsMs', true));
-};
-limiterRaw.sent = function (url, atMs) {
-  return sent.call(this, urlArg(url), numberArg(atMs, 'atMs', true));
-};
-limiterRaw.visit = function (url, nowMs, maxWaitMs) {
-  return thrown(visit.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true), numberArg(maxWaitMs, 'maxWaitMs', true)));
-};
-limiterRaw.robotsCheck = function (url, nowMs) {
-  return thrown(robotsCheck.call(this, urlArg(url), numberArg(nowMs, 'nowMs', true)));
-};
-limiterRaw.robotsFetched = function (host, status, robotsTxt, userAgent, nowMs, fetch) {
-  return thrown(robotsFetched.call(this, host, status, robotsTxt, userAgent, nowMs, fetch));
-};
-limiterRaw.observe = function (url, response, latencyMs, nowMs) {
-  return thrown(observe.call(this, url, response, latencyMs, nowMs));
-};
-limiterRaw.stats = function (host, nowMs) {
-  return thrown(stats.call(this, host, nowMs));
-};
-
-/** Every violation of `config`'s limits in one host's departures (declared in hostpace.d.ts). */
-export function audit(config, departuresMs, cooldowns, toleranceMs) {
-  return thrown(rawAudit(config, departuresMs, cooldowns, toleranceMs));
-}
-const frontierRaw = Frontier.prototype;
-const { push, pop, take, waitMs } = frontierRaw;
-frontierRaw.push = function (url, priority) {
-  return thrownIfNaN(push.call(this, urlArg(url), numberArg(priority, 'priority', true)), this, takeFrontierError) === 1;
-};
-frontierRaw.pop = function (nowMs) {
-  return thrown(pop.call(this, numberArg(nowMs, 'nowMs', true)));
-};
-frontierRaw.take = function (nowMs) {
-  return thrown(take.call(this, numberArg(nowMs, 'nowMs', true)));
-};
-frontierRaw.waitMs = function (nowMs) {
-  return waitMs.call(this, numberArg(nowMs, 'nowMs', true));
-};
-
-const rawRelease = Limiter.prototype.release;
-Limiter.prototype.release = function release(url, permitId) {
-  rawRelease.call(this, url, permitId);
-  wake(this);
-};
-
 // robots.txt before a request: the core's visit says what to do; this only fetches the file when told to, waits
 // when told to, and reports what came back.
-
-/** The largest robots.txt read (RFC 9309 §2.5: 500 KiB); the rest of a longer body is not downloaded. */
-const MAX_ROBOTS_BYTES = 500 * 1024;
 
 /** Fetches of robots.txt under way, by limiter and host: callers told to hold wait for them. */
 const robotsFetches = new WeakMap();
@@ -242,7 +134,7 @@ async function fetchRobots(limiter, robotsUrl, turn, onDecision) {
     if (response.status >= 200 && response.status < 300) {
       let text;
       try {
-        text = await boundedText(response, MAX_ROBOTS_BYTES);
+        text = await boundedText(response, maxRobotsBytes());
       } catch (_) {
         report(0); // the body broke off, or came too slowly
         return;
@@ -310,26 +202,6 @@ function unlessAborted(promise, signal) {
   });
 }
 
-Limiter.prototype.setRobots = function setRobots(host, robotsTxt, userAgent, nowMs) {
-  if (typeof robotsTxt !== 'string') {
-    throw new TypeError(`invalid robotsTxt: expected a string, got ${kind(robotsTxt)}`);
-  }
-  return this.robotsFetched(host, 200, robotsTxt, userAgent, nowMs);
-};
-
-Limiter.prototype.robotsStatus = function robotsStatus(host, status, nowMs) {
-  this.robotsFetched(host, status, undefined, undefined, nowMs);
-};
-
-/**
- * Whether `url` may be fetched by what is known of its host's robots.txt at `nowMs`: false when a rule disallows it
- * or the file is unreachable (5xx, 429, no answer); true otherwise, and while nothing is known yet.
- */
-Limiter.prototype.allowed = function allowed(url, nowMs) {
-  const { verdict } = this.robotsCheck(url, nowMs);
-  return verdict === 'allowed' || verdict === 'pending';
-};
-
 /** The statuses of a redirect. */
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -364,7 +236,7 @@ function redirected(init, status, from, to) {
  * as it came. A browser hides where a redirect goes (`redirect: "manual"` answers an opaque response), so there
  * it follows them itself.
  */
-async function fetchFollowing(turns, url, init, maxRedirects, onDecision) {
+export async function fetchFollowing(turns, url, init, maxRedirects, onDecision) {
   if (inBrowser() || (init?.redirect ?? 'follow') !== 'follow') {
     return fetchThrough(turns, url, init, onDecision);
   }
@@ -391,28 +263,3 @@ async function fetchFollowing(turns, url, init, maxRedirects, onDecision) {
   }
 }
 
-// Both are async functions: they run synchronously up to their first `await`, so without robots.txt to wait for
-// the departure is reserved before they return, and anything thrown before that (a bad URL, an aborted signal)
-// becomes a rejected promise, as with fetch.
-Limiter.prototype.schedule = async function schedule(url, task, options) {
-  const checked = urlArg(url);
-  taskArg(task);
-  const call = callOptions(options, 'options', false);
-  return scheduleThrough(new LocalTurns(this, call), checked, task, call);
-};
-
-Limiter.prototype.fetch = async function politeFetch(input, init) {
-  if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
-  // like fetch in a page: a relative URL is resolved against the document (elsewhere it stays invalid)
-  let url = urlArg(input);
-  if (globalThis.location && typeof globalThis.location.href === 'string') {
-    try {
-      url = new URL(url, globalThis.location.href).href;
-    } catch (_) {
-      // left as given: the visit reports it
-    }
-  }
-  const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
-  const sending = withUserAgent(rest, userAgent ?? this.userAgent);
-  return fetchFollowing(new LocalTurns(this, { signal, onDecision }), url, sending, 20, onDecision);
-};
