@@ -129,13 +129,9 @@ pub fn clock_ms() -> f64 {
 pub(crate) const MAX_MS: f64 = (1u64 << 63) as f64 / 1e6;
 
 /// Whether a number from JS is a time or duration in milliseconds: not negative and at most [`MAX_MS`] (at the
-/// core's limit an instant would saturate: every wait there is zero).
-#[inline(always)]
-#[allow(clippy::manual_range_contains)]
+/// core's limit an instant would saturate: every wait there is zero). NaN is not.
 pub(crate) fn is_ms(v: f64) -> bool {
-    // two comparisons (NaN fails both), written out: `RangeInclusive::contains` stays a call of its own in the
-    // package (built for size), a cost in `acquireIds`' check of every instant
-    v >= 0.0 && v <= MAX_MS
+    (0.0..=MAX_MS).contains(&v)
 }
 
 /// `ms`, a time or duration in milliseconds from JS, if it is one ([`is_ms`]); else an `Error` naming `name`.
@@ -155,9 +151,7 @@ pub(crate) fn instant(now_ms: Option<f64>) -> Result<Instant, JsValue> {
     }
 }
 
-/// An optional instant argument `name` in milliseconds (validated), or `default` when it is left out. (Inlined:
-/// as a call of its own it costs the package about 300 bytes gzipped.)
-#[inline(always)]
+/// An optional instant argument `name` in milliseconds (validated), or `default` when it is left out.
 pub(crate) fn instant_or(ms: Option<f64>, name: &str, default: Instant) -> Result<Instant, JsValue> {
     match ms {
         None => Ok(default),
@@ -165,8 +159,8 @@ pub(crate) fn instant_or(ms: Option<f64>, name: &str, default: Instant) -> Resul
     }
 }
 
-/// A duration of `ms` milliseconds (saturating; NaN and negatives are zero): no float-to-duration routine of
-/// `std` in the package.
+/// A duration of `ms` milliseconds (saturating; NaN and negatives are zero, where `std`'s conversion would
+/// panic).
 pub(crate) fn duration_ms(ms: f64) -> std::time::Duration {
     std::time::Duration::from_nanos(Instant::from_millis_f64(ms).as_nanos())
 }
