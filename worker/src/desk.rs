@@ -5,7 +5,7 @@
 //! refuse, the departure); this type adds only what is the gateway's own: what each token may hold
 //! ([`crate::tenants`]).
 
-use crate::api::ApiError;
+use crate::api::{self, ApiError};
 use crate::protocol::{ms, HostReport, RobotsReport};
 use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
 use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming};
@@ -81,8 +81,7 @@ pub fn bounded(mut text: String) -> String {
 /// 403 `not_your_departure`: what a token may not use.
 fn not_yours() -> ApiError {
     ApiError::new(
-        403,
-        "not_your_departure",
+        api::Refusal::NotYourDeparture,
         "this departureId was not issued to this token for this host, or is used up or expired",
     )
 }
@@ -95,7 +94,7 @@ pub fn given_up(host: &str, until: Instant, now: Instant) -> ApiError {
         hostpace::GIVE_UP_AFTER.as_secs() / 60,
         crate::api::retry_after_secs(wait_ms),
     );
-    ApiError::new(503, "host_given_up", message).waiting(wait_ms)
+    ApiError::new(api::Refusal::HostGivenUp, message).waiting(wait_ms)
 }
 
 /// 503 `departure_held` with `Retry-After`: a departure to `host` held behind a cooldown may go only `wait` from
@@ -108,7 +107,7 @@ fn held(host: &str, wait: Duration, layer: Layer) -> ApiError {
         wait_ms.ceil(),
         layer.as_str(),
     );
-    ApiError::new(503, "departure_held", message).waiting(wait_ms)
+    ApiError::new(api::Refusal::DepartureHeld, message).waiting(wait_ms)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -328,8 +327,7 @@ impl HostDesk {
                 self.tenants.asked(asker.token, now);
                 if !asker.waits {
                     let refused = ApiError::new(
-                        429,
-                        "reservation_limit",
+                        api::Refusal::ReservationLimit,
                         "this token holds the most unconfirmed reservations for this host it may \
                          (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants the host): depart \
                          or cancel one first",
@@ -394,7 +392,7 @@ impl HostDesk {
             Ok(d) => Ok((Instant::from_nanos(d.departs_ns), d.permit)),
             Err(Refusal::NotYours) => Err(not_yours()),
             Err(Refusal::AlreadyDeparted) => {
-                Err(ApiError::new(409, "already_departed", format!("departure {id:?} was already confirmed")))
+                Err(ApiError::new(api::Refusal::AlreadyDeparted, format!("departure {id:?} was already confirmed")))
             }
         }
     }
@@ -854,15 +852,18 @@ mod tests {
         assert_eq!(id.as_deref(), Some("id-1"));
         desk.ask_as(alice, "id-2".into(), None, None, t(0)).unwrap();
         let full = desk.ask_as(alice, "id-3".into(), None, None, t(0)).unwrap_err();
-        assert_eq!((full.status, full.code), (429, "reservation_limit"));
+        assert_eq!((full.status(), full.code), (429, api::Refusal::ReservationLimit));
         assert_eq!(full.wait_ms, Some(0), "its first one is due now");
         let mut back = HostDesk::restore(&desk.save(t(1)), None, policy(5.0, 1.0), key()).unwrap();
-        assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, "not_your_departure");
+        assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, api::Refusal::NotYourDeparture);
         assert_eq!(back.claim("token-a", "id-1", Use::Depart, t(1)).unwrap().0, t(0));
         let ok = Response { status: 429, headers: &[], latency: None, wall_now_ms: None };
         back.observe_as("token-a", "id-2", &Outcome::Response(ok), t(2)).unwrap();
         assert!(back.report(t(2)).unwrap().stats.cooldown_remaining_ms > 0.0, "the first report cools the host");
-        assert_eq!(back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code, "not_your_departure");
+        assert_eq!(
+            back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code,
+            api::Refusal::NotYourDeparture
+        );
     }
 
     #[test]
@@ -877,7 +878,7 @@ mod tests {
             matches!(desk.ask_as(alice, "a3".into(), None, None, t(10)).unwrap().0, Turn::Go(d) if d.departs == t(400))
         );
         let full = desk.ask_as(alice, "a4".into(), None, None, t(10)).unwrap_err();
-        assert_eq!((full.code, full.wait_ms), ("reservation_limit", Some(190)), "a2 is due at 200 ms");
+        assert_eq!((full.code, full.wait_ms), (api::Refusal::ReservationLimit, Some(190)), "a2 is due at 200 ms");
     }
 
     #[test]
@@ -1126,12 +1127,12 @@ mod tests {
         assert_eq!(in_flight(&desk), 1, "a2's permit");
         let mut other = desk.clone();
         let refused = desk.depart(second.departs, Some(t(1_200)), Some(("token-a", "a2")), t(200)).unwrap_err();
-        assert_eq!((refused.status, refused.code, refused.wait_ms), (503, "departure_held", Some(1850)));
+        assert_eq!((refused.status(), refused.code, refused.wait_ms), (503, api::Refusal::DepartureHeld, Some(1850)));
         assert_eq!(refused.retry_after(), Some(2));
         assert!(refused.message.contains("1850 ms (cooldown)"), "{}", refused.message);
         // given back: its permit is free, it is no longer the token's to confirm
         assert_eq!(in_flight(&desk), 0);
-        assert_eq!(desk.claim("token-a", "a2", Use::Depart, t(200)).unwrap_err().code, "not_your_departure");
+        assert_eq!(desk.claim("token-a", "a2", Use::Depart, t(200)).unwrap_err().code, api::Refusal::NotYourDeparture);
         // nothing was reserved again: the next ask takes the instant the held one would have had
         let Departure::Held { departs, .. } = other.depart(second.departs, None, None, t(200)).unwrap() else {
             panic!("held")
@@ -1160,9 +1161,16 @@ mod tests {
         assert_eq!(desk.given_up_until(t(915_100)), Some(until));
         for deadline in [None, Some(t(2_000_000))] {
             let e = desk.depart(pending.departs, deadline, Some(("token-a", "a1")), t(915_100)).unwrap_err();
-            assert_eq!((e.status, e.code, e.retry_after()), (503, "host_given_up", Some(900)), "{deadline:?}");
+            assert_eq!(
+                (e.status(), e.code, e.retry_after()),
+                (503, api::Refusal::HostGivenUp, Some(900)),
+                "{deadline:?}"
+            );
         }
-        assert_eq!(desk.claim("token-a", "a1", Use::Depart, t(915_100)).unwrap_err().code, "not_your_departure");
+        assert_eq!(
+            desk.claim("token-a", "a1", Use::Depart, t(915_100)).unwrap_err().code,
+            api::Refusal::NotYourDeparture
+        );
         // nothing is reserved, robots.txt (due: never fetched) included
         let decisions = desk.report(t(915_100)).unwrap().stats.decisions;
         assert_eq!(desk.ask(None, Some(RULE), t(915_100)).unwrap(), Turn::Refuse(Refused::GivenUp { until }));
@@ -1172,7 +1180,7 @@ mod tests {
         );
         assert_eq!(desk.report(t(915_100)).unwrap().stats.decisions, decisions);
         let e = given_up(key().as_str(), until, t(915_100));
-        assert_eq!((e.status, e.code, e.wait_ms), (503, "host_given_up", Some(899_900)));
+        assert_eq!((e.status(), e.code, e.wait_ms), (503, api::Refusal::HostGivenUp, Some(899_900)));
         // at its end the host is asked again: robots.txt first
         robots_first(&mut desk, RULE, until);
     }

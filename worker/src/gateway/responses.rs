@@ -1,7 +1,7 @@
 //! Answers the gateway writes itself: JSON bodies, the error shape `{ "error": { "code", "message" } }`, 429
 //! "not yet" with its wait headers, 405 with `Allow`.
 
-use crate::api::{retry_after_secs, ApiError};
+use crate::api::{retry_after_secs, ApiError, Refusal};
 use serde::Serialize;
 use worker::{web_sys, Response};
 
@@ -18,7 +18,7 @@ pub(crate) fn json_response<T: Serialize>(value: &T) -> Result<Response, ApiErro
 /// A JSON error answer `{ "error": { "code", "message" } }`, with `Retry-After` and `Hostpace-Wait-Ms` when the
 /// error says how long to wait.
 pub(crate) fn error_response(e: &ApiError) -> Response {
-    let res = Response::ok(e.body()).map(|r| r.with_status(e.status));
+    let res = Response::ok(e.body()).map(|r| r.with_status(e.status()));
     match res {
         Ok(mut r) => {
             let h = r.headers_mut();
@@ -45,8 +45,10 @@ fn error_with_headers(e: &ApiError, headers: &[(&str, String)]) -> Result<Respon
 
 /// 429 "not yet": the caller would have had to wait longer than it will; `attempts` requests were sent.
 pub(crate) fn not_yet(host: &str, wait_ms: f64, layer: &str, attempts: u32) -> Result<Response, ApiError> {
-    let e =
-        ApiError::new(429, "not_yet", format!("{host} may not be fetched for another {} ms ({layer})", wait_ms.ceil()));
+    let e = ApiError::new(
+        Refusal::NotYet,
+        format!("{host} may not be fetched for another {} ms ({layer})", wait_ms.ceil()),
+    );
     error_with_headers(
         &e,
         &[
@@ -62,8 +64,7 @@ pub(crate) fn not_yet(host: &str, wait_ms: f64, layer: &str, attempts: u32) -> R
 pub(crate) fn disallowed_by_robots(host: &str, url: &str, user_agent: &str, rule: &str) -> Result<Response, ApiError> {
     let crawler = hostpace::robots::product_token(user_agent);
     let e = ApiError::new(
-        403,
-        "disallowed_by_robots",
+        Refusal::DisallowedByRobots,
         format!("robots.txt of {host} disallows {url} for {crawler} ({rule}); nothing was sent"),
     );
     // the rule also as a header, for clients (`GatewayLimiter`), when a header can carry it as written
@@ -76,8 +77,7 @@ pub(crate) fn disallowed_by_robots(host: &str, url: &str, user_agent: &str, rule
 /// due in `retry_after_ms`, succeeds.
 pub(crate) fn robots_unavailable(host: &str, retry_after_ms: f64) -> Result<Response, ApiError> {
     let e = ApiError::new(
-        503,
-        "robots_unavailable",
+        Refusal::RobotsUnavailable,
         format!(
             "robots.txt of {host} is unreachable (a 5xx, a 429 or no answer), so nothing is fetched from {host} \
              until it is fetched again successfully (next try in {} s)",
