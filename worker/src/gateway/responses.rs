@@ -1,5 +1,7 @@
-//! Answers the gateway writes itself: JSON bodies, the error shape `{ "error": { "code", "message" } }`, 429
-//! "not yet" with its wait headers, 405 with `Allow`.
+//! Answers the gateway writes itself: JSON bodies, the error shape `{ "error": { "code", "message" } }` with its
+//! code in `Hostpace-Error` (so every refusal of the gateway's own is told from a target's answer by one header: a
+//! relayed answer never carries a `Hostpace-*` header of the target's), 429 "not yet" with its wait headers, 405
+//! with `Allow`.
 
 use crate::api::{retry_after_secs, ApiError, Refusal};
 use serde::Serialize;
@@ -15,14 +17,18 @@ pub(crate) fn json_response<T: Serialize>(value: &T) -> Result<Response, ApiErro
     Response::from_json(value).map_err(internal("json"))
 }
 
-/// A JSON error answer `{ "error": { "code", "message" } }`, with `Retry-After` and `Hostpace-Wait-Ms` when the
-/// error says how long to wait.
+/// The header that marks every error answer of the gateway's own, with its code.
+pub(crate) const ERROR_HEADER: &str = "hostpace-error";
+
+/// A JSON error answer `{ "error": { "code", "message" } }`, its code in [`ERROR_HEADER`], with `Retry-After` and
+/// `Hostpace-Wait-Ms` when the error says how long to wait.
 pub(crate) fn error_response(e: &ApiError) -> Response {
     let res = Response::ok(e.body()).map(|r| r.with_status(e.status()));
     match res {
         Ok(mut r) => {
             let h = r.headers_mut();
             let _ = h.set("content-type", "application/json; charset=utf-8");
+            let _ = h.set(ERROR_HEADER, e.code.code());
             if let (Some(ms), Some(secs)) = (e.wait_ms, e.retry_after()) {
                 let _ = h.set("retry-after", &secs.to_string());
                 let _ = h.set("hostpace-wait-ms", &ms.to_string());
