@@ -201,8 +201,17 @@ impl HostObject {
         };
         match row("host")? {
             // a state that cannot be read is an error, never a fresh start (that would grant a burst)
-            Some(saved) => HostDesk::restore(&saved, row("robots")?.as_deref(), config.policy.clone(), key)
-                .map_err(|e| ApiError::new(Refusal::StateUnreadable, e)),
+            Some(saved) => {
+                let rules = row("robots")?;
+                let desk = HostDesk::restore(&saved, rules.as_deref(), config.policy.clone(), key)
+                    .map_err(|e| ApiError::new(Refusal::StateUnreadable, e))?;
+                // rules stored by an earlier version are stored again in this one's format, once (the state is,
+                // at its next write)
+                if let Some(current) = desk.robots_row().filter(|r| rules.as_ref() != Some(r)) {
+                    self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('robots', ?)", vec![current.into()])?;
+                }
+                Ok(desk)
+            }
             None => HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string())),
         }
     }
