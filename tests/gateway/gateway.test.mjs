@@ -28,6 +28,7 @@ async function expectError(res, status, code, what) {
   assert.match(res.headers.get('content-type') ?? '', /application\/json/, `${what}: JSON content type`);
   const body = await res.json();
   assert.equal(body.error?.code, code, `${what}: code (${JSON.stringify(body)})`);
+  assert.equal(res.headers.get('hostpace-error'), code, `${what}: the gateway's own refusal, marked with its code`);
   assert.ok(typeof body.error.message === 'string' && body.error.message.length > 0, `${what}: a message`);
   return body.error.message;
 }
@@ -76,10 +77,13 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
   });
 
   test('an origin that always answers 429 → its last 429 after 1 + CRAWL_MAX_RETRIES attempts', async () => {
-    const o = await origin({ '/busy': { status: 429, headers: { 'Retry-After': '1' }, body: 'slow down' } });
+    const o = await origin({
+      '/busy': { status: 429, headers: { 'Retry-After': '1', 'Hostpace-Error': 'not_yet' }, body: 'slow down' },
+    });
     const res = await gateway.fetchVia(o.url('/busy'));
     assert.equal(res.status, 429);
     assert.equal(await res.text(), 'slow down', "the origin's own answer, not the gateway's");
+    assert.equal(res.headers.get('hostpace-error'), null, "no Hostpace-Error on the target's answer, even its own");
     assert.equal(res.headers.get('hostpace-attempts'), '4');
     assert.equal(res.headers.get('retry-after'), '1');
     const times = o.arrivals('/busy');

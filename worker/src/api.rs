@@ -1,21 +1,145 @@
-//! Errors as the HTTP API reports them: a status, a stable machine-readable code and a message, serialized as
-//! `{ "error": { "code", "message" } }`.
+//! Errors as the HTTP API reports them: a [`Refusal`] (the stable machine-readable code, and the HTTP status that
+//! goes with it) and a message, serialized as `{ "error": { "code", "message" } }`. The same error crosses from a
+//! Durable Object to the Worker as it is ([`ApiError`] is serde), so a code the gateway does not know cannot exist.
 
-use serde::Serialize;
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::time::Duration;
 
-/// An error answer of the gateway's HTTP API.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The refusals: each variant's code and HTTP status, in one table.
+macro_rules! refusals {
+    ($($(#[$doc:meta])* $name:ident = $status:literal $code:literal,)*) => {
+        /// Every error code the gateway answers with, and its HTTP status. Serialized as its snake_case code
+        /// (`unknown_host`, `departure_held`, …); a code not in this enum does not deserialize.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Refusal {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Refusal {
+            /// Every refusal, in the order of the table (a code read back is the first one spelled so).
+            pub const ALL: &'static [Refusal] = &[$(Refusal::$name,)*];
+
+            /// The HTTP status it answers with.
+            pub fn status(self) -> u16 {
+                match self {
+                    $(Refusal::$name => $status,)*
+                }
+            }
+
+            /// The stable code, as the answer's `error.code` and `Hostpace-Error` say it.
+            pub fn code(self) -> &'static str {
+                match self {
+                    $(Refusal::$name => $code,)*
+                }
+            }
+        }
+    };
+}
+
+refusals! {
+    /// No valid bearer token.
+    Unauthorized = 401 "unauthorized",
+    /// `/v1/fetch` without `url`, or a body without one.
+    MissingUrl = 400 "missing_url",
+    /// The target URL does not parse or is not `http:`/`https:` without credentials.
+    InvalidUrl = 400 "invalid_url",
+    /// A JSON body that cannot be read.
+    InvalidJson = 400 "invalid_json",
+    /// A `Hostpace-*` header with a value out of place.
+    InvalidHeader = 400 "invalid_header",
+    /// `/v1/observe` with a status that is not an HTTP status.
+    InvalidStatus = 400 "invalid_status",
+    /// `/v1/hosts/{host}` naming no valid host.
+    InvalidHost = 400 "invalid_host",
+    /// A query parameter that is unknown or out of place.
+    InvalidQuery = 400 "invalid_query",
+    /// A private, loopback or reserved target.
+    PrivateTarget = 403 "private_target",
+    /// The token has used `CRAWL_MAX_HOSTS_PER_TOKEN` hosts.
+    HostLimit = 403 "host_limit",
+    /// The host's robots.txt disallows the URL.
+    DisallowedByRobots = 403 "disallowed_by_robots",
+    /// A departure not issued to this token for this host, used up or expired.
+    NotYourDeparture = 403 "not_your_departure",
+    /// No such route.
+    NotFound = 404 "not_found",
+    /// A host this token has not used, or one with no state.
+    UnknownHost = 404 "unknown_host",
+    /// The route does not take this method.
+    MethodNotAllowed = 405 "method_not_allowed",
+    /// `/v1/depart` of a departure already confirmed.
+    AlreadyDeparted = 409 "already_departed",
+    /// A JSON request body over 64 KiB.
+    BodyTooLarge = 413 "body_too_large",
+    /// A target URL (or request URL) too long.
+    UrlTooLong = 414 "url_too_long",
+    /// The departure is further away than the caller waits.
+    NotYet = 429 "not_yet",
+    /// The token holds as many reservations at the host as it may.
+    ReservationLimit = 429 "reservation_limit",
+    /// The target's body is larger than `CRAWL_MAX_BODY_BYTES` (the code of [`Refusal::BodyTooLarge`], a 502:
+    /// read back, that code is the request's 413).
+    UpstreamBodyTooLarge = 502 "body_too_large",
+    /// The target could not be fetched, or its body failed.
+    UpstreamFailed = 502 "upstream_failed",
+    /// The isolate reads as many bodies without a length as it may.
+    GatewayBusy = 503 "gateway_busy",
+    /// The host's robots.txt is unreachable.
+    RobotsUnavailable = 503 "robots_unavailable",
+    /// A departure held behind a cooldown past the caller's bound.
+    DepartureHeld = 503 "departure_held",
+    /// The host pushed back for too long: it is left alone for a while.
+    HostGivenUp = 503 "host_given_up",
+    /// The configuration is invalid.
+    ConfigInvalid = 503 "config_invalid",
+    /// No `GATEWAY_TOKEN` secret.
+    NotConfigured = 503 "not_configured",
+    /// The target did not answer in time.
+    UpstreamTimeout = 504 "upstream_timeout",
+    /// The host object's stored state cannot be read (never a fresh start: that would grant a burst).
+    StateUnreadable = 500 "state_unreadable",
+    /// Something in the gateway failed (a binding, a Durable Object call).
+    Internal = 500 "internal",
+}
+
+impl Refusal {
+    /// The refusal whose code is `code`, if there is one.
+    pub fn from_code(code: &str) -> Option<Refusal> {
+        Refusal::ALL.iter().copied().find(|r| r.code() == code)
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl Serialize for Refusal {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+impl<'de> Deserialize<'de> for Refusal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Refusal, D::Error> {
+        let code = std::borrow::Cow::<str>::deserialize(d)?;
+        Refusal::from_code(&code).ok_or_else(|| de::Error::custom(format!("unknown error code {code:?}")))
+    }
+}
+
+/// An error answer of the gateway's HTTP API: what was refused, why, and when asking again may succeed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ApiError {
-    /// The HTTP status.
-    pub status: u16,
-    /// A stable code (`unauthorized`, `invalid_url`, `private_target`, …).
-    pub code: &'static str,
+    /// The refusal: its code and status.
+    pub code: Refusal,
     /// What was wrong, for a person.
     pub message: String,
     /// Milliseconds after which asking again may succeed, sent as `Hostpace-Wait-Ms` and (in whole seconds,
     /// rounded up) `Retry-After`; none: neither header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
 }
 
@@ -26,14 +150,19 @@ struct Body<'a> {
 
 #[derive(Serialize)]
 struct Inner<'a> {
-    code: &'a str,
+    code: Refusal,
     message: &'a str,
 }
 
 impl ApiError {
-    /// An error with `status`, `code` and `message`.
-    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into(), wait_ms: None }
+    /// An error `code` with `message`.
+    pub fn new(code: Refusal, message: impl Into<String>) -> ApiError {
+        ApiError { code, message: message.into(), wait_ms: None }
+    }
+
+    /// The HTTP status (the refusal's).
+    pub fn status(&self) -> u16 {
+        self.code.status()
     }
 
     /// The same error, saying that asking again in `wait_ms` milliseconds (rounded up) may succeed.
@@ -46,14 +175,9 @@ impl ApiError {
         self.wait_ms.map(|ms| retry_after_secs(ms as f64))
     }
 
-    /// 400 with `code`.
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::new(400, code, message)
-    }
-
     /// 500 `internal`: something in the gateway failed (a binding, a Durable Object call).
     pub fn internal(message: impl Into<String>) -> ApiError {
-        ApiError::new(500, "internal", message)
+        ApiError::new(Refusal::Internal, message)
     }
 
     /// The JSON body `{ "error": { "code", "message" } }`.
@@ -66,7 +190,7 @@ impl ApiError {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.status, self.code, self.message)
+        write!(f, "{} {}: {}", self.status(), self.code, self.message)
     }
 }
 
@@ -87,22 +211,22 @@ pub fn wait_bound(
         Some(m) if m == "wait" => {}
         Some(m) if m == "nowait" => bound = tighten(bound, Duration::ZERO),
         Some(m) => {
-            return Err(ApiError::bad_request(
-                "invalid_header",
+            return Err(ApiError::new(
+                Refusal::InvalidHeader,
                 format!("Hostpace-Mode must be \"wait\" or \"nowait\", not {m:?}"),
             ))
         }
     }
     if let Some(raw) = max_wait_ms {
         let ms: f64 = raw.trim().parse().map_err(|_| {
-            ApiError::bad_request(
-                "invalid_header",
+            ApiError::new(
+                Refusal::InvalidHeader,
                 format!("Hostpace-Max-Wait-Ms must be milliseconds >= 0, not {raw:?}"),
             )
         })?;
         let d = Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| {
-            ApiError::bad_request(
-                "invalid_header",
+            ApiError::new(
+                Refusal::InvalidHeader,
                 format!("Hostpace-Max-Wait-Ms must be milliseconds >= 0, not {raw:?}"),
             )
         })?;
@@ -136,7 +260,7 @@ mod tests {
         assert_eq!(wait_bound(Some("wait"), Some("250"), five), Ok(Some(Duration::from_millis(250))));
         assert_eq!(wait_bound(None, Some("60000"), five), Ok(five), "never beyond the gateway's bound");
         for (mode, max) in [(Some("later"), None), (None, Some("-1")), (None, Some("soon")), (None, Some("NaN"))] {
-            assert_eq!(wait_bound(mode, max, five).unwrap_err().code, "invalid_header", "{mode:?} {max:?}");
+            assert_eq!(wait_bound(mode, max, five).unwrap_err().code, Refusal::InvalidHeader, "{mode:?} {max:?}");
         }
     }
 
@@ -150,11 +274,31 @@ mod tests {
     }
 
     #[test]
+    fn each_refusal_is_its_code_and_status_and_an_unknown_code_is_none() {
+        for &r in Refusal::ALL {
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.code()));
+            let back: Refusal = serde_json::from_str(&json).unwrap();
+            // the target's body too large shares the request's code: read back, it is the first spelled so
+            let want = if r == Refusal::UpstreamBodyTooLarge { Refusal::BodyTooLarge } else { r };
+            assert_eq!(back, want);
+            assert!((400..600).contains(&r.status()), "{r}");
+            assert!(r.code().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{r}");
+        }
+        let codes: std::collections::HashSet<_> = Refusal::ALL.iter().map(|r| r.code()).collect();
+        assert_eq!(codes.len(), Refusal::ALL.len() - 1, "one code is shared (body_too_large: 413 and 502)");
+        assert_eq!((Refusal::HostGivenUp.status(), Refusal::HostGivenUp.code()), (503, "host_given_up"));
+        assert_eq!((Refusal::UpstreamBodyTooLarge.status(), Refusal::BodyTooLarge.status()), (502, 413));
+        assert!(serde_json::from_str::<Refusal>("\"teapot\"").is_err());
+        assert_eq!(Refusal::from_code("internal"), Some(Refusal::Internal));
+    }
+
+    #[test]
     fn errors_serialize_as_the_documented_shape_with_escaping() {
-        let e = ApiError::bad_request("invalid_url", "invalid URL \"a\nb\"");
+        let e = ApiError::new(Refusal::InvalidUrl, "invalid URL \"a\nb\"");
         let v: serde_json::Value = serde_json::from_str(&e.body()).unwrap();
         assert_eq!(v["error"]["code"], "invalid_url");
         assert_eq!(v["error"]["message"], "invalid URL \"a\nb\"");
-        assert_eq!(e.status, 400);
+        assert_eq!(e.status(), 400);
     }
 }

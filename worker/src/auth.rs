@@ -1,6 +1,6 @@
 //! Bearer-token authentication, compared in constant time.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 
 /// True when `a` and `b` are equal, in time that depends only on their lengths, never on where they differ.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -25,9 +25,9 @@ pub fn configured_tokens(secret: &str) -> Vec<String> {
 /// configured token is compared (no early exit), each in constant time.
 pub fn authorize(header: Option<&str>, tokens: &[String]) -> Result<usize, ApiError> {
     if tokens.is_empty() {
-        return Err(ApiError::new(503, "not_configured", "the gateway has no GATEWAY_TOKEN secret configured"));
+        return Err(ApiError::new(Refusal::NotConfigured, "the gateway has no GATEWAY_TOKEN secret configured"));
     }
-    let unauthorized = |m: &str| ApiError::new(401, "unauthorized", m);
+    let unauthorized = |m: &str| ApiError::new(Refusal::Unauthorized, m);
     let header = header.ok_or_else(|| unauthorized("missing Authorization header (expected: Bearer <token>)"))?;
     let (scheme, given) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
@@ -81,10 +81,10 @@ mod tests {
         assert_eq!(authorize(Some("bearer  secret-2 "), &tokens), Ok(1));
         for bad in [None, Some(""), Some("Bearer"), Some("Bearer secret"), Some("Basic secret-1"), Some("secret-1")] {
             let e = authorize(bad, &tokens).unwrap_err();
-            assert_eq!((e.status, e.code), (401, "unauthorized"), "{bad:?}");
+            assert_eq!((e.status(), e.code), (401, Refusal::Unauthorized), "{bad:?}");
         }
-        assert_eq!(authorize(Some("Bearer x"), &[]).unwrap_err().status, 503);
-        assert_eq!(authorize(Some("Bearer "), &configured_tokens("")).unwrap_err().status, 503);
+        assert_eq!(authorize(Some("Bearer x"), &[]).unwrap_err().status(), 503);
+        assert_eq!(authorize(Some("Bearer "), &configured_tokens("")).unwrap_err().status(), 503);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! become a core [`Policy`] (validated by the core, errors name the variable); the rest are the gateway's own
 //! bounds.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use hostpace::robots::RobotsTiming;
 use hostpace::{Error, Policy, Quota};
 use std::time::Duration;
@@ -82,7 +82,7 @@ pub struct ConfigProblems(pub Vec<String>);
 impl ConfigProblems {
     /// 503 `config_invalid`, listing every problem: the gateway serves nothing until the configuration is fixed.
     pub fn to_error(&self) -> ApiError {
-        ApiError::new(503, "config_invalid", format!("invalid configuration: {}", self.0.join("; ")))
+        ApiError::new(Refusal::ConfigInvalid, format!("invalid configuration: {}", self.0.join("; ")))
     }
 }
 
@@ -337,7 +337,7 @@ mod tests {
             assert_eq!(e.0.len(), 1, "{name}={value}: {e:?}");
             assert!(e.0[0].contains(name) && e.0[0].contains(says), "{name}={value}: {e:?}");
             let e = e.to_error();
-            assert_eq!((e.status, e.code), (503, "config_invalid"));
+            assert_eq!((e.status(), e.code), (503, Refusal::ConfigInvalid));
         }
     }
 

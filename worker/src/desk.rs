@@ -5,9 +5,9 @@
 //! refuse, the departure); this type adds only what is the gateway's own: what each token may hold
 //! ([`crate::tenants`]).
 
-use crate::api::ApiError;
+use crate::api::{self, ApiError};
 use crate::protocol::{ms, HostReport, RobotsReport};
-use crate::tenants::{Refusal, Scope, Tenants, Use, RESERVATION_GRACE};
+use crate::tenants::{Refusal, SavedTenants, Scope, Tenants, Use, RESERVATION_GRACE};
 use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming};
 use hostpace::{
     Decision, Departure, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Refusal as Refused, Registry,
@@ -81,8 +81,7 @@ pub fn bounded(mut text: String) -> String {
 /// 403 `not_your_departure`: what a token may not use.
 fn not_yours() -> ApiError {
     ApiError::new(
-        403,
-        "not_your_departure",
+        api::Refusal::NotYourDeparture,
         "this departureId was not issued to this token for this host, or is used up or expired",
     )
 }
@@ -95,7 +94,7 @@ pub fn given_up(host: &str, until: Instant, now: Instant) -> ApiError {
         hostpace::GIVE_UP_AFTER.as_secs() / 60,
         crate::api::retry_after_secs(wait_ms),
     );
-    ApiError::new(503, "host_given_up", message).waiting(wait_ms)
+    ApiError::new(api::Refusal::HostGivenUp, message).waiting(wait_ms)
 }
 
 /// 503 `departure_held` with `Retry-After`: a departure to `host` held behind a cooldown may go only `wait` from
@@ -108,27 +107,76 @@ fn held(host: &str, wait: Duration, layer: Layer) -> ApiError {
         wait_ms.ceil(),
         layer.as_str(),
     );
-    ApiError::new(503, "departure_held", message).waiting(wait_ms)
+    ApiError::new(api::Refusal::DepartureHeld, message).waiting(wait_ms)
 }
 
+/// The version of the saved state [`HostDesk::save`] writes, and of the rules' row [`HostDesk::robots_row`] stored
+/// beside it. Versions 1 and 2 are still read ([`Previous`]), once: the next write stores version 3.
+const SAVED_VERSION: u32 = 3;
+
+/// A host's saved state: one serde document (JSON) with one version. The core's snapshot is embedded as the
+/// core's own format ([`Snapshot`]: compact text, exact to the nanosecond); the rules' text is stored in a row of
+/// its own ([`SavedRules`]), written only when a new copy arrives rather than with every decision.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Saved {
+    /// [`SAVED_VERSION`].
+    version: u32,
+    /// The host key.
+    host: String,
+    /// The core's snapshot of the host's registry.
+    snapshot: String,
+    /// The core's [`RobotsRecord`] (the rules' text is in [`SavedRules`]).
+    robots: SavedRobots,
+    /// What each token holds at the host.
+    tenants: SavedTenants,
+}
+
+/// The rules' text in force, in its row beside [`Saved`], named by when its copy was fetched (so the row of
+/// another copy is never taken for the state's).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedRules {
+    /// [`SAVED_VERSION`].
+    version: u32,
+    /// When the copy was fetched (epoch nanoseconds).
+    fetched_ns: u64,
+    /// The robots.txt text.
+    text: String,
+}
+
+/// The saved state of versions 1 and 2, read on restore: version 2 kept the tenants as [`Tenants::encode`]'s
+/// lines (and its rules' row as the fetch instant, a newline and the text); version 1 kept robots.txt's times
+/// and no rules.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Previous {
     version: u32,
     host: String,
     snapshot: String,
-    /// Version 1 only: when robots.txt was due (version 1 kept no rules).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    robots_due_ns: Option<u64>,
-    /// Version 1 only: when robots.txt was last fetched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    robots_fetched_ns: Option<u64>,
-    /// Version 2: the core's [`RobotsRecord`] (the rules' text is stored beside, [`HostDesk::robots_row`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Version 2: the core's [`RobotsRecord`]; none in version 1.
+    #[serde(default)]
     robots: Option<SavedRobots>,
     /// [`Tenants::encode`]'s text.
     #[serde(default)]
     tenants: String,
+}
+
+/// When a rules' row's copy was fetched (epoch nanoseconds) and its text: a [`SavedRules`] document, or a row of
+/// version 2 (the instant, a newline, the text); `None` for anything else.
+fn rules_of_row(row: &str) -> Option<(u64, String)> {
+    if row.starts_with('{') {
+        let rules: SavedRules = serde_json::from_str(row).ok().filter(|r: &SavedRules| r.version == SAVED_VERSION)?;
+        return Some((rules.fetched_ns, rules.text));
+    }
+    let (fetched, text) = row.split_once('\n')?;
+    Some((fetched.parse().ok()?, text.to_owned()))
+}
+
+/// Only the version of a saved state.
+#[derive(Deserialize)]
+struct Version {
+    version: u32,
 }
 
 /// A [`RobotsRecord`] in the saved state.
@@ -180,9 +228,6 @@ impl SavedRobots {
     }
 }
 
-/// The version [`HostDesk::save`] writes; version 1 (robots.txt's times, no rules) is still read.
-const SAVED_VERSION: u32 = 2;
-
 impl HostDesk {
     /// A fresh host under `policy`.
     pub fn new(policy: Policy, key: HostKey) -> Result<HostDesk, Error> {
@@ -198,59 +243,70 @@ impl HostDesk {
     /// A host restored from [`HostDesk::save`]'s text and the [`HostDesk::robots_row`] saved with it, under the
     /// current `policy` (a changed configuration applies, keeping everything owed: reserved slots, cooldowns,
     /// spent tokens). Every instant is kept, so a restart grants no burst, and robots.txt is not fetched again
-    /// before its time. Rules whose stored text is missing or belongs to another copy, and a version 1 state
-    /// (which kept no rules), are not known: robots.txt is fetched again first.
+    /// before its time. A state or a rules' row of an earlier version is read as it was written (`Previous`).
+    /// Rules whose stored text is missing or belongs to another copy, and a version 1 state (which kept no rules),
+    /// are not known: robots.txt is fetched again first.
     pub fn restore(saved: &str, robots_row: Option<&str>, policy: Policy, key: HostKey) -> Result<HostDesk, String> {
-        let saved: Saved = serde_json::from_str(saved).map_err(|e| format!("saved host state is unreadable: {e}"))?;
-        let mut record = match (saved.version, &saved.robots) {
-            (SAVED_VERSION, Some(robots)) => robots.record()?,
-            // version 1 kept no rules: nothing is known, and robots.txt is fetched at once
-            (1, None) => RobotsRecord {
-                copy: RobotsCopy::None,
-                fetched: None,
-                failures: 0,
-                failing_since: None,
-                due: Instant::ZERO,
-                next_fetch: 0,
-            },
-            (version, _) => {
-                return Err(format!("saved host state has version {version} (this build reads 1 and {SAVED_VERSION})"))
+        let unreadable = |e: serde_json::Error| format!("saved host state is unreadable: {e}");
+        let (host, snapshot, mut record, tenants) = match serde_json::from_str::<Version>(saved).map_err(unreadable)? {
+            Version { version: SAVED_VERSION } => {
+                let s: Saved = serde_json::from_str(saved).map_err(unreadable)?;
+                (s.host, s.snapshot, s.robots.record()?, Tenants::restore(s.tenants))
+            }
+            Version { version: 1 | 2 } => {
+                let p: Previous = serde_json::from_str(saved).map_err(unreadable)?;
+                let record = match (p.version, &p.robots) {
+                    (2, Some(robots)) => robots.record()?,
+                    // version 1 kept no rules: nothing is known, and robots.txt is fetched at once
+                    (1, None) => RobotsRecord {
+                        copy: RobotsCopy::None,
+                        fetched: None,
+                        failures: 0,
+                        failing_since: None,
+                        due: Instant::ZERO,
+                        next_fetch: 0,
+                    },
+                    (version, _) => return Err(format!("saved host state of version {version} is not as written")),
+                };
+                let tenants = Tenants::decode(&p.tenants).ok_or("saved host state has unreadable tenants")?;
+                (p.host, p.snapshot, record, tenants)
+            }
+            Version { version } => {
+                return Err(format!("saved host state has version {version} (this build reads 1 to {SAVED_VERSION})"))
             }
         };
-        if saved.host != key.as_str() {
-            return Err(format!("saved host state is for {}, not {key}", saved.host));
+        if host != key.as_str() {
+            return Err(format!("saved host state is for {host}, not {key}"));
         }
         // the text of the rules, if the stored row is the one of the copy the record names
         let robots_txt = robots_row
-            .and_then(|row| row.split_once('\n'))
-            .filter(|(fetched, _)| record.fetched.is_some_and(|f| fetched.parse() == Ok(f.as_nanos())))
+            .and_then(rules_of_row)
+            .filter(|(fetched, _)| record.fetched.is_some_and(|f| *fetched == f.as_nanos()))
             .map(|(_, text)| text);
         if robots_txt.is_none() && record.copy == RobotsCopy::Rules {
             record = RobotsRecord { copy: RobotsCopy::None, fetched: None, due: Instant::ZERO, ..record };
         }
-        let snapshot = Snapshot::decode(&saved.snapshot).map_err(|e| e.to_string())?;
+        let snapshot = Snapshot::decode(&snapshot).map_err(|e| e.to_string())?;
         let mut registry = Registry::restore(snapshot).map_err(|e| e.to_string())?;
         registry.set_policy(policy).map_err(|e| e.to_string())?;
         Ok(HostDesk {
             registry,
             key,
-            robots: RobotsFile::restore(RobotsTiming::default(), record, robots_txt),
-            robots_text: robots_txt.filter(|_| record.copy == RobotsCopy::Rules).map(str::to_owned),
-            tenants: Tenants::decode(&saved.tenants).ok_or("saved host state has unreadable tenants")?,
+            robots: RobotsFile::restore(RobotsTiming::default(), record, robots_txt.as_deref()),
+            robots_text: robots_txt.filter(|_| record.copy == RobotsCopy::Rules),
+            tenants,
         })
     }
 
-    /// All persistent state as text (the core's compact snapshot, exact to the nanosecond, what is known of
-    /// robots.txt but its rules' text, and the tenants' departures).
+    /// All persistent state but the rules' text, as one JSON document (`Saved`): the core's compact snapshot
+    /// (exact to the nanosecond), what is known of robots.txt, and the tenants' departures.
     pub fn save(&self, now: Instant) -> String {
         let saved = Saved {
             version: SAVED_VERSION,
             host: self.key.to_string(),
             snapshot: self.registry.encode_snapshot(now),
-            robots_due_ns: None,
-            robots_fetched_ns: None,
-            robots: Some(SavedRobots::of(&self.robots.record())),
-            tenants: self.tenants.encode(),
+            robots: SavedRobots::of(&self.robots.record()),
+            tenants: self.tenants.saved(),
         };
         // strings and integers always serialize
         serde_json::to_string(&saved).unwrap_or_default()
@@ -335,8 +391,7 @@ impl HostDesk {
                 self.tenants.asked(asker.token, now);
                 if !asker.waits {
                     let refused = ApiError::new(
-                        429,
-                        "reservation_limit",
+                        api::Refusal::ReservationLimit,
                         "this token holds the most unconfirmed reservations for this host it may \
                          (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants the host): depart \
                          or cancel one first",
@@ -401,7 +456,7 @@ impl HostDesk {
             Ok(d) => Ok((Instant::from_nanos(d.departs_ns), d.permit)),
             Err(Refusal::NotYours) => Err(not_yours()),
             Err(Refusal::AlreadyDeparted) => {
-                Err(ApiError::new(409, "already_departed", format!("departure {id:?} was already confirmed")))
+                Err(ApiError::new(api::Refusal::AlreadyDeparted, format!("departure {id:?} was already confirmed")))
             }
         }
     }
@@ -558,13 +613,14 @@ impl HostDesk {
     }
 
     /// The robots.txt rules in force, if the last good answer was a 2xx, as stored beside [`HostDesk::save`]'s
-    /// state and given back to [`HostDesk::restore`]: when the copy was fetched (epoch nanoseconds, so a row of
-    /// another copy is never taken for this one's), a newline, and the text.
+    /// state and given back to [`HostDesk::restore`]: a `SavedRules` document, naming its copy by when it was
+    /// fetched.
     pub fn robots_row(&self) -> Option<String> {
         // the text of the last 2xx, while its rules are the copy in force (a 4xx since replaced them)
         self.robots.robots()?;
-        let fetched = self.robots.fetched_at()?;
-        self.robots_text.as_ref().map(|text| format!("{}\n{text}", fetched.as_nanos()))
+        let fetched_ns = self.robots.fetched_at()?.as_nanos();
+        let text = self.robots_text.clone()?;
+        serde_json::to_string(&SavedRules { version: SAVED_VERSION, fetched_ns, text }).ok()
     }
 
     /// Policy, state and counters at `now` (no departures: those are the host object's [`crate::journal`]);
@@ -761,7 +817,7 @@ mod tests {
         let rules = "User-agent: *\nDisallow: /private\nCrawl-delay: 1\n";
         desk.robots(fetch, Some(&answer(200)), rules, UA, t(10)).unwrap();
         let row = desk.robots_row().expect("rules are stored");
-        assert!(row.ends_with(rules));
+        assert!(row.starts_with(r#"{"version":3,"fetchedNs":"#) && row.contains(r#""text":"User-agent: *\nDisallow"#));
         let saved = desk.save(t(20));
         let mut back = HostDesk::restore(&saved, Some(&row), policy(5.0, 1.0), key()).unwrap();
         assert!(matches!(
@@ -774,7 +830,8 @@ mod tests {
         // without the rules' text (storage lost it), or with another copy's, the copy is unknown: fetched again
         let mut lost = HostDesk::restore(&saved, None, policy(5.0, 1.0), key()).unwrap();
         robots_first(&mut lost, RULE, t(30));
-        let other = row.replacen(|c: char| c.is_ascii_digit(), "9", 1);
+        let other = row.replace("\"fetchedNs\":1", "\"fetchedNs\":9");
+        assert_ne!(other, row);
         let mut stale = HostDesk::restore(&saved, Some(&other), policy(5.0, 1.0), key()).unwrap();
         robots_first(&mut stale, RULE, t(30));
         // a 4xx replaces the rules: their text is no longer the copy in force
@@ -840,7 +897,8 @@ mod tests {
         let other = HostKey::parse("other.example").unwrap();
         assert!(HostDesk::restore(&saved, None, Policy::default(), other).unwrap_err().contains("example.com"));
         assert!(HostDesk::restore("{", None, Policy::default(), key()).is_err());
-        let future = saved.replace("\"version\":2", "\"version\":9");
+        assert!(saved.starts_with(r#"{"version":3,"#), "{saved}");
+        let future = saved.replace("\"version\":3", "\"version\":9");
         assert!(HostDesk::restore(&future, None, Policy::default(), key()).unwrap_err().contains("version 9"));
         let odd = saved.replace("\"copy\":\"none\"", "\"copy\":\"some\"");
         assert!(HostDesk::restore(&odd, None, Policy::default(), key()).unwrap_err().contains("robots.txt"));
@@ -868,15 +926,18 @@ mod tests {
         assert_eq!(id.as_deref(), Some("id-1"));
         desk.ask_as(alice, "id-2".into(), None, None, t(0)).unwrap();
         let full = desk.ask_as(alice, "id-3".into(), None, None, t(0)).unwrap_err();
-        assert_eq!((full.status, full.code), (429, "reservation_limit"));
+        assert_eq!((full.status(), full.code), (429, api::Refusal::ReservationLimit));
         assert_eq!(full.wait_ms, Some(0), "its first one is due now");
         let mut back = HostDesk::restore(&desk.save(t(1)), None, policy(5.0, 1.0), key()).unwrap();
-        assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, "not_your_departure");
+        assert_eq!(back.claim("token-m", "id-1", Use::Observe, t(1)).unwrap_err().code, api::Refusal::NotYourDeparture);
         assert_eq!(back.claim("token-a", "id-1", Use::Depart, t(1)).unwrap().0, t(0));
         let ok = Response { status: 429, headers: &[], latency: None, wall_now_ms: None };
         back.observe_as("token-a", "id-2", &Outcome::Response(ok), t(2)).unwrap();
         assert!(back.report(t(2)).unwrap().stats.cooldown_remaining_ms > 0.0, "the first report cools the host");
-        assert_eq!(back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code, "not_your_departure");
+        assert_eq!(
+            back.observe_as("token-a", "id-2", &Outcome::Timeout, t(2)).unwrap_err().code,
+            api::Refusal::NotYourDeparture
+        );
     }
 
     #[test]
@@ -891,7 +952,7 @@ mod tests {
             matches!(desk.ask_as(alice, "a3".into(), None, None, t(10)).unwrap().0, Turn::Go(d) if d.departs == t(400))
         );
         let full = desk.ask_as(alice, "a4".into(), None, None, t(10)).unwrap_err();
-        assert_eq!((full.code, full.wait_ms), ("reservation_limit", Some(190)), "a2 is due at 200 ms");
+        assert_eq!((full.code, full.wait_ms), (api::Refusal::ReservationLimit, Some(190)), "a2 is due at 200 ms");
     }
 
     #[test]
@@ -1195,12 +1256,12 @@ mod tests {
         assert_eq!(in_flight(&desk), 1, "a2's permit");
         let mut other = desk.clone();
         let refused = desk.depart(second.departs, Some(t(1_200)), Some(("token-a", "a2")), t(200)).unwrap_err();
-        assert_eq!((refused.status, refused.code, refused.wait_ms), (503, "departure_held", Some(1850)));
+        assert_eq!((refused.status(), refused.code, refused.wait_ms), (503, api::Refusal::DepartureHeld, Some(1850)));
         assert_eq!(refused.retry_after(), Some(2));
         assert!(refused.message.contains("1850 ms (cooldown)"), "{}", refused.message);
         // given back: its permit is free, it is no longer the token's to confirm
         assert_eq!(in_flight(&desk), 0);
-        assert_eq!(desk.claim("token-a", "a2", Use::Depart, t(200)).unwrap_err().code, "not_your_departure");
+        assert_eq!(desk.claim("token-a", "a2", Use::Depart, t(200)).unwrap_err().code, api::Refusal::NotYourDeparture);
         // nothing was reserved again: the next ask takes the instant the held one would have had
         let Departure::Held { departs, .. } = other.depart(second.departs, None, None, t(200)).unwrap() else {
             panic!("held")
@@ -1229,9 +1290,16 @@ mod tests {
         assert_eq!(desk.given_up_until(t(915_100)), Some(until));
         for deadline in [None, Some(t(2_000_000))] {
             let e = desk.depart(pending.departs, deadline, Some(("token-a", "a1")), t(915_100)).unwrap_err();
-            assert_eq!((e.status, e.code, e.retry_after()), (503, "host_given_up", Some(900)), "{deadline:?}");
+            assert_eq!(
+                (e.status(), e.code, e.retry_after()),
+                (503, api::Refusal::HostGivenUp, Some(900)),
+                "{deadline:?}"
+            );
         }
-        assert_eq!(desk.claim("token-a", "a1", Use::Depart, t(915_100)).unwrap_err().code, "not_your_departure");
+        assert_eq!(
+            desk.claim("token-a", "a1", Use::Depart, t(915_100)).unwrap_err().code,
+            api::Refusal::NotYourDeparture
+        );
         // nothing is reserved, robots.txt (due: never fetched) included
         let decisions = desk.report(t(915_100)).unwrap().stats.decisions;
         assert_eq!(desk.ask(None, Some(RULE), t(915_100)).unwrap(), Turn::Refuse(Refused::GivenUp { until }));
@@ -1241,7 +1309,7 @@ mod tests {
         );
         assert_eq!(desk.report(t(915_100)).unwrap().stats.decisions, decisions);
         let e = given_up(key().as_str(), until, t(915_100));
-        assert_eq!((e.status, e.code, e.wait_ms), (503, "host_given_up", Some(899_900)));
+        assert_eq!((e.status(), e.code, e.wait_ms), (503, api::Refusal::HostGivenUp, Some(899_900)));
         // at its end the host is asked again: robots.txt first
         robots_first(&mut desk, RULE, until);
     }

@@ -5,19 +5,21 @@
 //! object sends itself (`send`), written a while after its answer (see [`HostObject::save_after_answer`]). No
 //! `RefCell` borrow lives across an `.await`. No alarms are used (so none is exported).
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
 use crate::desk::{bounded, given_up, Asker, HostDesk, RobotsRule};
 use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
-    robots_entry, AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, HostReport, ObserveReply,
-    ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
+    robots_entry, Answer, AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, HostCall, HostReport,
+    ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
 };
 use crate::tenants::Use;
-use hostpace::{HostKey, Instant, Outcome, Refusal, Response as CoreResponse, RetryBudget, Turn, HOLD_RECHECK};
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use hostpace::{
+    HostKey, Instant, Outcome, Refusal as Refused, Response as CoreResponse, RetryBudget, Turn, HOLD_RECHECK,
+};
+use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -55,30 +57,19 @@ fn now() -> Instant {
     Instant::from_millis_f64(js::now_ms())
 }
 
-fn json<T: Serialize>(value: &T) -> worker::Result<Response> {
-    js::reply(&serde_json::to_string(value)?)
+/// An answer without a target's response: `answer` as the body.
+fn answered<R: Serialize>(answer: &Answer<R>) -> worker::Result<Response> {
+    Response::ok(serde_json::to_string(answer)?)
 }
 
-/// A reply alone, as a route's answer (no target's response).
+/// A reply alone, as an operation's answer (no target's response).
 fn reply<T: Serialize>(value: &T) -> Result<Response, ApiError> {
-    json(value).map_err(|e| ApiError::internal(e.to_string()))
-}
-
-fn error(e: &ApiError) -> worker::Result<Response> {
-    let mut res = Response::error(e.body(), e.status)?;
-    if let Some(ms) = e.wait_ms {
-        res.headers_mut().set("hostpace-wait-ms", &ms.to_string())?;
-    }
-    Ok(res)
+    answered(&Answer::Ok(value)).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// A caller's bound on waiting, in milliseconds, as a duration (none: no bound).
 fn bound(max_wait_ms: Option<f64>) -> Option<Duration> {
     max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok())
-}
-
-fn parse<T: DeserializeOwned>(body: &str) -> Result<T, ApiError> {
-    serde_json::from_str(body).map_err(|e| ApiError::internal(format!("bad request to the host object: {e}")))
 }
 
 #[derive(Deserialize)]
@@ -210,16 +201,24 @@ impl HostObject {
         };
         match row("host")? {
             // a state that cannot be read is an error, never a fresh start (that would grant a burst)
-            Some(saved) => HostDesk::restore(&saved, row("robots")?.as_deref(), config.policy.clone(), key)
-                .map_err(|e| ApiError::new(500, "state_unreadable", e)),
+            Some(saved) => {
+                let rules = row("robots")?;
+                let desk = HostDesk::restore(&saved, rules.as_deref(), config.policy.clone(), key)
+                    .map_err(|e| ApiError::new(Refusal::StateUnreadable, e))?;
+                // rules stored by an earlier version are stored again in this one's format, once (the state is,
+                // at its next write)
+                if let Some(current) = desk.robots_row().filter(|r| rules.as_ref() != Some(r)) {
+                    self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('robots', ?)", vec![current.into()])?;
+                }
+                Ok(desk)
+            }
             None => HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string())),
         }
     }
 
     /// `ask`: the answer, or — with `send`, once a departure is reserved — the request sent at it
     /// ([`HostObject::send_at`]), so a request that waits its turn takes one call.
-    async fn handle_ask(&self, body: &str) -> Result<Response, ApiError> {
-        let req: AskRequest = parse(body)?;
+    async fn handle_ask(&self, req: AskRequest) -> Result<Response, ApiError> {
         // the caller's bound counts from now, for the departure's confirmation too
         let deadline = bound(req.max_wait_ms).map(|m| now().saturating_add(m));
         match (self.ask(&req).await?, &req.send) {
@@ -290,11 +289,11 @@ impl HostObject {
                     }
                     return Ok(AskReply::Robots(Departure { robots_fetch: Some(fetch), ..Departure::from(&d) }));
                 }
-                (Turn::Refuse(Refusal::Disallowed(rule)), _) => {
+                (Turn::Refuse(Refused::Disallowed(rule)), _) => {
                     return Ok(AskReply::Disallowed { rule: bounded(rule.to_string()) })
                 }
-                (Turn::Refuse(Refusal::GivenUp { until }), now) => return Err(given_up(&req.host, until, now)),
-                (Turn::Refuse(Refusal::RobotsUnreachable { retry_at }), now) => {
+                (Turn::Refuse(Refused::GivenUp { until }), now) => return Err(given_up(&req.host, until, now)),
+                (Turn::Refuse(Refused::RobotsUnreachable { retry_at }), now) => {
                     let retry_after_ms = retry_at.saturating_duration_since(now).as_secs_f64() * 1000.0;
                     return Ok(AskReply::Unavailable { retry_after_ms });
                 }
@@ -379,7 +378,7 @@ impl HostObject {
         let confirmed = match confirm_until_go(100, Timer::PastTheWait, confirm).await {
             Ok(confirmed) => confirmed,
             Err(e) => {
-                if matches!(e.code, "departure_held" | "host_given_up") {
+                if matches!(e.code, Refusal::DepartureHeld | Refusal::HostGivenUp) {
                     self.save(host)?;
                     if let Some(c) = entry {
                         self.journal.borrow_mut().cancelled(&c.token, &c.id);
@@ -412,8 +411,7 @@ impl HostObject {
     }
 
     /// `/v1/depart`: a token confirms its own departure right before sending it.
-    async fn handle_depart(&self, body: &str) -> Result<DepartReply, ApiError> {
-        let req: DepartRequest = parse(body)?;
+    async fn handle_depart(&self, req: DepartRequest) -> Result<DepartReply, ApiError> {
         let claim = Some(&req.departure);
         let deadline = now().saturating_add(self.config()?.max_wait);
         let wait_ms = match self.confirm(&req.host, claim, claim, now(), false, Some(deadline)).await? {
@@ -429,8 +427,7 @@ impl HostObject {
     /// comes once earlier writes are stored, and what it changes is written a while after the answer has come
     /// ([`HostObject::save_after_answer`]; the reservation itself was written when it was made). The answer is
     /// the target's response with the [`SendReply`] in a header, or a reply alone.
-    async fn handle_send(&self, body: &str) -> Result<Response, ApiError> {
-        let req: SendRequest = parse(body)?;
+    async fn handle_send(&self, req: SendRequest) -> Result<Response, ApiError> {
         let at = (req.departs_ms, req.deadline_ms.map(Instant::from_millis_f64));
         self.send_at(&req.host, req.departure.as_ref(), req.journal.as_ref(), at, &req.request, None).await
     }
@@ -502,8 +499,7 @@ impl HostObject {
         }
     }
 
-    fn handle_observe(&self, body: &str) -> Result<ObserveReply, ApiError> {
-        let req: ObserveRequest = parse(body)?;
+    fn handle_observe(&self, req: ObserveRequest) -> Result<ObserveReply, ApiError> {
         let config = self.config()?;
         let headers: Vec<(&str, &str)> = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
         let reply = self.with_desk(&req.host, true, |desk, now| {
@@ -551,8 +547,7 @@ impl HostObject {
         reply
     }
 
-    fn handle_robots(&self, body: &str) -> Result<RobotsReply, ApiError> {
-        let req: RobotsRequest = parse(body)?;
+    fn handle_robots(&self, req: RobotsRequest) -> Result<RobotsReply, ApiError> {
         let headers: Vec<(&str, &str)> = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
         let reply = self.with_desk(&req.host, true, |desk, now| {
             let response = req.status.map(|status| CoreResponse {
@@ -582,10 +577,10 @@ impl HostObject {
     }
 
     /// The host's report, with the asking token's departures.
-    fn handle_stats(&self, body: &str) -> Result<Option<HostReport>, ApiError> {
-        let req: StatsRequest = parse(body)?;
+    fn handle_stats(&self, req: StatsRequest) -> Result<HostReport, ApiError> {
         let report = self.with_desk(&req.host, false, |desk, now| Ok(desk.report(now)))?;
-        Ok(report.map(|r| HostReport { departures: self.journal.borrow().departures(&req.token), ..r }))
+        let report = report.ok_or_else(|| ApiError::new(Refusal::UnknownHost, "no state for this host"))?;
+        Ok(HostReport { departures: self.journal.borrow().departures(&req.token), ..report })
     }
 }
 
@@ -608,25 +603,26 @@ impl DurableObject for HostObject {
         }
     }
 
+    /// A [`HostCall`], answered with the target's response (an `ask` or `send` that sent) or an [`Answer`].
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let path = req.path();
-        let body = js::call_text(&mut req).await?;
-        let answer = match path.as_str() {
-            "/ask" => self.handle_ask(&body).await.map(Ok),
-            "/depart" => self.handle_depart(&body).await.map(|r| json(&r)),
-            "/send" => self.handle_send(&body).await.map(Ok),
-            "/observe" => self.handle_observe(&body).map(|r| json(&r)),
-            "/robots" => self.handle_robots(&body).map(|r| json(&r)),
-            "/stats" => match self.handle_stats(&body) {
-                Ok(Some(report)) => Ok(json(&report)),
-                Ok(None) => Err(ApiError::new(404, "unknown_host", "no state for this host")),
-                Err(e) => Err(e),
-            },
-            other => Err(ApiError::internal(format!("unknown host object operation {other}"))),
+        let call: HostCall = match serde_json::from_str(&req.text().await?) {
+            Ok(call) => call,
+            Err(e) => {
+                let e = ApiError::internal(format!("bad request to the host object: {e}"));
+                return answered(&Answer::<()>::Refused(e));
+            }
+        };
+        let answer = match call {
+            HostCall::Ask(req) => self.handle_ask(req).await,
+            HostCall::Depart(req) => self.handle_depart(req).await.and_then(|r| reply(&r)),
+            HostCall::Send(req) => self.handle_send(req).await,
+            HostCall::Observe(req) => self.handle_observe(req).and_then(|r| reply(&r)),
+            HostCall::Robots(req) => self.handle_robots(req).and_then(|r| reply(&r)),
+            HostCall::Stats(req) => self.handle_stats(req).and_then(|r| reply(&r)),
         };
         match answer {
-            Ok(response) => response,
-            Err(e) => error(&e),
+            Ok(response) => Ok(response),
+            Err(e) => answered(&Answer::<()>::Refused(e)),
         }
     }
 }

@@ -6,39 +6,24 @@ use wasm_bindgen::prelude::*;
 use worker::web_sys;
 
 #[wasm_bindgen(inline_js = r#"
-// A call to a Durable Object: `[status, reply, response, waitMs]`. A small message (the usual case) travels
-// percent-encoded in a header each way instead of a body, so neither side makes or reads a body stream.
-// `response` is the target's response when a host object sent a request for the call (`ask` with a request,
-// `send`; marked by `hostpace-sent`, its reply in `hostpace-reply`, two headers the relay never passes on), else
-// null; the target's redirect is the answer, never followed on the way back from the object. `waitMs`: the
-// `Hostpace-Wait-Ms` of an error answer of the object's own (null without).
-export async function object_call(stub, op, body) {
-  const encoded = header_form(body);
-  const init = encoded !== null
-    ? { method: 'POST', headers: { 'hostpace-call': encoded }, redirect: 'manual' }
-    : { method: 'POST', body, redirect: 'manual' };
-  const res = await stub.fetch('https://object/' + op, init);
+// A call to a Durable Object: `[text, response]`. The call (`HostCall` or `LedgerCall` JSON) is the body of a POST
+// to the object's one route, and its answer (`Answer` JSON) the body that comes back — unless a host object sent a
+// request for the call (`ask` with a request, `send`): then `response` is the target's response, its reply (a
+// `SendReply`) in `hostpace-reply`, a header the relay never passes on; else `response` is null. The target's
+// redirect is the answer, never followed on the way back from the object.
+export async function object_call(stub, body) {
+  const res = await stub.fetch('https://object/', { method: 'POST', body, redirect: 'manual' });
   const reply = res.headers.get('hostpace-reply');
-  if (res.headers.get('hostpace-sent') === null) {
-    const text = reply !== null ? decodeURIComponent(reply) : await res.text();
-    return [res.status, text, null, res.headers.get('hostpace-wait-ms')];
-  }
-  return [200, decodeURIComponent(reply), res];
+  if (reply === null) return [await res.text(), null];
+  return [decodeURIComponent(reply), res];
 }
 
-// The target's response as a host object's answer to `send`, with the object's reply (set over any header of
-// the same name the target sent).
+// The target's response as a host object's answer to `ask` or `send`, with the object's reply percent-encoded in
+// `hostpace-reply` (set over any header of that name the target sent).
 export function sent_reply(upstream, reply) {
   const response = new Response(upstream.body, upstream);
   response.headers.set('hostpace-reply', encodeURIComponent(reply));
-  response.headers.set('hostpace-sent', '1');
   return response;
-}
-
-// A message percent-encoded for a header when it is short enough (8 KiB encoded), else null (send a body).
-export function header_form(text) {
-  const encoded = encodeURIComponent(text);
-  return encoded.length <= 8192 ? encoded : null;
 }
 
 // async: a request the platform refuses to make (a header it will not send) rejects like one that failed
@@ -199,16 +184,13 @@ export function new_waiter() {
 extern "C" {
     /// `fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(ms) })`.
     pub fn upstream_fetch(url: &str, pairs: &js_sys::Array, timeout_ms: f64) -> js_sys::Promise;
-    /// POST `body` to `https://object/{op}` on a Durable Object stub; resolves to `[status, text, response or
-    /// null, wait or null]` (the target's response when a host object sent a request for the call; the
-    /// `Hostpace-Wait-Ms` of the object's error answer).
-    pub fn object_call(stub: &JsValue, op: &str, body: String) -> js_sys::Promise;
-    /// `upstream` as a host object's answer to `send`, carrying `reply` (an error when the platform will not
-    /// make a response of it, such as a status outside 200–599).
+    /// POST `body` (a call, as JSON) to a Durable Object stub; resolves to `[text, response or null]`: the
+    /// object's answer, or — when a host object sent a request for the call — its reply and the target's response.
+    pub fn object_call(stub: &JsValue, body: String) -> js_sys::Promise;
+    /// `upstream` as a host object's answer to `ask` or `send`, carrying `reply` in `hostpace-reply` (an error
+    /// when the platform will not make a response of it, such as a status outside 200–599).
     #[wasm_bindgen(catch)]
     pub fn sent_reply(upstream: &web_sys::Response, reply: &str) -> Result<web_sys::Response, JsValue>;
-    /// `text` percent-encoded for a `hostpace-call`/`hostpace-reply` header, or `None` when too long for one.
-    fn header_form(text: &str) -> Option<String>;
     /// `{ readable, done }`: a body of exactly `length` bytes passed through as it is read, within `deadline_ms`
     /// (cut short otherwise), and a promise of its end.
     pub fn pass_body(body: &web_sys::ReadableStream, length: f64, deadline_ms: f64) -> js_sys::Object;
@@ -251,28 +233,6 @@ pub fn pairs(headers: &web_sys::Headers) -> Vec<(String, String)> {
 /// Pairs as a JS array of `[name, value]`.
 pub fn to_array(pairs: &[(String, String)]) -> js_sys::Array {
     pairs.iter().map(|(n, v)| js_sys::Array::of2(&JsValue::from_str(n), &JsValue::from_str(v))).collect()
-}
-
-/// The message a Durable Object was called with by [`object_call`]: from its header, or its body when long.
-pub async fn call_text(req: &mut worker::Request) -> worker::Result<String> {
-    match req.headers().get("hostpace-call")? {
-        Some(encoded) => js_sys::decode_uri_component(&encoded)
-            .map(String::from)
-            .map_err(|_| worker::Error::RustError("a call header that is not percent-encoding".into())),
-        None => req.text().await,
-    }
-}
-
-/// A Durable Object's answer to [`object_call`]: `text` in the `hostpace-reply` header, or as the body when long.
-pub fn reply(text: &str) -> worker::Result<worker::Response> {
-    match header_form(text) {
-        Some(encoded) => {
-            let mut response = worker::Response::empty()?;
-            response.headers_mut().set("hostpace-reply", &encoded)?;
-            Ok(response)
-        }
-        None => worker::Response::ok(text),
-    }
 }
 
 /// Epoch milliseconds (in Workers, frozen while code runs; it advances across I/O).

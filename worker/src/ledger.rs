@@ -4,8 +4,22 @@
 //! used (what the token may read reports of), and lists them. Synchronous storage: no await.
 
 use crate::api::ApiError;
+use crate::protocol::Answer;
 use serde::{Deserialize, Serialize};
 use worker::{durable_object, DurableObject, Env, Request, Response, SqlStorageValue, State};
+
+/// Worker → ledger: one call (the body of the ledger's one route, as JSON), answered with an [`Answer`].
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "op", content = "with", rename_all = "camelCase")]
+pub enum LedgerCall {
+    /// Admit a host (or ask whether the token has used it): an [`AdmitReply`].
+    Admit(AdmitRequest),
+    /// The first `limit` hosts the token used: a [`ListReply`].
+    List {
+        /// The most hosts listed.
+        limit: u32,
+    },
+}
 
 /// Worker → ledger: admit `host` for this token, under a bound of `max` hosts.
 #[derive(Serialize, Deserialize)]
@@ -93,17 +107,12 @@ impl TokenLedger {
         Ok(ListReply { hosts: rows.into_iter().map(|r| r.host).collect(), total })
     }
 
-    /// The answer to operation `op` with `body`: an [`AdmitRequest`] (`admit`), or the limit (`list`).
-    fn answer(&self, op: &str, body: &str) -> Result<String, ApiError> {
-        let bad = |e: String| ApiError::internal(format!("bad request to the token ledger: {e}"));
-        let text = match op {
-            "/admit" => {
-                serde_json::to_string(&self.admit(&serde_json::from_str(body).map_err(|e| bad(e.to_string()))?)?)
-            }
-            "/list" => serde_json::to_string(&self.list(body.parse().map_err(|_| bad(format!("limit {body:?}")))?)?),
-            other => return Err(ApiError::internal(format!("unknown token ledger operation {other}"))),
-        };
-        text.map_err(|e| ApiError::internal(e.to_string()))
+    /// The answer to `call`, as JSON.
+    fn answer(&self, call: &LedgerCall) -> serde_json::Result<String> {
+        match call {
+            LedgerCall::Admit(req) => serde_json::to_string(&Answer::from(self.admit(req))),
+            LedgerCall::List { limit } => serde_json::to_string(&Answer::from(self.list(*limit))),
+        }
     }
 }
 
@@ -113,10 +122,13 @@ impl DurableObject for TokenLedger {
     }
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
-        let body = crate::js::call_text(&mut req).await?;
-        match self.answer(&req.path(), &body) {
-            Ok(text) => crate::js::reply(&text),
-            Err(e) => Response::error(e.body(), e.status),
-        }
+        let text = match serde_json::from_str(&req.text().await?) {
+            Ok(call) => self.answer(&call)?,
+            Err(e) => {
+                let e = ApiError::internal(format!("bad request to the token ledger: {e}"));
+                serde_json::to_string(&Answer::<()>::Refused(e))?
+            }
+        };
+        Response::ok(text)
     }
 }

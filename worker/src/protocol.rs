@@ -1,6 +1,9 @@
-//! JSON bodies: the public API's requests and answers, and the Worker ↔ Durable Object protocol. Instants cross
-//! as epoch milliseconds (JSON numbers hold them exactly enough; the objects keep nanoseconds inside).
+//! JSON bodies: the public API's requests and answers, and the Worker ↔ Durable Object protocol: a [`HostCall`]
+//! (one enum of operations, each with its request) goes in the body of a call to a host's object, its
+//! [`Answer`] (the operation's [`HostOperation::Reply`], or an [`ApiError`]) comes back. Instants cross as epoch
+//! milliseconds (JSON numbers hold them exactly enough; the objects keep nanoseconds inside).
 
+use crate::api::{ApiError, Refusal};
 use crate::journal::Departed;
 use hostpace::{Decision, HostStats, Instant, Observation, Policy, RetryVerdict, RobotsOutcome};
 use serde::{Deserialize, Serialize};
@@ -457,7 +460,7 @@ pub struct HostListing {
     /// The error code when the host's object could not answer (its summary then says why; the other hosts are
     /// listed all the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<Refusal>,
 }
 
 /// The query of `GET /v1/hosts`: `detail` (`1`/`true`: each host's full report) and `limit` (how many hosts).
@@ -477,8 +480,8 @@ impl ListQuery {
 
     /// The query read from its pairs; a 400 `invalid_query` names a parameter that is unknown or a value out of
     /// place.
-    pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<ListQuery, crate::ApiError> {
-        let bad = |m: String| crate::ApiError::bad_request("invalid_query", m);
+    pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<ListQuery, ApiError> {
+        let bad = |m: String| ApiError::new(Refusal::InvalidQuery, m);
         let mut q = ListQuery { detail: false, limit: Self::DEFAULT_LIMIT };
         let mut seen: Vec<&str> = Vec::new();
         for (name, value) in pairs {
@@ -526,6 +529,98 @@ pub struct StatsRequest {
     pub host: String,
     /// The asking token's id ([`crate::auth::token_id`]).
     pub token: String,
+}
+
+/// Worker → host object: one call, with its request (the body of the object's one route, as JSON:
+/// `{"op":"ask","with":{…}}`). Each operation's answer is its [`HostOperation::Reply`], inside an [`Answer`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", content = "with", rename_all = "camelCase")]
+pub enum HostCall {
+    /// May one request leave (and, with `send`, send it at its departure): an [`AskReply`], or the target's
+    /// response with a [`SendReply`].
+    Ask(AskRequest),
+    /// Confirm a token's own departure: a [`DepartReply`].
+    Depart(DepartRequest),
+    /// Send a request at a departure already reserved: the target's response with a [`SendReply`], or a
+    /// [`SendReply`] alone.
+    Send(SendRequest),
+    /// Report what came back, give a permit or a departure back: an [`ObserveReply`].
+    Observe(ObserveRequest),
+    /// Report a robots.txt fetch: a [`RobotsReply`].
+    Robots(RobotsRequest),
+    /// The host's report with a token's departures: a [`HostReport`] (404 `unknown_host` without state).
+    Stats(StatsRequest),
+}
+
+impl HostCall {
+    /// The host key the call is about (the object's name).
+    pub fn host(&self) -> &str {
+        match self {
+            HostCall::Ask(r) => &r.host,
+            HostCall::Depart(r) => &r.host,
+            HostCall::Send(r) => &r.host,
+            HostCall::Observe(r) => &r.host,
+            HostCall::Robots(r) => &r.host,
+            HostCall::Stats(r) => &r.host,
+        }
+    }
+}
+
+/// A request to a host object and the reply it gets: what ties each [`HostCall`] to its answer's type.
+pub trait HostOperation: Into<HostCall> {
+    /// The object's reply.
+    type Reply: Serialize + serde::de::DeserializeOwned;
+}
+
+macro_rules! host_operations {
+    ($($request:ident => $variant:ident, $reply:ty;)*) => {$(
+        impl From<$request> for HostCall {
+            fn from(r: $request) -> HostCall {
+                HostCall::$variant(r)
+            }
+        }
+        impl HostOperation for $request {
+            type Reply = $reply;
+        }
+    )*};
+}
+
+host_operations! {
+    AskRequest => Ask, AskReply;
+    DepartRequest => Depart, DepartReply;
+    SendRequest => Send, SendReply;
+    ObserveRequest => Observe, ObserveReply;
+    RobotsRequest => Robots, RobotsReply;
+    StatsRequest => Stats, HostReport;
+}
+
+/// A Durable Object's answer to a call (its body, as JSON): the operation's reply, or the error it gave, as the
+/// [`ApiError`] it was (its code one of [`Refusal`]'s, its wait kept).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Answer<R> {
+    /// The reply.
+    Ok(R),
+    /// The error.
+    Refused(ApiError),
+}
+
+impl<R> From<Result<R, ApiError>> for Answer<R> {
+    fn from(r: Result<R, ApiError>) -> Answer<R> {
+        match r {
+            Ok(reply) => Answer::Ok(reply),
+            Err(e) => Answer::Refused(e),
+        }
+    }
+}
+
+impl<R> From<Answer<R>> for Result<R, ApiError> {
+    fn from(a: Answer<R>) -> Result<R, ApiError> {
+        match a {
+            Answer::Ok(reply) => Ok(reply),
+            Answer::Refused(e) => Err(e),
+        }
+    }
 }
 
 /// What `GET /v1/hosts/{host}` says of the host's robots.txt.
@@ -617,6 +712,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_host_call_names_its_operation_and_carries_its_request() {
+        let call: HostCall = StatsRequest { host: "a.example".into(), token: "t".into() }.into();
+        let json = serde_json::to_string(&call).unwrap();
+        assert_eq!(json, r#"{"op":"stats","with":{"host":"a.example","token":"t"}}"#);
+        assert_eq!(serde_json::from_str::<HostCall>(&json).unwrap(), call);
+        assert_eq!(call.host(), "a.example");
+        let depart = HostCall::from(DepartRequest {
+            host: "a.example".into(),
+            departure: Claim { token: "t".into(), id: "d".into() },
+        });
+        let json = serde_json::to_string(&depart).unwrap();
+        assert!(json.starts_with(r#"{"op":"depart","with":{"#), "{json}");
+        assert_eq!(serde_json::from_str::<HostCall>(&json).unwrap(), depart);
+        assert!(serde_json::from_str::<HostCall>(r#"{"op":"launch","with":{}}"#).is_err());
+    }
+
+    #[test]
+    fn an_answer_is_the_reply_or_the_error_with_its_code_and_wait() {
+        let ok: Answer<DepartReply> = Ok(DepartReply { wait_ms: 3.0 }).into();
+        assert_eq!(serde_json::to_string(&ok).unwrap(), r#"{"ok":{"waitMs":3.0}}"#);
+        let held = ApiError::new(Refusal::DepartureHeld, "held").waiting(1500.0);
+        let text = serde_json::to_string(&Answer::<DepartReply>::Refused(held.clone())).unwrap();
+        assert_eq!(text, r#"{"refused":{"code":"departure_held","message":"held","waitMs":1500}}"#);
+        let back: Result<DepartReply, ApiError> = serde_json::from_str::<Answer<DepartReply>>(&text).unwrap().into();
+        assert_eq!(back, Err(held));
+        let unknown = r#"{"refused":{"code":"teapot","message":"x"}}"#;
+        let e = serde_json::from_str::<Answer<DepartReply>>(unknown).unwrap_err().to_string();
+        assert!(e.contains("unknown error code \"teapot\""), "{e}");
+    }
+
+    #[test]
     fn ask_replies_are_tagged() {
         let later = AskReply::Later { wait_ms: 200.0, layer: "burst".into() };
         let json = serde_json::to_string(&later).unwrap();
@@ -685,7 +811,7 @@ mod tests {
             (&[("host", "x")][..], "unknown query parameter \"host\""),
         ] {
             let e = parse(query).unwrap_err();
-            assert_eq!((e.status, e.code), (400, "invalid_query"), "{query:?}");
+            assert_eq!((e.status(), e.code), (400, Refusal::InvalidQuery), "{query:?}");
             assert!(e.message.contains(says), "{query:?}: {}", e.message);
         }
     }

@@ -3,7 +3,7 @@
 //! have (for `Allow`); a path no route has is 404. Pure: the Worker's own table, with its handlers, is built for
 //! `wasm32` only (the `routes` module).
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 
 /// One route: `method` on `path`, answered by `handler`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,15 +90,14 @@ pub fn find<'t, 'p, H>(table: &'t [Route<H>], method: &str, path: &'p str) -> Ma
 pub fn not_found<H>(table: &[Route<H>], method: &str, path: &str) -> ApiError {
     let routes: Vec<String> = table.iter().map(|r| format!("{} {}{}", r.method, r.path, r.usage)).collect();
     ApiError::new(
-        404,
-        "not_found",
+        Refusal::NotFound,
         format!("no route {method} {path} (routes: {}, the playground at /)", routes.join(", ")),
     )
 }
 
 /// 405 `method_not_allowed` for `method` on `path`, whose routes allow `allow` (the answer's `Allow` header).
 pub fn method_not_allowed(method: &str, path: &str, allow: &str) -> ApiError {
-    ApiError::new(405, "method_not_allowed", format!("{method} is not allowed on {path} (allowed: {allow})"))
+    ApiError::new(Refusal::MethodNotAllowed, format!("{method} is not allowed on {path} (allowed: {allow})"))
 }
 
 #[cfg(test)]
@@ -141,7 +140,7 @@ mod tests {
         assert_eq!(allow("GET", "/v1/acquire"), "POST");
         assert_eq!(allow("DELETE", "/v1/hosts/a.example"), "GET, POST");
         let e = method_not_allowed("POST", "/v1/fetch", "GET");
-        assert_eq!((e.status, e.code), (405, "method_not_allowed"));
+        assert_eq!((e.status(), e.code), (405, Refusal::MethodNotAllowed));
         assert_eq!(e.message, "POST is not allowed on /v1/fetch (allowed: GET)");
     }
 
@@ -150,7 +149,7 @@ mod tests {
         assert_eq!(find(&TABLE, "GET", "/v2/fetch"), Matched::NotFound);
         assert_eq!(find(&TABLE, "GET", "/"), Matched::NotFound);
         let e = not_found(&TABLE[..3], "GET", "/v2/fetch");
-        assert_eq!((e.status, e.code), (404, "not_found"));
+        assert_eq!((e.status(), e.code), (404, Refusal::NotFound));
         assert_eq!(
             e.message,
             "no route GET /v2/fetch (routes: GET /v1/fetch?url=, POST /v1/acquire, GET /v1/hosts/{host}, the \

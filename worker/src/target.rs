@@ -7,7 +7,7 @@
 //! `*.home.arpa`, and single-label names (no dot, as an intranet name) are refused. What a public name resolves
 //! to cannot be checked from a Worker (no DNS API); Cloudflare's own egress refuses private addresses.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use hostpace::{parse_http_url, Error, HostKey, HttpUrl, MAX_URL_LEN};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -32,26 +32,23 @@ impl Target {
 pub fn check_target(input: &str, allow_private: bool) -> Result<Target, ApiError> {
     if input.len() > MAX_URL_LEN {
         return Err(ApiError::new(
-            414,
-            "url_too_long",
+            Refusal::UrlTooLong,
             format!("the target URL is {} bytes, more than the limit of {MAX_URL_LEN}", input.len()),
         ));
     }
     let invalid = |e: Error| match e {
         // never echo credentials back (or into a log)
-        Error::InvalidUrl { input, reason } if input.contains('@') => ApiError::bad_request(
-            "invalid_url",
-            format!("invalid URL (not repeated: it may hold credentials): {reason}"),
-        ),
-        e => ApiError::bad_request("invalid_url", e.to_string()),
+        Error::InvalidUrl { input, reason } if input.contains('@') => {
+            ApiError::new(Refusal::InvalidUrl, format!("invalid URL (not repeated: it may hold credentials): {reason}"))
+        }
+        e => ApiError::new(Refusal::InvalidUrl, e.to_string()),
     };
     let url = parse_http_url(input).map_err(invalid)?;
     let key = HostKey::of(&url, input).map_err(invalid)?;
     if !allow_private {
         if let Some(why) = internal_host(&url.host) {
             return Err(ApiError::new(
-                403,
-                "private_target",
+                Refusal::PrivateTarget,
                 format!(
                     "target host {} is {why}; the gateway only fetches public hosts unless \
                      CRAWL_ALLOW_PRIVATE_TARGETS is true (locally: scripts/dev.sh --allow-local)",
@@ -223,20 +220,20 @@ mod tests {
             let got = check_target(url, false);
             match refused {
                 None => assert!(got.is_ok(), "{url}: {got:?}"),
-                Some(status) => assert_eq!(got.as_ref().map_err(|e| e.status).err(), Some(status), "{url}: {got:?}"),
+                Some(status) => assert_eq!(got.as_ref().map_err(|e| e.status()).err(), Some(status), "{url}: {got:?}"),
             }
         }
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_LEN));
-        assert_eq!(check_target(&long, true).unwrap_err().code, "url_too_long");
-        assert_eq!(check_target(&long, true).unwrap_err().status, 414);
+        assert_eq!(check_target(&long, true).unwrap_err().code, Refusal::UrlTooLong);
+        assert_eq!(check_target(&long, true).unwrap_err().status(), 414);
     }
 
     #[test]
     fn private_targets_pass_when_allowed_but_bad_urls_never_do() {
         assert!(check_target("http://127.0.0.1:8080/x", true).is_ok());
         assert!(check_target("http://10.0.0.1/", true).is_ok());
-        assert_eq!(check_target("ftp://127.0.0.1/", true).unwrap_err().status, 400);
-        assert_eq!(check_target("http://u:p@127.0.0.1/", true).unwrap_err().status, 400);
+        assert_eq!(check_target("ftp://127.0.0.1/", true).unwrap_err().status(), 400);
+        assert_eq!(check_target("http://u:p@127.0.0.1/", true).unwrap_err().status(), 400);
     }
 
     #[test]

@@ -52,6 +52,7 @@
 //!   than one cooldown. The gateway's own fetches (`/v1/fetch`, robots.txt) are not limited by this.
 
 use hostpace::Instant;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -79,7 +80,8 @@ pub const PERMIT_WAIT_STALE: Duration = Duration::from_secs(1);
 pub const MAX_ISSUED: usize = 4096;
 
 /// One departure issued to a token.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Issued {
     /// The random id the caller holds.
     pub id: String,
@@ -173,11 +175,11 @@ pub struct Tenants {
 }
 
 impl Tenants {
-    /// The tenants as text, for the host's saved state: a line per entry, `d <id> <token> <departs> <permit|->
-    /// <state>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a token's own
-    /// cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early; ids and
-    /// token ids hold no spaces). The tokens' asks are not kept. Written by hand: the Worker's wasm budget has no
-    /// room for another serde type.
+    /// The tenants as text, as the host's saved state kept them up to version 2 (read by [`Tenants::decode`] when
+    /// such a state is restored; version 3 keeps [`SavedTenants`]): a line per entry, `d <id> <token> <departs>
+    /// <permit|-> <state>` for a departure, `f <token> <at>` for a fleet-wide throttle, `c <token> <until>` for a
+    /// token's own cooldown (instants in nanoseconds; a departure's state is 0 reserved, 1 confirmed, 2 ended early;
+    /// ids and token ids hold no spaces). The tokens' asks are not kept.
     pub fn encode(&self) -> String {
         let mut out = String::new();
         // one gone with its permit in flight is not kept: after a restart its token holds a permit fewer
@@ -432,6 +434,37 @@ impl Tenants {
     }
 }
 
+/// What of the tenants the host's saved state keeps ([`Tenants::saved`]): the departures issued, each token's last
+/// fleet-wide throttle and its own cooldown (instants in nanoseconds). The tokens' asks and permit waits are not
+/// kept, nor a departure gone with its permit in flight (after a restart its token holds a permit fewer).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedTenants {
+    /// Departures issued and not yet ended, oldest first.
+    pub issued: Vec<Issued>,
+    /// Per token, when its last fleet-wide throttle report was applied.
+    pub fleet_throttles: Vec<(String, u64)>,
+    /// Per token, a cooldown that applies to it alone, until.
+    pub own_cooldowns: Vec<(String, u64)>,
+}
+
+impl Tenants {
+    /// What the host's saved state keeps of the tenants.
+    pub fn saved(&self) -> SavedTenants {
+        SavedTenants {
+            issued: self.issued.iter().filter(|d| !(d.departed && d.ended)).cloned().collect(),
+            fleet_throttles: self.fleet_throttles.clone(),
+            own_cooldowns: self.own_cooldowns.clone(),
+        }
+    }
+
+    /// The tenants [`Tenants::saved`] kept.
+    pub fn restore(saved: SavedTenants) -> Tenants {
+        let SavedTenants { issued, fleet_throttles, own_cooldowns } = saved;
+        Tenants { issued, fleet_throttles, own_cooldowns, ..Tenants::default() }
+    }
+}
+
 /// `token`'s instant in `list` moved to `at` if that is later (its entry made when it has none). Inlined: as a
 /// call of its own it costs about 300 B of the Worker's gzipped wasm.
 #[inline(always)]
@@ -619,5 +652,21 @@ mod tests {
         ts.asked("carol", t(100));
         ts.prune(t(105), BACKOFF);
         assert_eq!(ts.asks, vec![], "asks are kept for WANTS_FOR");
+    }
+    #[test]
+    fn tenants_survive_their_saved_document_as_their_text_did() {
+        let mut ts = Tenants::default();
+        ts.issue("a1".into(), "token-1", t(10), Some(7));
+        ts.issue("a2".into(), "token-2", t(11), None);
+        ts.departed("a2", "token-2", false);
+        ts.throttle_scope("token-2", t(12), BACKOFF);
+        ts.cool_tenant("token-2", t(40));
+        ts.issue("f".into(), "token-1", t(12), Some(9));
+        ts.departed("f", "token-1", true); // gone with its permit in flight: not kept
+        let json = serde_json::to_string(&ts.saved()).unwrap();
+        let back = Tenants::restore(serde_json::from_str(&json).unwrap());
+        assert_eq!(back.encode(), ts.encode(), "what the line format kept, and no more");
+        assert_eq!(back.issued.len(), 2);
+        assert!(json.starts_with(r#"{"issued":[{"id":"a1","token":"token-1","departsNs":1764000010000000000,"#));
     }
 }

@@ -1,16 +1,28 @@
-//! A host's saved state written by an earlier build (`tests/fixtures/desk-saved-v1.json`: what
-//! [`HostDesk::save`] writes to the Durable Object's storage) restores to the future it promised.
+//! A host's saved state written by earlier builds (what [`HostDesk::save`] and [`HostDesk::robots_row`] wrote to
+//! the Durable Object's storage) restores to the future it promised, and is saved again in the current format.
 //!
-//! The host `example.com` under 2/s, burst 4, quota 10 per 60 s and 2 permits (60 s leases) had fetched its
-//! robots.txt (Crawl-delay 1.5 s, due again in an hour), sent two requests (one permit still held) and got a 429
-//! with `Retry-After: 20`. Instants are epoch-based, as the object passes them.
+//! `tests/fixtures/desk-saved-v1.json` (version 1): the host `example.com` under 2/s, burst 4, quota 10 per 60 s
+//! and 2 permits (60 s leases) had fetched its robots.txt (Crawl-delay 1.5 s, due again in an hour), sent two
+//! requests (one permit still held) and got a 429 with `Retry-After: 20`.
+//!
+//! `tests/fixtures/desk-saved-v2.json` and `desk-robots-v2.txt` (version 2: the tenants in their line format, the
+//! rules' row as its fetch instant, a newline and the text): `example.com` under 2/s, burst 4, quota 10 per 60 s
+//! fetched its robots.txt at 100 ms (`Disallow: /private`, Crawl-delay 1.5 s); `token-a` was issued `a1` for
+//! 1.5 s and `token-b` `b1` for 3 s; `token-a` reported a 429 with `Retry-After: 20` on `a1` at 1 s (before it
+//! went: it ends there, counted against its token until its instant).
+//!
+//! Instants are epoch-based, as the object passes them.
 
 use hostpace::robots::RobotsTiming;
-use hostpace::{HostKey, Instant, Layer, Policy, Quota, Turn};
+use hostpace::{HostKey, Instant, Layer, Policy, Quota, Refusal, Turn};
+use hostpace_worker::api::Refusal as Code;
 use hostpace_worker::desk::{HostDesk, RobotsRule};
+use hostpace_worker::tenants::Use;
 use std::time::Duration;
 
 const FIXTURE: &str = include_str!("../../tests/fixtures/desk-saved-v1.json");
+const FIXTURE_V2: &str = include_str!("../../tests/fixtures/desk-saved-v2.json");
+const ROBOTS_V2: &str = include_str!("../../tests/fixtures/desk-robots-v2.txt");
 
 const T0_MS: u64 = 1_764_000_000_000;
 
@@ -68,4 +80,45 @@ fn the_saved_host_restores_to_the_same_future_decisions() {
         let got = (first, d.wait, d.layer, d.departs, d.reserved);
         assert_eq!(got, (robots, Duration::from_millis(wait_ms), layer, t(departs_ms), reserved), "at {at} ms");
     }
+}
+
+/// What the version 2 fixture promised, asked of `desk` (a copy: the asks change it).
+fn promised_by_v2(mut desk: HostDesk) {
+    // the rules are kept, and robots.txt is not fetched again before its time
+    assert_eq!(desk.robots_due(), t(3_600_100));
+    let private = RobotsRule { url: "https://example.com/private/a", ..RULE };
+    assert!(matches!(desk.ask(None, Some(private), t(1_500)).unwrap(), Turn::Refuse(Refusal::Disallowed(_))));
+    // the tenants: b1 is token-b's to confirm, a1 ended with its report, and token-a's report blocked the host
+    assert!(desk.claim("token-b", "b1", Use::Depart, t(3_000)).is_ok());
+    assert_eq!(desk.claim("token-a", "a1", Use::Depart, t(1_500)).unwrap_err().code, Code::NotYourDeparture);
+    assert_eq!(desk.claim("token-b", "b1", Use::Depart, t(1_500)).unwrap().0, t(3_000));
+    // the cooldown of the 429 (Retry-After: 20 at 1 s)
+    match desk.ask(None, Some(RULE), t(1_500)).unwrap() {
+        Turn::Go(d) => assert_eq!((d.layer, d.departs), (Layer::Cooldown, t(21_000))),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_version_2_state_and_its_rules_restore_and_are_saved_again_as_version_3() {
+    let key = HostKey::parse("example.com").unwrap();
+    let policy = Policy {
+        rate_per_sec: 2.0,
+        burst_capacity: 4.0,
+        quota: Some(Quota { limit: 10, window_sec: 60.0 }),
+        ..Policy::default()
+    };
+    let desk = HostDesk::restore(FIXTURE_V2.trim_end(), Some(ROBOTS_V2), policy.clone(), key.clone())
+        .expect("the version 2 fixture restores");
+    promised_by_v2(desk.clone());
+    // written again, it is version 3, rules' row included, and restores to the same future
+    let (saved, rules) = (desk.save(t(1_000)), desk.robots_row().expect("the rules are kept"));
+    assert!(saved.starts_with(r#"{"version":3,"#), "{saved}");
+    assert!(rules.starts_with(r#"{"version":3,"fetchedNs":1764000000100000000,"#), "{rules}");
+    assert!(saved.contains(r#""tenants":{"issued":[{"id":"a1","token":"token-a","#), "{saved}");
+    let again = HostDesk::restore(&saved, Some(&rules), policy.clone(), key.clone()).expect("version 3 restores");
+    promised_by_v2(again.clone());
+    assert_eq!((again.save(t(1_000)), again.robots_row()), (saved.clone(), Some(rules)));
+    // a version 3 state beside a rules' row still in version 2 (a new copy of robots.txt has not come since)
+    promised_by_v2(HostDesk::restore(&saved, Some(ROBOTS_V2), policy, key).unwrap());
 }

@@ -1,10 +1,10 @@
 //! The bound on the hosts one token may create: each token's ledger object admits a host once, and the isolate
 //! remembers what was admitted, to skip the round trip next time.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::auth::token_id;
-use crate::gateway::host_client::{call, call_raw, object_stub};
-use crate::ledger::{AdmitReply, AdmitRequest, ListReply};
+use crate::gateway::host_client::{call_ledger, object_stub};
+use crate::ledger::{AdmitReply, AdmitRequest, LedgerCall, ListReply};
 use hostpace::HostKey;
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -22,8 +22,7 @@ thread_local! {
 pub(crate) async fn admit(env: &Env, token: &str, key: &HostKey, max: u32) -> Result<(), ApiError> {
     if !ask_ledger(env, token, key, max, true).await? {
         return Err(ApiError::new(
-            403,
-            "host_limit",
+            Refusal::HostLimit,
             format!("this token has used {max} hosts, the most it may (CRAWL_MAX_HOSTS_PER_TOKEN = {max})"),
         ));
     }
@@ -38,7 +37,7 @@ pub(crate) async fn has_used(env: &Env, token: &str, key: &HostKey) -> Result<bo
 /// The hosts `token` has used (at most `limit`, in the order it first used them), and how many in all.
 pub(crate) async fn used_hosts(env: &Env, token: &str, limit: u32) -> Result<ListReply, ApiError> {
     let stub = object_stub(env, "LEDGER", &token_id(token), "token ledger")?;
-    call_raw(&stub, "list", limit.to_string()).await
+    call_ledger(&stub, &LedgerCall::List { limit }).await
 }
 
 /// Ask `token`'s ledger about `key` (admitting it under `max` when `create`); a yes is remembered per isolate.
@@ -49,7 +48,8 @@ async fn ask_ledger(env: &Env, token: &str, key: &HostKey, max: u32, create: boo
         return Ok(true);
     }
     let stub = object_stub(env, "LEDGER", &id, "token ledger")?;
-    let reply: AdmitReply = call(&stub, "admit", &AdmitRequest { host: key.to_string(), max, create }).await?;
+    let call = LedgerCall::Admit(AdmitRequest { host: key.to_string(), max, create });
+    let reply: AdmitReply = call_ledger(&stub, &call).await?;
     if !reply.admitted {
         return Ok(false);
     }

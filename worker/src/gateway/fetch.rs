@@ -4,7 +4,7 @@
 //! came back reported to the host's object, and either a retry (a 429/503 the core's retry budget retries) or
 //! the answer relayed. When a retry may not wait its turn, the last answer is relayed instead.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::gateway::host_client::Sent;
 use crate::gateway::logs;
 use crate::gateway::relay::{gateway_headers, relay, Upstream};
@@ -105,7 +105,7 @@ impl FetchRun<'_> {
                     // a departure held past the caller's bound, a host given up on: nothing was sent
                     self.discard_previous();
                     if let Some(ms) = e.wait_ms {
-                        self.visit.log("request", self.attempt, ms as f64, "cooldown", Some(e.status));
+                        self.visit.log("request", self.attempt, ms as f64, "cooldown", Some(e.status()));
                     }
                     return Err(e);
                 }
@@ -240,8 +240,8 @@ impl FetchRun<'_> {
 /// The error for a fetch of `host` that got no answer: 504 when it timed out, else 502.
 fn upstream_error(host: &str, timed_out: bool, message: &str) -> ApiError {
     if timed_out {
-        ApiError::new(504, "upstream_timeout", format!("{host} did not answer in time: {message}"))
+        ApiError::new(Refusal::UpstreamTimeout, format!("{host} did not answer in time: {message}"))
     } else {
-        ApiError::new(502, "upstream_failed", format!("fetching from {host} failed: {message}"))
+        ApiError::new(Refusal::UpstreamFailed, format!("fetching from {host} failed: {message}"))
     }
 }

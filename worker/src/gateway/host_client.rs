@@ -1,35 +1,19 @@
-//! Calls to the gateway's Durable Objects: one message each way (JSON, through [`js::object_call`]), an error
-//! answer turned back into the [`ApiError`] the object gave; and [`HostClient`], the calls to one host's object.
+//! Calls to the gateway's Durable Objects: one message each way, as JSON bodies through [`js::object_call`] — a
+//! [`HostCall`] (or a [`LedgerCall`]) in, an [`Answer`] out, whose error is the [`ApiError`] the object gave —
+//! and [`HostClient`], the calls to one host's object.
 
 use crate::api::ApiError;
 use crate::js;
+use crate::ledger::LedgerCall;
 use crate::protocol::{
-    AskReply, AskRequest, AskerWire, Claim, DepartReply, DepartRequest, Departure, HostReport, ObserveReply,
-    ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
+    Answer, AskReply, AskRequest, AskerWire, Claim, DepartRequest, Departure, HostCall, HostOperation, HostReport,
+    ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{web_sys, Env};
-
-/// Codes the objects may answer with, as static strings.
-fn known_code(code: &str) -> &'static str {
-    [
-        "unknown_host",
-        "state_unreadable",
-        "host_limit",
-        "config_invalid",
-        "not_your_departure",
-        "already_departed",
-        "reservation_limit",
-        "departure_held",
-        "host_given_up",
-    ]
-    .into_iter()
-    .find(|c| *c == code)
-    .unwrap_or("internal")
-}
 
 /// The stub of the object named `name` in the namespace bound as `binding`; `what` names it in errors.
 pub(crate) fn object_stub(env: &Env, binding: &str, name: &str, what: &str) -> Result<JsValue, ApiError> {
@@ -39,49 +23,65 @@ pub(crate) fn object_stub(env: &Env, binding: &str, name: &str, what: &str) -> R
     Ok(stub.into_rpc::<JsValue>())
 }
 
-/// Call operation `op` of the object behind `stub` with `body` as JSON; its answer, parsed.
-pub(crate) async fn call<T: Serialize, R: DeserializeOwned>(stub: &JsValue, op: &str, body: &T) -> Result<R, ApiError> {
-    let body = serde_json::to_string(body).map_err(|e| ApiError::internal(e.to_string()))?;
-    call_raw(stub, op, body).await
+/// Call the token ledger behind `stub`: its reply to `call`.
+pub(crate) async fn call_ledger<R: DeserializeOwned>(stub: &JsValue, call: &LedgerCall) -> Result<R, ApiError> {
+    parse_answer(&called(stub, call).await?.0)
 }
 
-/// Call operation `op` of the object behind `stub` with the text `body`; its answer, parsed.
-pub(crate) async fn call_raw<R: DeserializeOwned>(stub: &JsValue, op: &str, body: String) -> Result<R, ApiError> {
-    parse_answer(&called(js::object_call(stub, op, body)).await?)
-}
-
-/// The `[status, text, …]` a call to an object resolved to.
-async fn called(call: js_sys::Promise) -> Result<JsValue, ApiError> {
-    JsFuture::from(call).await.map_err(|e| {
+/// Call the object behind `stub` with `call` (as JSON, the request's body): the text it answered, and the target's
+/// response when the object sent a request for the call (the text is then its [`SendReply`]).
+async fn called<C: Serialize>(stub: &JsValue, call: &C) -> Result<(String, Option<web_sys::Response>), ApiError> {
+    let body = serde_json::to_string(call).map_err(|e| ApiError::internal(e.to_string()))?;
+    let answer = JsFuture::from(js::object_call(stub, body)).await.map_err(|e| {
         ApiError::internal(format!("durable object call: {}", js::get(&e, "message").as_string().unwrap_or_default()))
-    })
+    })?;
+    let text = js::get(&answer, "0").as_string().unwrap_or_default();
+    Ok((text, js::get(&answer, "1").dyn_into().ok()))
 }
 
-/// An object's `[status, text, response, waitMs]` answer parsed: the error it gave back as the [`ApiError`] it
-/// was (with its wait).
-fn parse_answer<R: DeserializeOwned>(answer: &JsValue) -> Result<R, ApiError> {
-    let status = js::get(answer, "0").as_f64().unwrap_or(500.0) as u16;
-    let text = js::get(answer, "1").as_string().unwrap_or_default();
-    if status != 200 {
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        let code = v["error"]["code"].as_str().unwrap_or("internal");
-        let message = v["error"]["message"].as_str().unwrap_or(&text).to_owned();
-        let e = ApiError::new(status, known_code(code), message);
-        let wait_ms = js::get(answer, "3").as_string().and_then(|s| s.parse().ok());
-        return Err(ApiError { wait_ms, ..e });
-    }
-    serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))
+/// An object's [`Answer`] read: its reply, or the error it gave back as the [`ApiError`] it was.
+fn parse_answer<R: DeserializeOwned>(text: &str) -> Result<R, ApiError> {
+    let answer: Answer<R> =
+        serde_json::from_str(text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))?;
+    answer.into()
 }
 
-/// A host object's [`SendReply`] read from its `[status, text, response]` answer: what came of it, the waits
-/// slept, and the departure when the same call reserved it.
-fn sent(answer: &JsValue) -> Result<(Sent, f64, Option<Departure>), ApiError> {
-    Ok(match parse_answer(answer)? {
+/// What a request a host object sent came to, the waits it slept first, and the departure when the same call
+/// reserved it.
+type SentAt = (Sent, f64, Option<Departure>);
+
+/// A host object's answer to a call that may send (`ask` with a request, `send`): with the target's response,
+/// what came of it, the waits slept, and the departure when the same call reserved it; else the answer's reply
+/// (`R`).
+fn sent<R: DeserializeOwned>(
+    (text, response): (String, Option<web_sys::Response>),
+) -> Result<Result<SentAt, R>, ApiError> {
+    let Some(response) = response else {
+        return parse_answer(&text).map(Err);
+    };
+    let reply: SendReply =
+        serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("durable object answer: {e}")))?;
+    Ok(Ok(match reply {
         SendReply::Sent { departure, waited_ms, latency_ms, slowed } => {
-            let response = js::get(answer, "2")
-                .dyn_into()
-                .map_err(|_| ApiError::internal("the host object sent a request and gave no response"))?;
             (Sent::Answer { response, latency_ms, slowed }, waited_ms, departure)
+        }
+        // a reply beside the target's response is always `sent`; the response is not passed on otherwise
+        SendReply::NoAnswer { departure, waited_ms, timed_out, message } => {
+            js::cancel_body(&response);
+            (Sent::NoAnswer { timed_out, message }, waited_ms, departure)
+        }
+        SendReply::NotYet { departure, waited_ms } => {
+            js::cancel_body(&response);
+            (Sent::NotYet, waited_ms, departure)
+        }
+    }))
+}
+
+/// A [`SendReply`] without the target's response (nothing was sent, or no answer came) as what came of it.
+fn unsent(reply: SendReply) -> Result<SentAt, ApiError> {
+    Ok(match reply {
+        SendReply::Sent { .. } => {
+            return Err(ApiError::internal("the host object sent a request and gave no response"))
         }
         SendReply::NoAnswer { departure, waited_ms, timed_out, message } => {
             (Sent::NoAnswer { timed_out, message }, waited_ms, departure)
@@ -153,7 +153,7 @@ impl HostClient {
         journal: Option<Claim>,
     ) -> Result<AskReply, ApiError> {
         let req = AskRequest { max_wait_ms, url: url.to_owned(), asker, journal, ..self.asking() };
-        match self.asked(&req).await? {
+        match self.asked(req).await? {
             Asked::Reply(reply) => Ok(reply),
             Asked::Sent { .. } => Err(ApiError::internal("the host object sent a request it was not given")),
         }
@@ -170,7 +170,7 @@ impl HostClient {
         send: Option<&Outgoing>,
     ) -> Result<Asked, ApiError> {
         let req = AskRequest { max_wait_ms, robots, url: url.to_owned(), asker, send: send.cloned(), ..self.asking() };
-        self.asked(&req).await
+        self.asked(req).await
     }
 
     /// An ask of this host's object that asks for nothing yet.
@@ -187,28 +187,32 @@ impl HostClient {
     }
 
     /// The object's answer to `req`.
-    async fn asked(&self, req: &AskRequest) -> Result<Asked, ApiError> {
-        let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
-        let answer = called(js::object_call(&self.stub, "ask", body)).await?;
-        if js::get(&answer, "2").is_null() {
-            return Ok(Asked::Reply(parse_answer(&answer)?));
-        }
-        let (sent, waited_ms, departure) = sent(&answer)?;
+    async fn asked(&self, req: AskRequest) -> Result<Asked, ApiError> {
+        let (sent, waited_ms, departure) = match sent(called(&self.stub, &HostCall::Ask(req)).await?)? {
+            Ok(sent) => sent,
+            Err(reply) => return Ok(Asked::Reply(reply)),
+        };
         let departure = departure.ok_or_else(|| ApiError::internal("the host object sent without its departure"))?;
         Ok(Asked::Sent { sent, waited_ms, departure })
     }
 
+    /// The object's reply to `op`.
+    async fn call<O: HostOperation>(&self, op: O) -> Result<O::Reply, ApiError> {
+        parse_answer(&called(&self.stub, &op.into()).await?.0)
+    }
+
     /// Confirm a token's own departure now (`/v1/depart`): the milliseconds still to wait (zero: go).
     pub async fn depart(&self, departure: Claim) -> Result<f64, ApiError> {
-        let r: DepartReply = call(&self.stub, "depart", &DepartRequest { host: self.host.clone(), departure }).await?;
-        Ok(r.wait_ms)
+        Ok(self.call(DepartRequest { host: self.host.clone(), departure }).await?.wait_ms)
     }
 
     /// Have the object send `req` at its departure (see [`SendRequest`]): what came of it, and the milliseconds
     /// the object waited first.
     pub async fn send(&self, req: &SendRequest) -> Result<(Sent, f64), ApiError> {
-        let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
-        let (sent, waited_ms, _) = sent(&called(js::object_call(&self.stub, "send", body)).await?)?;
+        let (sent, waited_ms, _) = match sent(called(&self.stub, &HostCall::Send(req.clone())).await?)? {
+            Ok(sent) => sent,
+            Err(reply) => unsent(reply)?,
+        };
         Ok((sent, waited_ms))
     }
 
@@ -219,12 +223,12 @@ impl HostClient {
 
     /// Report what came back for a request (and give its permit back, when it carries one).
     pub async fn observe(&self, req: ObserveRequest) -> Result<ObserveReply, ApiError> {
-        call(&self.stub, "observe", &req).await
+        self.call(req).await
     }
 
     /// Report a robots.txt fetch.
-    pub async fn robots(&self, report: &RobotsRequest) -> Result<RobotsReply, ApiError> {
-        call(&self.stub, "robots", report).await
+    pub async fn robots(&self, report: RobotsRequest) -> Result<RobotsReply, ApiError> {
+        self.call(report).await
     }
 
     /// Give a permit of the gateway's own back (an observation without a status; nothing without one).
@@ -238,6 +242,6 @@ impl HostClient {
     /// The host's policy, state and counters, with the departures of the token whose id is `token` (404
     /// `unknown_host` if the host never decided anything).
     pub async fn stats(&self, token: &str) -> Result<HostReport, ApiError> {
-        call(&self.stub, "stats", &StatsRequest { host: self.host.clone(), token: token.to_owned() }).await
+        self.call(StatsRequest { host: self.host.clone(), token: token.to_owned() }).await
     }
 }

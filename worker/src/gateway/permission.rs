@@ -4,7 +4,7 @@
 //! given back unused). The last three take the `departureId`: a token can use only departures issued to it, each
 //! once (see [`crate::tenants`]).
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::auth::token_id;
 use crate::gateway::request::Caller;
 use crate::gateway::responses::{json_response, not_yet};
@@ -45,7 +45,7 @@ pub(crate) async fn handle_acquire(caller: Caller<'_>) -> Result<Response, ApiEr
 /// The caller's claim on departure `id` (403 `not_your_departure` without one).
 fn claim(caller: &Caller<'_>, id: Option<String>) -> Result<Claim, ApiError> {
     let id = id.ok_or_else(|| {
-        ApiError::new(403, "not_your_departure", "departureId is required: the one /v1/acquire gave for this request")
+        ApiError::new(Refusal::NotYourDeparture, "departureId is required: the one /v1/acquire gave for this request")
     })?;
     Ok(Claim { token: token_id(caller.token), id })
 }
@@ -83,7 +83,7 @@ pub(crate) async fn handle_observe(caller: Caller<'_>) -> Result<Response, ApiEr
     let target = caller.target(&body.url)?;
     if let Some(status) = body.status {
         if !(100..=599).contains(&status) {
-            return Err(ApiError::bad_request("invalid_status", format!("status {status} is not an HTTP status")));
+            return Err(ApiError::new(Refusal::InvalidStatus, format!("status {status} is not an HTTP status")));
         }
     }
     let departure = claim(&caller, body.departure_id)?;

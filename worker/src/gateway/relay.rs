@@ -2,7 +2,7 @@
 //! body streamed, within `CRAWL_MAX_BODY_BYTES`. The departure's permit, when the relay carries one, goes back to
 //! the host's object once the body has been passed on (or failed, or the caller left).
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::gateway::turn::HostVisit;
 use crate::headers::{response_headers, ADDED_TO_ANSWERS};
 use crate::js;
@@ -19,10 +19,10 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    /// The response, with its headers read (less the two the host object adds to carry its reply).
+    /// The response, with its headers read (less the one the host object adds to carry its reply).
     pub fn new(response: web_sys::Response) -> Upstream {
         let mut headers = js::pairs(&response.headers());
-        headers.retain(|(n, _)| !(n.eq_ignore_ascii_case("hostpace-reply") || n.eq_ignore_ascii_case("hostpace-sent")));
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case("hostpace-reply"));
         Upstream { response, headers }
     }
 
@@ -177,12 +177,15 @@ async fn read_whole(
     let share = max.max(1);
     if BUFFERED.get().saturating_add(share) > BUFFER_BUDGET {
         let _ = stream.cancel();
-        return Err(ApiError::new(503, "gateway_busy", "the gateway is reading other bodies without a length; retry"));
+        return Err(ApiError::new(Refusal::GatewayBusy, "the gateway is reading other bodies without a length; retry"));
     }
     let taken = Share::take(share);
     let read = js::read_body(stream, max.saturating_add(1), deadline_ms).await;
     let (bytes, _) = read.map_err(|_| {
-        ApiError::new(502, "upstream_failed", "the target's body failed, or did not end within CRAWL_FETCH_TIMEOUT_SEC")
+        ApiError::new(
+            Refusal::UpstreamFailed,
+            "the target's body failed, or did not end within CRAWL_FETCH_TIMEOUT_SEC",
+        )
     })?;
     if u64::from(bytes.length()) > max {
         return Err(too_large(max));
@@ -193,8 +196,7 @@ async fn read_whole(
 /// 502 `body_too_large`: the target's body is over `max` bytes.
 fn too_large(max: u64) -> ApiError {
     ApiError::new(
-        502,
-        "body_too_large",
+        Refusal::UpstreamBodyTooLarge,
         format!("the target's response is larger than {max} bytes (CRAWL_MAX_BODY_BYTES)"),
     )
 }

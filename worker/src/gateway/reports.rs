@@ -2,7 +2,7 @@
 //! /v1/hosts/{host}` (one host's policy, state and counters, with the token's recent departures) and `GET
 //! /healthz`.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::auth::token_id;
 use crate::gateway::admission::{has_used, used_hosts};
 use crate::gateway::bindings::serving_config;
@@ -49,16 +49,10 @@ async fn listing(env: &Env, host: &str, token: &str, detail: bool) -> Option<Hos
             let (summary, host, last_seen_ms) = (report.summary(), report.host.clone(), report.last_seen_ms);
             Some(HostListing { host, summary, last_seen_ms, report: detail.then_some(report), error: None })
         }
-        Err(e) if e.code == "unknown_host" => None,
+        Err(e) if e.code == Refusal::UnknownHost => None,
         Err(e) => {
             let summary = format!("unavailable: {}", e.message);
-            Some(HostListing {
-                host: host.to_owned(),
-                summary,
-                last_seen_ms: 0.0,
-                report: None,
-                error: Some(e.code.into()),
-            })
+            Some(HostListing { host: host.to_owned(), summary, last_seen_ms: 0.0, report: None, error: Some(e.code) })
         }
     }
 }
@@ -70,10 +64,10 @@ pub(crate) async fn handle_host(caller: Caller<'_>) -> Result<Response, ApiError
     let decoded = js_sys::decode_uri_component(caller.param)
         .ok()
         .and_then(|s| s.as_string())
-        .ok_or_else(|| ApiError::bad_request("invalid_host", "the host is not valid percent-encoding"))?;
-    let key = HostKey::parse(&decoded).map_err(|e| ApiError::bad_request("invalid_host", e.to_string()))?;
+        .ok_or_else(|| ApiError::new(Refusal::InvalidHost, "the host is not valid percent-encoding"))?;
+    let key = HostKey::parse(&decoded).map_err(|e| ApiError::new(Refusal::InvalidHost, e.to_string()))?;
     if !has_used(caller.env, caller.token, &key).await? {
-        return Err(ApiError::new(404, "unknown_host", format!("this token has not used host {key}")));
+        return Err(ApiError::new(Refusal::UnknownHost, format!("this token has not used host {key}")));
     }
     let report = HostClient::new(caller.env, &key)?.stats(&token_id(caller.token)).await?;
     json_response(&report)

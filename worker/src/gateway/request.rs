@@ -2,7 +2,7 @@
 //! bounded JSON body, the target URL, the caller's bound on waiting; and the host the target names, once the
 //! caller's token is admitted to it.
 
-use crate::api::{wait_bound, ApiError};
+use crate::api::{wait_bound, ApiError, Refusal};
 use crate::auth::token_id;
 use crate::config::GatewayConfig;
 use crate::gateway::admission::{admit, has_used};
@@ -51,19 +51,18 @@ impl<'a> Caller<'a> {
     /// byte is read, when it declares one), 400 `invalid_json` when it does not parse.
     pub async fn read_json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
         let too_large =
-            || ApiError::new(413, "body_too_large", format!("the request body is larger than {MAX_JSON_BODY} bytes"));
+            || ApiError::new(Refusal::BodyTooLarge, format!("the request body is larger than {MAX_JSON_BODY} bytes"));
         let declared = self.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|n| n > MAX_JSON_BODY as u64) {
             return Err(too_large());
         }
         let (text, truncated) = js::read_text(self.req.inner().body(), MAX_JSON_BODY)
             .await
-            .map_err(|_| ApiError::bad_request("invalid_json", "the request body could not be read"))?;
+            .map_err(|_| ApiError::new(Refusal::InvalidJson, "the request body could not be read"))?;
         if truncated {
             return Err(too_large());
         }
-        serde_json::from_str(&text)
-            .map_err(|e| ApiError::bad_request("invalid_json", format!("invalid JSON body: {e}")))
+        serde_json::from_str(&text).map_err(|e| ApiError::new(Refusal::InvalidJson, format!("invalid JSON body: {e}")))
     }
 
     /// `url` checked as a target the gateway may fetch.
@@ -75,8 +74,8 @@ impl<'a> Caller<'a> {
     pub fn query_target(&self) -> Result<Target, ApiError> {
         let url = self.req.url().map_err(internal("request URL"))?;
         let raw = url.query_pairs().find(|(k, _)| k == "url").map(|(_, v)| v.into_owned()).ok_or_else(|| {
-            ApiError::bad_request(
-                "missing_url",
+            ApiError::new(
+                Refusal::MissingUrl,
                 "the url query parameter is required: /v1/fetch?url=<percent-encoded URL>",
             )
         })?;
@@ -107,8 +106,7 @@ impl<'a> Caller<'a> {
     pub async fn revisit(&self, target: Target, route: &'static str) -> Result<HostVisit<'a>, ApiError> {
         if !has_used(self.env, self.token, &target.key).await? {
             return Err(ApiError::new(
-                403,
-                "not_your_departure",
+                Refusal::NotYourDeparture,
                 format!("this token has no departure at host {}: it has never used it", target.key),
             ));
         }

@@ -1,7 +1,9 @@
-//! Answers the gateway writes itself: JSON bodies, the error shape `{ "error": { "code", "message" } }`, 429
-//! "not yet" with its wait headers, 405 with `Allow`.
+//! Answers the gateway writes itself: JSON bodies, the error shape `{ "error": { "code", "message" } }` with its
+//! code in `Hostpace-Error` (so every refusal of the gateway's own is told from a target's answer by one header: a
+//! relayed answer never carries a `Hostpace-*` header of the target's), 429 "not yet" with its wait headers, 405
+//! with `Allow`.
 
-use crate::api::{retry_after_secs, ApiError};
+use crate::api::{retry_after_secs, ApiError, Refusal};
 use serde::Serialize;
 use worker::{web_sys, Response};
 
@@ -15,14 +17,18 @@ pub(crate) fn json_response<T: Serialize>(value: &T) -> Result<Response, ApiErro
     Response::from_json(value).map_err(internal("json"))
 }
 
-/// A JSON error answer `{ "error": { "code", "message" } }`, with `Retry-After` and `Hostpace-Wait-Ms` when the
-/// error says how long to wait.
+/// The header that marks every error answer of the gateway's own, with its code.
+pub(crate) const ERROR_HEADER: &str = "hostpace-error";
+
+/// A JSON error answer `{ "error": { "code", "message" } }`, its code in [`ERROR_HEADER`], with `Retry-After` and
+/// `Hostpace-Wait-Ms` when the error says how long to wait.
 pub(crate) fn error_response(e: &ApiError) -> Response {
-    let res = Response::ok(e.body()).map(|r| r.with_status(e.status));
+    let res = Response::ok(e.body()).map(|r| r.with_status(e.status()));
     match res {
         Ok(mut r) => {
             let h = r.headers_mut();
             let _ = h.set("content-type", "application/json; charset=utf-8");
+            let _ = h.set(ERROR_HEADER, e.code.code());
             if let (Some(ms), Some(secs)) = (e.wait_ms, e.retry_after()) {
                 let _ = h.set("retry-after", &secs.to_string());
                 let _ = h.set("hostpace-wait-ms", &ms.to_string());
@@ -45,8 +51,10 @@ fn error_with_headers(e: &ApiError, headers: &[(&str, String)]) -> Result<Respon
 
 /// 429 "not yet": the caller would have had to wait longer than it will; `attempts` requests were sent.
 pub(crate) fn not_yet(host: &str, wait_ms: f64, layer: &str, attempts: u32) -> Result<Response, ApiError> {
-    let e =
-        ApiError::new(429, "not_yet", format!("{host} may not be fetched for another {} ms ({layer})", wait_ms.ceil()));
+    let e = ApiError::new(
+        Refusal::NotYet,
+        format!("{host} may not be fetched for another {} ms ({layer})", wait_ms.ceil()),
+    );
     error_with_headers(
         &e,
         &[
@@ -62,8 +70,7 @@ pub(crate) fn not_yet(host: &str, wait_ms: f64, layer: &str, attempts: u32) -> R
 pub(crate) fn disallowed_by_robots(host: &str, url: &str, user_agent: &str, rule: &str) -> Result<Response, ApiError> {
     let crawler = hostpace::robots::product_token(user_agent);
     let e = ApiError::new(
-        403,
-        "disallowed_by_robots",
+        Refusal::DisallowedByRobots,
         format!("robots.txt of {host} disallows {url} for {crawler} ({rule}); nothing was sent"),
     );
     // the rule also as a header, for clients (`GatewayLimiter`), when a header can carry it as written
@@ -76,8 +83,7 @@ pub(crate) fn disallowed_by_robots(host: &str, url: &str, user_agent: &str, rule
 /// due in `retry_after_ms`, succeeds.
 pub(crate) fn robots_unavailable(host: &str, retry_after_ms: f64) -> Result<Response, ApiError> {
     let e = ApiError::new(
-        503,
-        "robots_unavailable",
+        Refusal::RobotsUnavailable,
         format!(
             "robots.txt of {host} is unreachable (a 5xx, a 429 or no answer), so nothing is fetched from {host} \
              until it is fetched again successfully (next try in {} s)",

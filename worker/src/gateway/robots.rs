@@ -58,7 +58,7 @@ pub(crate) async fn fetch_robots(
         user_agent: cfg.user_agent.clone(),
         fetch,
     };
-    visit.host.robots(&report).await?;
+    visit.host.robots(report).await?;
     visit.log("robots", 0, dep.wait_ms, &dep.layer, status);
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! needs a bearer token, checked before the configuration is read. Errors answer as
 //! `{ "error": { "code", "message" } }`; 5xx ones are logged.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::gateway::bindings::{authenticate, serving_config};
 use crate::gateway::logs;
 use crate::gateway::request::{header, Caller};
@@ -46,8 +46,7 @@ static ROUTES: [Route<Handler>; 8] = [
 async fn answer(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
     if req.inner().url().len() > MAX_REQUEST_URL {
         return Err(ApiError::new(
-            414,
-            "url_too_long",
+            Refusal::UrlTooLong,
             format!("the request URL is longer than {MAX_REQUEST_URL} bytes"),
         ));
     }
@@ -74,7 +73,7 @@ async fn answer(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiE
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     Ok(answer(req, &env, &ctx).await.unwrap_or_else(|e| {
         // an invalid configuration is logged once, when an isolate reads it
-        if e.status >= 500 && e.code != "config_invalid" {
+        if e.status() >= 500 && e.code != Refusal::ConfigInvalid {
             logs::error(&e);
         }
         error_response(&e)
