@@ -6,7 +6,7 @@
 //!   adaptive pacing);
 //! - `stats`: counters and the state as shells show it ([`HostStats`]);
 //! - `limiter`: [`HostLimiter`], one host with a policy of its own;
-//! - `quota`: the quota window as a host holds it;
+//! - `quota`: the quota window as a host holds it, with the tally that spares most departures a visit to it;
 //! - `pushback`: what a host that pushes back does to its pacing (incidents, held departures, backoff, a slower
 //!   pace, giving up).
 
@@ -52,7 +52,8 @@ pub struct HostState {
     pub(crate) server: Option<Box<ServerLimits>>,
     pub(crate) permits: Option<Box<Concurrency>>,
     pub(crate) counters: Counters,
-    /// The sliding-window quota, when the policy has one.
+    /// The sliding-window quota, when the policy has one, with the tally that counts most departures without
+    /// reading or writing the window (see `quota`).
     pub(crate) quota: QuotaLayer,
     /// robots.txt Crawl-delay in force (already capped), in milliseconds; 0 = none.
     pub(crate) crawl_delay_ms: u32,

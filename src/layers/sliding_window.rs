@@ -131,6 +131,23 @@ impl SlidingWindow {
         }
     }
 
+    /// Departures that fit in any window whatever the instant: the limit less every departure held.
+    pub(crate) fn room(&self) -> u32 {
+        u32::try_from(u64::from(self.limit).saturating_sub(self.total)).unwrap_or(u32::MAX)
+    }
+
+    /// Count `n` departures in the newest sub-window, as `n` departures charged there would be.
+    pub(crate) fn count_in_newest(&mut self, n: u32) {
+        let n = n.min(u32::MAX - self.cur);
+        self.cur += n;
+        self.total += u64::from(n);
+    }
+
+    /// Where the newest sub-window ends: a departure charged before it is counted in it.
+    pub(crate) fn newest_end(&self) -> Instant {
+        Instant::from_nanos(self.top_start.saturating_add(self.sub_ns))
+    }
+
     /// The quota per window.
     pub fn limit(&self) -> u32 {
         self.limit
