@@ -1,11 +1,11 @@
 //! The batched path of `acquireIds`: decisions through each interned id's remembered registry [`Slot`] (no hash
-//! lookup when the slot still holds the host), each reduced to its wait (no [`crate::Decision`] is built).
+//! lookup when the slot still holds the host), each reduced to its wait.
 
 use crate::error::Error;
-use crate::host::HostState;
+use crate::host::Decision;
 use crate::host_key::HostKey;
 use crate::registry::{Registry, Slot};
-use crate::time::{duration_nanos, Instant};
+use crate::time::Instant;
 
 /// Remembered [`Slot`]s of many hosts, by a caller's dense ids (0, 1, 2…), in 4 bytes each: a batch of decisions
 /// reads 4 bytes a host here. Each slot is what deciding for that id's own host returned last; like every slot it
@@ -29,31 +29,26 @@ impl Slots {
     }
 
     /// `id`'s slot ([`Slot::NONE`] when none is remembered yet); `None` for an unknown id.
-    #[inline(always)]
     pub(crate) fn get(&self, id: u32) -> Option<Slot> {
         self.slots.get(id as usize).copied()
     }
 
-    /// Decide for known `id`'s `host` at `now` through its remembered slot, and remember where the host lives
-    /// after: `decide` gets the host's state and the instant to decide at (clamped).
-    #[inline(always)]
-    pub(crate) fn decide<T>(
+    /// Reserve a departure for known `id`'s `host` at `now` through its remembered slot
+    /// ([`Registry::acquire_at`], as every path reserves), and remember where the host lives after.
+    pub(crate) fn acquire(
         &mut self,
         registry: &mut Registry,
         id: u32,
         host: &HostKey,
         now: Instant,
-        decide: impl FnOnce(&mut HostState, Instant) -> T,
-    ) -> Result<T, Error> {
+    ) -> Result<Decision, Error> {
         let slot = self.get(id).unwrap_or(Slot::NONE);
-        let (state, now, at) = registry.state_to_reserve(host, slot, now)?;
-        let decided = decide(state, now);
+        let (decision, at) = registry.acquire_at(host, slot, now)?;
         self.set(id, at);
-        Ok(decided)
+        Ok(decision)
     }
 
     /// Remember `slot` for a known `id`.
-    #[inline(always)]
     fn set(&mut self, id: u32, slot: Slot) {
         if let Some(s) = self.slots.get_mut(id as usize) {
             *s = slot;
@@ -61,69 +56,13 @@ impl Slots {
     }
 }
 
-/// [`HostState::acquire`]'s wait in nanoseconds. A host without concurrency permits always reserves, so its wait
-/// is the whole decision; a host with permits goes through [`HostState::acquire`] (whose wait is then the one
-/// reported, reserved or not), and so does a host with limits its server published (which may lapse first).
-#[inline(always)]
-pub(crate) fn wait_ns(state: &mut HostState, now: Instant) -> u64 {
-    if state.permits.is_some() || state.server.is_some() {
-        return duration_nanos(state.acquire(now).wait);
-    }
-    let (at, layer) = state.earliest(now);
-    state.charge(at, layer, now)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::Layer;
-    use crate::policy::{Policy, Quota};
-    use std::time::Duration;
+    use crate::policy::Policy;
+    use crate::time::duration_nanos;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
-
-    /// The batch loop's decision (the wait only) is `acquire`'s: same waits, same state after, through waits set
-    /// by every layer (interval, burst, quota, cooldown, server quota); with permits `wait_ns` is `acquire` itself
-    /// (its fallback), checked here for the concurrency layer's waits all the same.
-    #[test]
-    fn wait_ns_decides_exactly_as_acquire() {
-        let cases = [
-            (
-                Policy { rate_per_sec: 4.0, burst_capacity: 2.0, min_interval_sec: 0.1, ..Policy::default() },
-                vec![Layer::Interval, Layer::Burst, Layer::Cooldown, Layer::ServerQuota],
-            ),
-            (
-                Policy { quota: Some(Quota { limit: 3, window_sec: 2.0 }), ..Policy::default() },
-                vec![Layer::Quota], // its backlog outlasts the cooldown and the server block: those are case 1's
-            ),
-            (Policy { max_concurrency: 2, lease_sec: 1.0, ..Policy::default() }, vec![Layer::Concurrency]),
-        ];
-        for (policy, layers) in cases {
-            let limits = policy.limits().unwrap();
-            let (mut full, mut lean) = (HostState::new(&limits), HostState::new(&limits));
-            let mut t = 0;
-            for step in 0..300u64 {
-                t += [0, 30, 250, 600, 80, 900, 5][step as usize % 7]; // ms: bursts and idle spells
-                let now = Instant::from_millis(t);
-                for s in [&mut full, &mut lean] {
-                    if step % 60 == 20 {
-                        s.throttle(&limits, Some(Duration::from_millis(900)), now, 0);
-                    }
-                    if step % 60 == 50 {
-                        s.server_quota_until(now.add_nanos(60_000_000_000)); // beyond the backlog the slowed rate left
-                    }
-                }
-                let d = full.acquire(now);
-                let w = wait_ns(&mut lean, now);
-                assert_eq!(w, duration_nanos(d.wait), "{policy:?} step {step}");
-                assert_eq!(full, lean, "{policy:?} step {step}");
-            }
-            for layer in layers {
-                let waited = layer.wait_index().map(|i| full.counters().wait_ms[i]);
-                assert!(waited > Some(0), "{policy:?}: no wait set by {layer:?}: the test must exercise it");
-            }
-        }
-    }
 
     /// Through evictions (which move the registry's entries), decisions through remembered slots are those of a
     /// registry asked by key: a slot whose host moved holds another key or none, and the host is looked up instead.
@@ -141,7 +80,7 @@ mod tests {
             let now = Instant::from_secs(step / 6 * 40 + step % 6);
             let key = &hosts[id as usize];
             let expected = plain.acquire(key, now).map(|d| duration_nanos(d.wait));
-            let got = slots.decide(&mut hinted, id, key, now, wait_ns);
+            let got = slots.acquire(&mut hinted, id, key, now).map(|d| duration_nanos(d.wait));
             assert_eq!(got, expected, "step {step}");
         }
         assert_eq!(hinted.snapshot(Instant::ZERO), plain.snapshot(Instant::ZERO));
@@ -158,7 +97,7 @@ mod tests {
         slots.grow_to(2);
         let t = Instant::from_secs(10);
         for (id, host) in [(0, &a), (1, &b), (1, &b)] {
-            slots.decide(&mut r, id, host, t, wait_ns).unwrap();
+            slots.acquire(&mut r, id, host, t).unwrap();
         }
         let (slot_a, slot_b) = (slots.get(0), slots.get(1));
         assert_ne!(slot_a, slot_b);
@@ -166,7 +105,7 @@ mod tests {
         let before_a = r.host(&a).cloned();
         let expected = r.clone().acquire(&b, t).map(|d| duration_nanos(d.wait));
         assert_eq!(expected, Ok(2_000_000_000), "b's third departure at 1/s, burst 1");
-        assert_eq!(slots.decide(&mut r, 1, &b, t, wait_ns), expected);
+        assert_eq!(slots.acquire(&mut r, 1, &b, t).map(|d| duration_nanos(d.wait)), expected);
         assert_eq!(r.host(&a).cloned(), before_a, "a untouched");
         assert_eq!(slots.get(1), slot_b, "b's own slot remembered again");
     }

@@ -1,7 +1,7 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
 use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg};
-use super::batch::{self, Slots};
+use super::batch::Slots;
 use super::glue;
 use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, Turn};
 use super::{
@@ -11,14 +11,13 @@ use super::{
 use crate::compact::{Reader, Writer};
 use crate::error::Num;
 use crate::frontier::Frontier;
-use crate::host::HostState;
 use crate::host::Random;
 use crate::host_key::{plain_origin, HostKey, OriginCache};
 use crate::observe::{Outcome, Response, RetryBudget, RetryVerdict};
 use crate::policy::Policy;
 use crate::registry::{Registry, Snapshot};
 use crate::robots::{RobotsFile, RobotsTiming, Verdict};
-use crate::time::{nanos_to_ms, Instant};
+use crate::time::Instant;
 use crate::{RobotsUse, Turn as CoreTurn, Visit, HOLD_RECHECK};
 use js_sys::{Float64Array, Reflect, Uint32Array};
 use std::cell::{Cell, RefCell};
@@ -422,7 +421,7 @@ impl Shared {
         let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
         let decision = if reserve {
             let mut registry = self.registry.borrow_mut();
-            self.slots.borrow_mut().decide(&mut registry, id, key, now, HostState::acquire).map_err(core_error)?
+            self.slots.borrow_mut().acquire(&mut registry, id, key, now).map_err(core_error)?
         } else {
             self.registry.borrow().peek(key, now)
         };
@@ -464,8 +463,8 @@ impl Shared {
                 return Err(unknown_id(id));
             };
             let now = nows_ms.get(i).map_or(clock, |&t| Instant::from_millis_f64(t));
-            *wait = match slots.decide(&mut registry, id, key, now, batch::wait_ns) {
-                Ok(wait_ns) => nanos_to_ms(wait_ns),
+            *wait = match slots.acquire(&mut registry, id, key, now) {
+                Ok(decision) => ms(decision.wait),
                 Err(crate::Error::HostGivenUp { until_ms, .. }) if batch => (until_ms - now.as_millis_f64()).max(0.0),
                 Err(e) => return Err(core_error(e)),
             };

@@ -465,9 +465,7 @@ impl Tenants {
     }
 }
 
-/// `token`'s instant in `list` moved to `at` if that is later (its entry made when it has none). Inlined: as a
-/// call of its own it costs about 300 B of the Worker's gzipped wasm.
-#[inline(always)]
+/// `token`'s instant in `list` moved to `at` if that is later (its entry made when it has none).
 fn stamp(list: &mut Vec<(String, u64)>, token: &str, at: Instant) {
     match list.iter_mut().find(|(t, _)| t == token) {
         Some((_, was)) => *was = (*was).max(at.as_nanos()),
