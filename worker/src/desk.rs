@@ -58,6 +58,11 @@ pub struct Asker<'a> {
     pub waits: bool,
 }
 
+/// How long a caller held by the gateway's own rules (a token at its bound of reservations or in a cooldown of its
+/// own, every permit held) waits at most before asking again, when nothing wakes it sooner (a departure that goes,
+/// a permit given back). A hold for robots.txt is the core's, shorter ([`hostpace::HOLD_RECHECK`]).
+pub const TURN_RECHECK: Duration = Duration::from_millis(250);
+
 /// How long a token that leaves the next free permit to another waits before it asks again (it is woken sooner
 /// when a permit goes back).
 const PERMIT_TURN: Duration = Duration::from_millis(250);

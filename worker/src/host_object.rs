@@ -8,7 +8,7 @@
 use crate::api::{ApiError, Refusal};
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
-use crate::desk::{bounded, given_up, Asker, HostDesk, RobotsRule};
+use crate::desk::{bounded, given_up, Asker, HostDesk, RobotsRule, TURN_RECHECK};
 use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
@@ -16,9 +16,7 @@ use crate::protocol::{
     ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
 };
 use crate::tenants::Use;
-use hostpace::{
-    HostKey, Instant, Outcome, Refusal as Refused, Response as CoreResponse, RetryBudget, Turn, HOLD_RECHECK,
-};
+use hostpace::{HostKey, Instant, Outcome, Refusal as Refused, Response as CoreResponse, RetryBudget, Turn};
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -263,7 +261,7 @@ impl HostObject {
                 (Turn::Go(d), _) if !d.reserved => {
                     // every concurrency permit is held: wait for a release (woken by it) or the first lease's end,
                     // then ask again
-                    self.hold(d.wait.min(HOLD_RECHECK)).await;
+                    self.hold(d.wait.min(TURN_RECHECK)).await;
                 }
                 (Turn::Go(d), _) => {
                     let (layer, asked) = (d.layer.as_str(), asked(d.wait));
@@ -303,8 +301,8 @@ impl HostObject {
                 (Turn::Hold { until }, now) => {
                     // another caller is fetching robots.txt, or one of the token's own departures is due: wait
                     // for the report or the departure (woken by it), then ask again
-                    let left = max_wait.unwrap_or(HOLD_RECHECK);
-                    let wait = until.saturating_duration_since(now).min(HOLD_RECHECK).min(left);
+                    let left = max_wait.unwrap_or(TURN_RECHECK);
+                    let wait = until.saturating_duration_since(now).min(TURN_RECHECK).min(left);
                     self.hold(wait).await;
                 }
             }

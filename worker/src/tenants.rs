@@ -73,7 +73,7 @@ pub const RESERVATION_GRACE: Duration = Duration::from_secs(5);
 pub const WANTS_FOR: Duration = Duration::from_secs(5);
 
 /// How long after its last ask a token waiting for a permit still counts as waiting (a waiting caller asks again
-/// at least every `HOLD_RECHECK`).
+/// at least every [`crate::desk::TURN_RECHECK`]).
 pub const PERMIT_WAIT_STALE: Duration = Duration::from_secs(1);
 
 /// The most issued departures a host keeps (the oldest are forgotten first; each token's own bound is smaller).
