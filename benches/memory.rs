@@ -6,27 +6,11 @@
 
 use governor::{Quota as GQuota, RateLimiter};
 use hostpace::{HostKey, HostState, Instant, Policy, Registry};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
-struct Counting;
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "../tests/support/counting.rs"]
+mod counting;
+use counting::{live, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -53,13 +37,13 @@ fn main() {
     println!("average key length = {:.1} bytes", key_bytes as f64 / HOSTS as f64);
 
     let rss_before = rss_mb();
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let policy = Policy { max_hosts: HOSTS as u32, ..Policy::default() };
     let mut registry = Registry::new(policy).unwrap();
     for (i, k) in keys.iter().enumerate() {
         registry.acquire(k, Instant::from_nanos(i as u64)).unwrap();
     }
-    let used = LIVE.load(Ordering::Relaxed) - before;
+    let used = live() - before;
     println!(
         "hostpace Registry, {HOSTS} hosts: {:.1} heap bytes per host (state + map + key copy), {:.0} MB heap, RSS +{:.0} MB",
         used as f64 / HOSTS as f64,
@@ -68,13 +52,13 @@ fn main() {
     );
     drop(registry);
 
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let gov =
         RateLimiter::keyed(GQuota::per_second(NonZeroU32::new(2).unwrap()).allow_burst(NonZeroU32::new(4).unwrap()));
     for k in &keys {
         let _ = gov.check_key(k);
     }
-    let used = LIVE.load(Ordering::Relaxed) - before;
+    let used = live() - before;
     println!(
         "governor keyed, {HOSTS} keys: {:.1} heap bytes per key (state + map + key copy)",
         used as f64 / HOSTS as f64

@@ -3,29 +3,13 @@
 //! measures the same at a million hosts, beside governor.)
 
 use hostpace::{HostKey, Instant, Policy, Quota, Registry};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// Bytes per host a registry may hold: its state, its key, its index and its clock.
 const BUDGET: f64 = 256.0;
 
-struct Counting;
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/counting.rs"]
+mod counting;
+use counting::{live, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -33,13 +17,13 @@ static GLOBAL: Counting = Counting;
 /// Heap bytes per host of a registry under `policy` holding `hosts` hosts, each decided once.
 fn bytes_per_host(policy: Policy, hosts: usize) -> f64 {
     let keys: Vec<HostKey> = (0..hosts).map(|i| HostKey::parse(&format!("host{i}.example")).unwrap()).collect();
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let mut registry = Registry::new(Policy { max_hosts: hosts as u32, ..policy }).unwrap();
     for (i, key) in keys.iter().enumerate() {
         registry.acquire(key, Instant::from_nanos(i as u64)).unwrap();
     }
     // the keys the registry holds are its own clones: count them, not the caller's
-    let held = LIVE.load(Ordering::Relaxed) - before;
+    let held = live() - before;
     assert_eq!(registry.len(), hosts);
     held as f64 / hosts as f64
 }
