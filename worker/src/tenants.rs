@@ -296,9 +296,13 @@ impl Tenants {
     /// Whether `token` wants the host at `now`: it holds a reservation here that still counts, or asked within
     /// [`WANTS_FOR`].
     pub fn wants(&self, token: &str, now: Instant) -> bool {
-        let asking =
-            self.asks.iter().any(|(t, at)| t == token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
-        asking || self.issued.iter().any(|d| d.token == token && d.counts(now))
+        self.wanted_by(now, |t| t == token)
+    }
+
+    /// Whether a token `who` picks wants the host at `now` (see [`Tenants::wants`]).
+    fn wanted_by(&self, now: Instant, who: impl Fn(&str) -> bool) -> bool {
+        let asking = self.asks.iter().any(|(t, at)| who(t) && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        asking || self.issued.iter().any(|d| who(&d.token) && d.counts(now))
     }
 
     /// The gateway's own request to the host (a `/v1/fetch` or robots.txt) was pushed back at `now`: that
@@ -324,9 +328,7 @@ impl Tenants {
     /// Whether a token other than `token` wants the host at `now`: it holds a reservation here that still counts,
     /// or asked within [`WANTS_FOR`].
     fn another_wants(&self, token: &str, now: Instant) -> bool {
-        let asking =
-            self.asks.iter().any(|(t, at)| t != token && Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
-        asking || self.issued.iter().any(|d| d.token != token && d.counts(now))
+        self.wanted_by(now, |t| t != token)
     }
 
     /// Departures `token` holds at `now`, reserved and not yet confirmed (nor abandoned: see
