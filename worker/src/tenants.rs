@@ -485,14 +485,20 @@ mod tests {
         Instant::from_secs(1_764_000_000 + s)
     }
 
-    #[test]
-    fn tenants_survive_their_text() {
+    /// Two tokens at a host: one holding a departure with a permit, the other's gone, reported 429 and cooled alone.
+    fn two_tokens() -> Tenants {
         let mut ts = Tenants::default();
         ts.issue("a1".into(), "token-1", t(10), Some(7));
         ts.issue("a2".into(), "token-2", t(11), None);
         ts.departed("a2", "token-2", false);
         ts.throttle_scope("token-2", t(12), BACKOFF);
         ts.cool_tenant("token-2", t(40));
+        ts
+    }
+
+    #[test]
+    fn tenants_survive_their_text() {
+        let mut ts = two_tokens();
         ts.issue("a3".into(), "token-1", t(30), Some(8));
         ts.claim("a3", "token-1", Use::Cancel, t(12)).unwrap(); // ended early: still counted until t(30)
         let text = ts.encode();
@@ -653,14 +659,10 @@ mod tests {
         ts.prune(t(105), BACKOFF);
         assert_eq!(ts.asks, vec![], "asks are kept for WANTS_FOR");
     }
+
     #[test]
     fn tenants_survive_their_saved_document_as_their_text_did() {
-        let mut ts = Tenants::default();
-        ts.issue("a1".into(), "token-1", t(10), Some(7));
-        ts.issue("a2".into(), "token-2", t(11), None);
-        ts.departed("a2", "token-2", false);
-        ts.throttle_scope("token-2", t(12), BACKOFF);
-        ts.cool_tenant("token-2", t(40));
+        let mut ts = two_tokens();
         ts.issue("f".into(), "token-1", t(12), Some(9));
         ts.departed("f", "token-1", true); // gone with its permit in flight: not kept
         let json = serde_json::to_string(&ts.saved()).unwrap();
