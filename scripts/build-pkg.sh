@@ -26,12 +26,12 @@ node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=
 
 # The JS half: a class per class of the core, each holding its wasm object (limiter.js, frontier.js, ...), the
 # public surface they make (api.js), the request lifecycle of Limiter and GatewayLimiter (lifecycle.js, turns.js),
-# GatewayLimiter (plain JS, nothing in the wasm) and hostpace/crawlee (Crawlee 3 crawlers paced by a Limiter).
-for js in api answer limiter frontier token-bucket leaky-bucket sliding-window host-limiter \
+# SharedLimiter (a fleet sharing hosts through a store), GatewayLimiter (plain JS, nothing in the wasm) and hostpace/crawlee (Crawlee 3 crawlers paced by a Limiter).
+for js in api answer limiter shared-limiter frontier token-bucket leaky-bucket sliding-window host-limiter \
   lifecycle turns gateway crawlee; do
   cp "src/wasm/$js.js" "$OUT/"
 done
-cp src/wasm/gateway.d.ts src/wasm/crawlee.d.ts "$OUT/"
+cp src/wasm/gateway.d.ts src/wasm/shared-limiter.d.ts src/wasm/crawlee.d.ts "$OUT/"
 
 # Entry points: the same public surface (api.js), once the module is initialised the way each environment loads it.
 cat > "$OUT/node.js" <<'JS'
@@ -58,6 +58,7 @@ cat > "$OUT/index.d.ts" <<'TS'
 /// <reference lib="esnext.disposable" />
 export * from './hostpace.js';
 export * from './gateway.js';
+export * from './shared-limiter.js';
 TS
 for entry in node workerd browser; do cp "$OUT/index.d.ts" "$OUT/$entry.d.ts"; done
 

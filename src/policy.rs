@@ -278,6 +278,29 @@ impl Policy {
 }
 
 impl Policy {
+    /// One process's share of this policy when `fleet_size` processes pace the same hosts each on its own (their
+    /// shared store is out of reach): together they keep to the policy. The rate, the quota and the concurrency
+    /// are divided among them (each keeps at least one request in flight and one of the quota), the interval
+    /// floor multiplied, the burst divided (at least 1). An adaptive floor is divided too.
+    pub fn fleet_share(&self, fleet_size: u32) -> Policy {
+        let n = fleet_size.max(1);
+        let share = f64::from(n);
+        Policy {
+            rate_per_sec: self.rate_per_sec / share,
+            burst_capacity: (self.burst_capacity / share).floor().max(1.0),
+            min_interval_sec: self.min_interval_sec * share,
+            quota: self.quota.map(|q| Quota { limit: (q.limit / n).max(1), ..q }),
+            max_concurrency: match self.max_concurrency {
+                0 => 0,
+                max => (max / n).max(1),
+            },
+            adaptive: self.adaptive.map(|a| Adaptive { min_rate_per_sec: a.min_rate_per_sec / share, ..a }),
+            ..self.clone()
+        }
+    }
+}
+
+impl Policy {
     pub(crate) fn write(&self, w: &mut Writer) {
         w.f64(self.rate_per_sec);
         w.f64(self.burst_capacity);
@@ -420,5 +443,26 @@ mod tests {
         let p: Policy = serde_json::from_str(r#"{"ratePerSec":5,"burstCapacity":1}"#).unwrap();
         assert_eq!((p.rate_per_sec, p.burst_capacity, p.max_retries), (5.0, 1.0, 3));
         assert!(serde_json::from_str::<Policy>(r#"{"rate":5}"#).is_err());
+    }
+
+    #[test]
+    fn a_fleets_shares_keep_to_the_policy_together() {
+        let p = Policy {
+            rate_per_sec: 5.0,
+            burst_capacity: 3.0,
+            min_interval_sec: 0.5,
+            quota: Some(Quota { limit: 10, window_sec: 60.0 }),
+            max_concurrency: 6,
+            ..Policy::default()
+        };
+        let share = p.fleet_share(4);
+        assert_eq!(share.rate_per_sec, 1.25);
+        assert_eq!(share.burst_capacity, 1.0);
+        assert_eq!(share.min_interval_sec, 2.0);
+        assert_eq!(share.quota, Some(Quota { limit: 2, window_sec: 60.0 }));
+        assert_eq!(share.max_concurrency, 1);
+        assert_eq!(p.fleet_share(1), p);
+        assert_eq!(p.fleet_share(0), p);
+        assert_eq!(Policy::default().fleet_share(3).max_concurrency, 0, "no limit stays no limit");
     }
 }

@@ -460,6 +460,38 @@ impl HostState {
             && self.permits.as_ref().is_none_or(|p| p.in_flight(now) == 0)
     }
 
+    /// The earliest instant from `now` on at which the state is fresh ([`HostState::is_fresh`]) if nothing else
+    /// happens, to the millisecond and never before; `None` when it is not fresh even `within` from now (it holds
+    /// what time alone does not undo, such as a learned rate level or a Crawl-delay). Freshness only comes with
+    /// time, so the instant is found by halving the gap between one that is not fresh and one that is.
+    pub fn fresh_by(&self, limits: &Limits, now: Instant, within: Duration) -> Option<Instant> {
+        if self.is_fresh(limits, now) {
+            return Some(now);
+        }
+        let (mut stale, mut fresh) = (now, now.saturating_add(within));
+        if !self.is_fresh(limits, fresh) {
+            return None;
+        }
+        while fresh.nanos_since(stale) > 1_000_000 {
+            let mid = stale.add_nanos(fresh.nanos_since(stale) / 2);
+            if self.is_fresh(limits, mid) {
+                fresh = mid;
+            } else {
+                stale = mid;
+            }
+        }
+        Some(fresh)
+    }
+
+    /// A request left at `at` without this state knowing (another process paced the host on its own, or what was
+    /// known of the host was lost): charge it as a departure at `at` after which the bucket is empty, so that no
+    /// burst follows it. What the state owed already stays owed.
+    pub fn departed_elsewhere(&mut self, at: Instant) {
+        self.bucket.restart_empty_at(at);
+        self.charge(at, Layer::None, at);
+        self.departed = self.departed.max(at);
+    }
+
     /// Counters so far.
     pub fn counters(&self) -> &Counters {
         &self.counters

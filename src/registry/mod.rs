@@ -2,11 +2,14 @@
 //!
 //! - here: [`Registry`], the decisions by host key and the bound on hosts (eviction of fresh-equivalent hosts);
 //! - `table`: the store of host states by key, and the [`Slot`]s that reach an entry without a lookup;
-//! - `snapshot`: [`Snapshot`], the one persistence format of a registry's state (compact text).
+//! - `snapshot`: [`Snapshot`], the one persistence format of a registry's state (compact text);
+//! - `record`: one host's part of it ([`Registry::host_record`]), for a store shared by several processes.
 
+mod record;
 mod snapshot;
 mod table;
 
+pub use record::{read_robots_row, robots_row, HostRecord, RECORD_KEEP, SHARED_RECHECK};
 pub use snapshot::{Snapshot, SNAPSHOT_VERSION};
 pub use table::Slot;
 

@@ -92,6 +92,12 @@ impl Table {
         self.seen[at.0 as usize]
     }
 
+    /// Replace the state and the clock at an entry (a host's state adopted from elsewhere).
+    pub(crate) fn set(&mut self, at: Slot, state: HostState, seen: Instant) {
+        self.states[at.0 as usize] = state;
+        self.seen[at.0 as usize] = seen;
+    }
+
     /// Insert a key known to be absent, first decided at `now`; returns its entry.
     pub(crate) fn insert(&mut self, key: HostKey, state: HostState, now: Instant) -> Slot {
         let Table { keys, states, seen, index, hasher } = self;

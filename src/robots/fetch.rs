@@ -315,6 +315,63 @@ impl RobotsFile {
         }
     }
 
+    /// The fetch handed out and not yet answered: its number and the instant it departs (see
+    /// [`RobotsFile::start`]), or `None`.
+    pub fn under_way(&self) -> Option<(u32, Instant)> {
+        self.started
+    }
+
+    /// Until when what the file knows must be remembered: a copy or a run of failures until a copy's age past
+    /// the next fetch being due (so failures still count towards giving up), a fetch under way until its
+    /// deadline. `None` when it knows nothing and nothing is under way (as a fresh file).
+    pub fn keep_until(&self) -> Option<Instant> {
+        let known = (self.copy.is_some() || self.failures > 0).then(|| self.due.saturating_add(self.timing.max_age));
+        let fetching = self.deadline().map(|deadline| deadline.saturating_add(GRACE));
+        match (known, fetching) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Take on what another process's file knows: its `record` and the fetch it has `under_way`, as read from a
+    /// store shared by several processes. The copy of rules this file holds stays when the record's is the same
+    /// one (fetched at the same instant); other rules are parsed from `rules`: `Some(Some(text))`, their text;
+    /// `Some(None)`, looked for and not found (then nothing is known of the copy, and a fetch is due at once);
+    /// `None`, not looked for yet: then nothing changes and the answer is false. True when the file took it on.
+    pub fn adopt(
+        &mut self,
+        record: RobotsRecord,
+        under_way: Option<(u32, Instant)>,
+        rules: Option<Option<&str>>,
+    ) -> bool {
+        let held = matches!(self.copy, Some(Some(_))) && self.fetched == record.fetched;
+        let mut record = record;
+        let copy = match record.copy {
+            RobotsCopy::None => None,
+            RobotsCopy::Everything => Some(None),
+            RobotsCopy::Rules if held => self.copy.take(),
+            RobotsCopy::Rules => match rules {
+                None => return false,
+                Some(Some(text)) => Some(Some(Robots::parse(text))),
+                Some(None) => {
+                    record.due = Instant::ZERO;
+                    None
+                }
+            },
+        };
+        *self = RobotsFile {
+            timing: self.timing,
+            fetched: copy.as_ref().and(record.fetched),
+            copy,
+            failures: record.failures,
+            failing_since: record.failing_since,
+            due: record.due,
+            started: under_way,
+            handed_out: record.next_fetch,
+        };
+        true
+    }
+
     /// What the file is at `now`, in one word for a report: `pending` (no answer yet), `rules` (a copy of
     /// rules in force), `allowed` (unavailable: everything allowed), or `unreachable` (everything disallowed until
     /// a retry succeeds).

@@ -6,6 +6,7 @@ import { audit as rawAudit } from './hostpace.js';
 import { thrown } from './answer.js';
 
 export { Limiter } from './limiter.js';
+export { SharedLimiter } from './shared-limiter.js';
 export { Frontier } from './frontier.js';
 export { TokenBucket } from './token-bucket.js';
 export { LeakyBucket } from './leaky-bucket.js';

@@ -189,7 +189,7 @@ impl ResponseParts {
 
 /// The state shared by a `Limiter`, its `Frontier`s and its pending `schedule`/`fetch` calls.
 pub(crate) struct Shared {
-    registry: RefCell<Registry>,
+    pub(super) registry: RefCell<Registry>,
     /// Hosts interned as small ids (the handles of `intern`/`acquireId`), found by URL origin so that a URL is
     /// parsed once per origin, not once per call.
     hosts: RefCell<OriginCache>,
@@ -203,16 +203,19 @@ pub(crate) struct Shared {
     batch: RefCell<Batch>,
     /// Per interned id: what is known of the host's robots.txt (nothing until it is first asked about).
     robots: RefCell<Vec<Option<Box<RobotsFile>>>>,
-    crawler: Crawler,
+    pub(super) crawler: Crawler,
     warnings: Vec<String>,
     /// Whether this limiter has read its own clock: from then on, an instant a caller passes must be near it
     /// (see [`crate::near_clock`]).
     on_clock: Cell<bool>,
+    /// Milliseconds added to the platform's clock to make this limiter's own (`setClockOffset`): 0, or the
+    /// offset to a shared store's clock.
+    pub(super) clock_offset_ms: Cell<f64>,
 }
 
 /// Who the crawler is, whether it obeys robots.txt, and how long it keeps a copy.
-struct Crawler {
-    user_agent: String,
+pub(super) struct Crawler {
+    pub(super) user_agent: String,
     obey_robots: bool,
     /// The times of every host's [`RobotsFile`], from the config.
     timing: RobotsTiming,
@@ -253,7 +256,7 @@ impl Crawler {
     }
 
     /// The crawler of a config.
-    fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
+    pub(super) fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
         let c = config;
         Crawler::new(c.user_agent.as_deref(), c.robots.as_deref(), c.robots_max_age_sec, c.robots_timeout_sec)
     }
@@ -360,9 +363,14 @@ impl Shared {
         Ok(id)
     }
 
+    /// The limiter's own clock now, in milliseconds since the epoch: the platform's, moved by its offset.
+    fn clock_ms(&self) -> f64 {
+        (clock_ms() + self.clock_offset_ms.get()).max(0.0)
+    }
+
     /// The limiter's own clock now.
-    fn clock(&self) -> Instant {
-        Instant::from_millis_f64(clock_ms())
+    pub(super) fn clock(&self) -> Instant {
+        Instant::from_millis_f64(self.clock_ms())
     }
 
     /// A decision was made (a departure reserved or confirmed) by the limiter's own clock (`by_clock`): from then
@@ -375,15 +383,15 @@ impl Shared {
 
     /// The instant of a caller's `nowMs` (validated; near the limiter's clock once it has decided by it), or the
     /// clock when it is left out.
-    fn now(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
+    pub(super) fn now(&self, now_ms: Option<f64>) -> Result<Instant, JsValue> {
         match now_ms {
-            None => Ok(Instant::from_millis_f64(clock_ms())),
+            None => Ok(self.clock()),
             Some(ms) => {
                 let given = Instant::from_millis_f64(ms_arg(ms, "nowMs")?);
                 if !self.on_clock.get() {
                     return Ok(given);
                 }
-                crate::near_clock(given, Instant::from_millis_f64(clock_ms()), "nowMs").map_err(js_error)
+                crate::near_clock(given, self.clock(), "nowMs").map_err(js_error)
             }
         }
     }
@@ -393,7 +401,7 @@ impl Shared {
     fn disallows(&self, id: u32, url: &str) -> bool {
         let robots = self.robots.borrow();
         let Some(Some(file)) = robots.get(id as usize).filter(|_| self.crawler.obey_robots) else { return false };
-        let now = Instant::from_millis_f64(clock_ms());
+        let now = self.clock();
         matches!(file.verdict(&self.crawler.user_agent, url, now), Verdict::Disallowed(_))
     }
 
@@ -410,7 +418,7 @@ impl Shared {
     }
 
     /// The key of `url`'s host.
-    fn key(&self, url: &str) -> Result<HostKey, JsValue> {
+    pub(super) fn key(&self, url: &str) -> Result<HostKey, JsValue> {
         self.hosts.borrow_mut().key_of(url).map_err(js_error)
     }
 
@@ -476,11 +484,11 @@ impl Shared {
 /// A politeness limiter: one layered limiter per host, created lazily, under one config.
 #[wasm_bindgen(js_name = Limiter)]
 pub struct JsLimiter {
-    shared: Rc<Shared>,
+    pub(super) shared: Rc<Shared>,
 }
 
 impl JsLimiter {
-    fn from_registry(mut registry: Registry, warnings: Vec<String>, crawler: Crawler) -> JsLimiter {
+    pub(super) fn from_registry(mut registry: Registry, warnings: Vec<String>, crawler: Crawler) -> JsLimiter {
         // the backoffs' jitter from the platform's randomness: limiters pushed back together come back apart
         registry.set_random(Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
         JsLimiter {
@@ -494,12 +502,13 @@ impl JsLimiter {
                 crawler,
                 warnings,
                 on_clock: Cell::new(false),
+                clock_offset_ms: Cell::new(0.0),
             }),
         }
     }
 
     /// What is known of `key`'s robots.txt, made fresh the first time.
-    fn robots_of(&self, key: &HostKey) -> std::cell::RefMut<'_, RobotsFile> {
+    pub(super) fn robots_of(&self, key: &HostKey) -> std::cell::RefMut<'_, RobotsFile> {
         let id = self.shared.hosts.borrow_mut().ids_mut().intern(key) as usize;
         let mut book = self.shared.robots.borrow_mut();
         if book.len() <= id {
@@ -616,7 +625,7 @@ impl JsLimiter {
             if !batch.nows.is_empty() && self.shared.on_clock.get() {
                 // a limiter on its own clock: the batch's instants are held to it too (its earliest and latest)
                 let (lo, hi) = batch.nows.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-                let clock = Instant::from_millis_f64(clock_ms());
+                let clock = self.shared.clock();
                 for t in [lo, hi] {
                     crate::near_clock(Instant::from_millis_f64(t), clock, "nowMs").map_err(js_error)?;
                 }
@@ -877,7 +886,7 @@ impl JsLimiter {
     /// All state as an opaque string (exact instants, in epoch nanoseconds) with the config; `Limiter.restore`
     /// rebuilds it. (What is known of robots.txt is not in it: a restored limiter fetches it again.)
     pub fn snapshot(&self) -> String {
-        let now = Instant::from_millis_f64(clock_ms());
+        let now = self.shared.clock();
         let mut w = Writer::new();
         self.shared.crawler.write(&mut w);
         w.str(&self.shared.registry.borrow().encode_snapshot(now));
@@ -941,7 +950,7 @@ impl JsLimiter {
 }
 
 /// A host name (`example.com`, `EXAMPLE.com.:80`) or any URL on the host (a string or a `URL`).
-fn host_arg(host: &JsValue) -> Result<HostKey, JsValue> {
+pub(super) fn host_arg(host: &JsValue) -> Result<HostKey, JsValue> {
     let host = args::url(host, "host")?;
     if host.as_bytes().windows(3).any(|w| w == b"://") { HostKey::from_url(&host) } else { HostKey::parse(&host) }
         .map_err(js_error)

@@ -11,6 +11,7 @@ mod batch;
 mod glue;
 mod limiter;
 mod primitives;
+mod records;
 pub mod shapes;
 
 pub use audit::audit;

@@ -1,12 +1,20 @@
-// How `Limiter` (limiter.js) carries out a request's turns: its side of the request lifecycle (lifecycle.js, shared
-// with GatewayLimiter), the core's visit (robots.txt first, held while it is fetched, refused by it), the fetch of
-// robots.txt the visit asks for, and redirects followed hop by hop, each paced by its host. Every decision comes
-// from the limiter's public methods; this file only fetches, waits and reports.
+// How `Limiter` (limiter.js) and `SharedLimiter` (shared-limiter.js) carry out a request's turns: their side of the
+// request lifecycle (lifecycle.js, shared with GatewayLimiter), the core's visit (robots.txt first, held while it
+// is fetched, refused by it), the fetch of robots.txt the visit asks for, and redirects followed hop by hop, each
+// paced by its host. Every decision comes from the limiter's public methods, which answer at once (`Limiter`) or
+// with a promise (`SharedLimiter`, whose decisions go through its store); this file only fetches, waits and
+// reports.
 import { maxRobotsBytes } from './hostpace.js';
 import { abortReason, fetchThrough, inBrowser, sleep, withUserAgent } from './lifecycle.js';
 
+/** `f(value)`, at once when `value` is not a promise (a `Limiter`'s answer), or once it resolves. */
+function then(value, f) {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
 /**
- * `Limiter`'s side of the request lifecycle (lifecycle.js): its core answers every call at once. A request's turn
+ * A limiter's side of the request lifecycle (lifecycle.js). `visit` and `depart` are also handed the call's
+ * `signal` (a `SharedLimiter` bounds a wait for its store by it; a `Limiter` takes no such argument). A request's turn
  * is the core's visit (`visit`: robots.txt first, held while it is fetched, refused by it), carried out here; a
  * call's `signal` and `onDecision` go to the fetch of robots.txt it may be asked to make.
  */
@@ -18,29 +26,30 @@ export class LocalTurns {
   }
 
   acquire(url) {
-    const turn = this.owner.visit(url);
-    return turn.turn === 'go' ? turn.decision : untilGo(this, url, turn);
+    // a `Limiter` reserves the departure before this returns
+    const turn = this.owner.visit(url, undefined, undefined, { signal: this.signal });
+    return then(turn, (t) => (t.turn === 'go' ? t.decision : untilGo(this, url, t)));
   }
 
   depart(url, decision) {
-    return this.owner.depart(url, decision.departsMs);
+    return this.owner.depart(url, decision.departsMs, { signal: this.signal });
   }
 
-  observe(url, decision, response, latencyMs) {
+  async observe(url, decision, response, latencyMs) {
     try {
-      return this.owner.observe(url, response, latencyMs);
+      return await this.owner.observe(url, response, latencyMs);
     } finally {
-      this.release(url, decision);
+      await this.release(url, decision);
     }
   }
 
-  observeFailure(url, decision) {
-    this.release(url, decision);
-    this.owner.observeFailure(url);
+  async observeFailure(url, decision) {
+    await this.release(url, decision);
+    await this.owner.observeFailure(url);
   }
 
   release(url, decision) {
-    if (decision.permitId !== undefined) this.owner.release(url, decision.permitId);
+    if (decision.permitId !== undefined) return this.owner.release(url, decision.permitId);
   }
 
   retryVerdict(response, attempt) {
@@ -67,7 +76,7 @@ class RobotsTurns extends LocalTurns {
   }
 
   observe(url, decision) {
-    this.release(url, decision);
+    return this.release(url, decision);
   }
 
   retryVerdict() {
@@ -126,9 +135,9 @@ async function fetchRobots(limiter, robotsUrl, turn, onDecision) {
       response = await fetchFollowing(new RobotsTurns(limiter, turn.decision, told), robotsUrl, init, 5, told);
       // fetch does not say when it wrote the request (a first connection, a busy event loop delay it): the file's
       // request is taken as sent when its answer came, so the host's first page keeps its interval after it
-      limiter.sent(robotsUrl);
+      await limiter.sent(robotsUrl);
     } catch (_) {
-      report(0); // no answer in time: as a 5xx
+      await report(0); // no answer in time: as a 5xx
       return;
     }
     if (response.status >= 200 && response.status < 300) {
@@ -136,12 +145,12 @@ async function fetchRobots(limiter, robotsUrl, turn, onDecision) {
       try {
         text = await boundedText(response, maxRobotsBytes());
       } catch (_) {
-        report(0); // the body broke off, or came too slowly
+        await report(0); // the body broke off, or came too slowly
         return;
       }
-      report(response.status, text);
+      await report(response.status, text);
     } else {
-      report(response.status);
+      await report(response.status);
       await response.body?.cancel().catch(() => {});
     }
   } catch (_) {
@@ -176,7 +185,7 @@ async function untilGo(turns, url, turn) {
       throw new Error(`${url}: the visit answered ${turn.turn}, which this call did not ask for`);
     }
     if (signal && signal.aborted) throw abortReason(signal);
-    turn = limiter.visit(url);
+    turn = await limiter.visit(url, undefined, undefined, { signal });
   }
 }
 

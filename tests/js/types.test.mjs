@@ -116,5 +116,7 @@ test('every class the package exports has exactly the members hostpace.d.ts decl
   const exported = [...dts.matchAll(/^export (?:class|function) (\w+)/gm)].map((m) => m[1]);
   const gateway = readFileSync(`${root}pkg/gateway.d.ts`, 'utf8');
   exported.push(...[...gateway.matchAll(/^export (?:declare )?(?:class|function) (\w+)/gm)].map((m) => m[1]));
+  const shared = readFileSync(`${root}pkg/shared-limiter.d.ts`, 'utf8');
+  exported.push(...[...shared.matchAll(/^export (?:declare )?(?:class|function) (\w+)/gm)].map((m) => m[1]));
   assert.deepEqual(Object.keys(hostpace).sort(), [...new Set(exported)].sort(), 'the values exported');
 });

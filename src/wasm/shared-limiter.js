@@ -1,0 +1,516 @@
+// `SharedLimiter`: the `Limiter` shape for a fleet of processes on their own machines that share one politeness
+// budget per host through a store (Redis or Valkey through `hostpace/redis`, or any `SharedStore`).
+//
+// Each host's state is one record in the store, in the core's snapshot format. A call about a host adopts the
+// host's record into this process's core (the copy this process last wrote, or the store's), lets the core decide,
+// and writes the host's new record back with a compare-and-set: one round trip when no other process wrote the
+// host since. A lost compare-and-set adopts the record that won and decides again (a bounded number of times,
+// with jitter). Instants come from the store's clock: the offset to it is measured at the first call and
+// refreshed, keeping the sample of the shortest round trip. robots.txt is fetched once for the fleet (the fetch
+// under way is in the record: the others hold), and its rules are kept in a row of their own.
+//
+// When the store fails (an error, a timeout), `onStoreError: 'local'` paces this process on its own at its share of
+// the policy (the core's `Policy::fleet_share`: the rate divided by `fleetSize`) until the store answers again,
+// and then hands the host's last departure to the shared record, so nothing bursts; `'wait'` holds the call until
+// the store answers (at most the call's `timeoutMs`, and `storeWaitMs`). Every decision is the core's; this file
+// moves records and waits.
+import { Limiter as RawLimiter, nowMs as platformMs, sharedRecheckMs } from './hostpace.js';
+import { thrown } from './answer.js';
+import { callOptions, kind, scheduleThrough, signalOf, sleep, taskArg, urlArg, wake, withUserAgent } from './lifecycle.js';
+import { LocalTurns, fetchFollowing } from './turns.js';
+
+/** Compare-and-sets lost in a row before a call gives up on the store (it is then handled as a store error). */
+const CONFLICT_TRIES = 8;
+/** While the store is failing, how long calls go without asking it ('local'), or between asks ('wait'). */
+const STORE_RETRY_MS = 1000;
+/** How often the offset to the store's clock is measured again. */
+const CLOCK_REFRESH_MS = 60_000;
+/** Samples of the store's clock taken at the first call (the one of the shortest round trip is kept). */
+const CLOCK_SAMPLES = 3;
+/** How long a kept clock sample stays the best one: an older sample gives way to a newer one. */
+const CLOCK_SAMPLE_LIFE_MS = 10 * 60_000;
+
+const STORE_METHODS = ['timeMs', 'get', 'compareAndSet', 'set'];
+const ON_STORE_ERROR = ['local', 'wait'];
+
+/** The error of a store that failed, timed out, or answered what it should not. */
+class StoreError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'StoreError';
+  }
+}
+
+/** A whole number from `min` to `max`, or `fallback` when absent; else a TypeError naming it. */
+function wholeOption(value, name, min, max, fallback, expected) {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  const got = typeof value === 'number' ? `the number ${value}` : kind(value);
+  throw new TypeError(`invalid config field ${name}: expected ${expected}, got ${got}`);
+}
+
+/** The store of a config, checked to have every method of `SharedStore`. */
+function storeArg(store) {
+  if (store === null || typeof store !== 'object') {
+    throw new TypeError(`invalid config field store: expected a SharedStore (e.g. redisStore(client)), got ${kind(store)}`);
+  }
+  const missing = STORE_METHODS.filter((m) => typeof store[m] !== 'function');
+  if (missing.length > 0) {
+    throw new TypeError(`invalid config field store: a SharedStore has ${missing.join(', ')} (not functions here)`);
+  }
+  return store;
+}
+
+/** The record's key and the robots.txt row's key of a host, in the store (the store adds its prefix). */
+const recordKey = (host) => `host:${host}`;
+const rulesKey = (host) => `robots:${host}`;
+
+/** What this process knows of one host: its record as last read or written, and its calls in order. */
+class HostEntry {
+  /** The record this process last saw in the store: a string, null (none), or undefined (not read yet). */
+  record = undefined;
+  /** The last departure this process made while pacing the host on its own ('local'), in the store's clock. */
+  localDepartureMs = undefined;
+  /** The calls about this host, one after another: the tail of the chain. */
+  tail = Promise.resolve();
+  /** Calls queued or running. */
+  calls = 0;
+}
+
+export class SharedLimiter {
+  #raw;
+  #local;
+  #store;
+  #fleetSize;
+  #onStoreError;
+  #storeTimeoutMs;
+  #storeWaitMs;
+  #onStoreWarning;
+  #hosts = new Map();
+  /** The best sample of the store's clock: its offset, round trip and when it was taken. */
+  #clock = undefined;
+  #clockRefresh = undefined;
+  #clockFirst = undefined;
+  /** Until when (platform clock) calls go without asking the store, after it failed ('local'). */
+  #storeDownUntil = 0;
+
+  /**
+   * A limiter whose hosts are shared through `config.store` with every process using the same store (and prefix).
+   * `config` is a `Limiter`'s config plus `store`, `fleetSize` (processes sharing it), `onStoreError` (`'local'`
+   * or `'wait'`), `storeTimeoutMs`, `storeWaitMs` and `onStoreWarning`; a bad one throws a TypeError naming it.
+   */
+  constructor(config) {
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+      throw new TypeError(`invalid config: expected an object with store and fleetSize, got ${kind(config)}`);
+    }
+    const { store, fleetSize, onStoreError, storeTimeoutMs, storeWaitMs, onStoreWarning, ...limiterConfig } = config;
+    this.#store = storeArg(store);
+    this.#fleetSize = wholeOption(fleetSize, 'fleetSize', 1, 10_000, undefined, 'the number of processes sharing the store (1 to 10000)');
+    this.#onStoreError = onStoreError ?? 'local';
+    if (!ON_STORE_ERROR.includes(this.#onStoreError)) {
+      throw new TypeError(`invalid config field onStoreError: expected "local" or "wait", got ${kind(onStoreError)}`);
+    }
+    this.#storeTimeoutMs = wholeOption(storeTimeoutMs, 'storeTimeoutMs', 1, 60_000, 1000, 'milliseconds (1 to 60000)');
+    this.#storeWaitMs = wholeOption(storeWaitMs, 'storeWaitMs', 0, 2 ** 31 - 1, 60_000, 'milliseconds');
+    if (onStoreWarning !== undefined && typeof onStoreWarning !== 'function') {
+      throw new TypeError(`invalid config field onStoreWarning: expected a function, got ${kind(onStoreWarning)}`);
+    }
+    this.#onStoreWarning = onStoreWarning;
+    this.#raw = new RawLimiter(limiterConfig);
+    this.#local = thrown(RawLimiter.fleetShare(limiterConfig, this.#fleetSize));
+  }
+
+  /** Free the core's memory now. */
+  free() {
+    this.#raw.free();
+    this.#local.free();
+  }
+
+  get warnings() {
+    return this.#raw.warnings;
+  }
+
+  get userAgent() {
+    return this.#raw.userAgent;
+  }
+
+  /** Processes sharing the store, as configured. */
+  get fleetSize() {
+    return this.#fleetSize;
+  }
+
+  /** Milliseconds the store's clock is ahead of this process's (`undefined` before the first call measured it). */
+  get clockOffsetMs() {
+    return this.#clock?.offsetMs;
+  }
+
+  // ---- the store's clock ----
+
+  /** One sample of the store's clock: its offset from the platform's, and the round trip it took. */
+  async #sampleClock() {
+    const sent = platformMs();
+    const storeMs = await this.#call('timeMs', '', () => this.#store.timeMs());
+    const came = platformMs();
+    if (typeof storeMs !== 'number' || !Number.isFinite(storeMs) || storeMs < 0) {
+      throw new StoreError(`the store answered timeMs() with ${kind(storeMs)}: expected milliseconds since the epoch`);
+    }
+    return { offsetMs: storeMs - (sent + came) / 2, roundTripMs: came - sent, atMs: came };
+  }
+
+  /** Keep `sample` when its round trip is the shortest of the samples still young enough. */
+  #keepSample(sample) {
+    const best = this.#clock;
+    if (!best || sample.roundTripMs <= best.roundTripMs || sample.atMs - best.atMs > CLOCK_SAMPLE_LIFE_MS) {
+      this.#clock = sample;
+      this.#raw.setClockOffset(sample.offsetMs);
+      this.#local.setClockOffset(sample.offsetMs);
+    }
+  }
+
+  /** The offset to the store's clock measured (at the first call), and refreshed in the background after. */
+  async #clockReady() {
+    if (this.#clock) {
+      if (platformMs() - this.#clock.atMs > CLOCK_REFRESH_MS && !this.#clockRefresh) {
+        this.#clockRefresh = this.#sampleClock()
+          .then((sample) => this.#keepSample(sample))
+          .catch((error) => this.#warn(error))
+          .finally(() => (this.#clockRefresh = undefined));
+      }
+      return;
+    }
+    this.#clockFirst ??= (async () => {
+      try {
+        for (let i = 0; i < CLOCK_SAMPLES; i++) this.#keepSample(await this.#sampleClock());
+      } finally {
+        this.#clockFirst = undefined;
+      }
+    })();
+    await this.#clockFirst;
+  }
+
+  // ---- calls to the store ----
+
+  /** `run()` (a call to the store), bounded by `storeTimeoutMs`; any failure of it is a `StoreError`. */
+  async #call(operation, key, run) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new StoreError(`the store's ${operation}(${key}) took longer than storeTimeoutMs (${this.#storeTimeoutMs} ms)`));
+      }, this.#storeTimeoutMs);
+    });
+    try {
+      return await Promise.race([Promise.resolve().then(run), timeout]);
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(`the store's ${operation}(${key}) failed: ${error?.message ?? String(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #get(key) {
+    const value = await this.#call('get', key, () => this.#store.get(key));
+    if (value !== null && typeof value !== 'string') {
+      throw new StoreError(`the store answered get(${key}) with ${kind(value)}: expected a string or null`);
+    }
+    return value;
+  }
+
+  async #compareAndSet(key, expected, value, ttlMs) {
+    const answer = await this.#call('compareAndSet', key, () => this.#store.compareAndSet(key, expected, value, ttlMs));
+    const current = answer?.current;
+    const valid =
+      answer !== null &&
+      typeof answer === 'object' &&
+      (answer.ok === true || (answer.ok === false && (current === null || typeof current === 'string')));
+    if (!valid) {
+      throw new StoreError(
+        `the store answered compareAndSet(${key}) with ${kind(answer)}: expected { ok: true } or { ok: false, current }`,
+      );
+    }
+    return answer;
+  }
+
+  /** Tell `onStoreWarning` of a fault this limiter rode out. */
+  #warn(error) {
+    if (this.#onStoreWarning) {
+      try {
+        this.#onStoreWarning(error);
+      } catch (_) {
+        // the caller's handler failing changes nothing here
+      }
+    }
+  }
+
+  // ---- decisions through the store ----
+
+  #entry(host) {
+    let entry = this.#hosts.get(host);
+    if (!entry) this.#hosts.set(host, (entry = new HostEntry()));
+    return entry;
+  }
+
+  /** Run `run` after the calls about `host` before it, so that this process never races itself on a record. */
+  #inTurn(host, run) {
+    const entry = this.#entry(host);
+    entry.calls++;
+    const result = entry.tail.then(() => run(entry));
+    entry.tail = result.then(
+      () => {},
+      () => {},
+    );
+    return result.finally(() => {
+      // a host with nothing remembered and no call under way is forgotten here too
+      if (--entry.calls === 0 && entry.record === null && entry.localDepartureMs === undefined) {
+        this.#hosts.delete(host);
+      }
+    });
+  }
+
+  /** Adopt `record` (the store's, or null) as `host`'s state in this process's core, reading its rules if needed. */
+  async #adopt(host, record) {
+    try {
+      if (thrown(this.#raw.adoptHost(host, record))) return;
+      const rules = await this.#get(rulesKey(host));
+      try {
+        thrown(this.#raw.adoptHost(host, record, rules));
+      } catch (error) {
+        if (error?.name !== 'HostRecordUnreadable') throw error;
+        // rules that cannot be read are as none: robots.txt is fetched again
+        this.#warn(error);
+        thrown(this.#raw.adoptHost(host, record, null));
+      }
+    } catch (error) {
+      if (error?.name !== 'HostRecordUnreadable') throw error;
+      // a record that cannot be read: rebuilt as though a request had just left, and written over
+      this.#warn(error);
+      thrown(this.#raw.departedElsewhere(host));
+    }
+  }
+
+  /**
+   * `decide(raw)` on `host`'s shared state: adopt its record, decide, write the new record back by
+   * compare-and-set, again on the record that won when another process wrote first. `rows(raw)` may name a
+   * robots.txt row to write before the record. What `decide` answers or throws.
+   */
+  async #shared(host, entry, decide, rows) {
+    await this.#clockReady();
+    let record = entry.record !== undefined ? entry.record : await this.#get(recordKey(host));
+    for (let tries = 1; ; tries++) {
+      await this.#adopt(host, record);
+      if (entry.localDepartureMs !== undefined) thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs));
+      let answer;
+      let failure;
+      try {
+        answer = decide(this.#raw);
+      } catch (error) {
+        failure = error;
+      }
+      const next = thrown(this.#raw.hostRecord(host));
+      const row = rows?.(this.#raw);
+      if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
+      const value = next === undefined ? null : next.record;
+      const ttlMs = next === undefined ? 1 : Math.max(1, Math.ceil(next.keepMs));
+      const written = await this.#compareAndSet(recordKey(host), record, value, ttlMs);
+      if (written.ok) {
+        entry.record = value;
+        entry.localDepartureMs = undefined;
+        if (failure !== undefined) throw failure;
+        return answer;
+      }
+      entry.record = record = written.current;
+      if (tries >= CONFLICT_TRIES) {
+        throw new StoreError(`${host}: its record changed under ${tries} compare-and-sets in a row`);
+      }
+      await sleep(Math.random() * 2 ** tries);
+    }
+  }
+
+  /** `decide(raw)` on this process's own share of the policy (the store is out of reach). */
+  #onItsOwn(entry, decide, departs) {
+    const answer = decide(this.#local);
+    const at = departs ? departsAt(answer, platformMs() + (this.#clock?.offsetMs ?? 0)) : undefined;
+    if (at !== undefined) entry.localDepartureMs = Math.max(entry.localDepartureMs ?? 0, at);
+    return answer;
+  }
+
+  /**
+   * `decide(raw)` about `host`: through the store, or, while it fails, as `onStoreError` says. `departs`: the
+   * decision may send a request (counted when paced on its own). `signal` bounds a wait for the store.
+   */
+  #decide(url, decide, { departs = false, rows, signal } = {}) {
+    const host = thrown(this.#raw.hostOf(url));
+    return this.#inTurn(host, async (entry) => {
+      const started = platformMs();
+      for (;;) {
+        if (this.#onStoreError === 'local' && platformMs() < this.#storeDownUntil) {
+          return this.#onItsOwn(entry, decide, departs);
+        }
+        try {
+          return await this.#shared(host, entry, decide, rows);
+        } catch (error) {
+          if (!(error instanceof StoreError)) throw error;
+          this.#warn(error);
+          entry.record = undefined; // read again once the store answers
+          this.#storeDownUntil = platformMs() + STORE_RETRY_MS;
+          if (this.#onStoreError === 'local') return this.#onItsOwn(entry, decide, departs);
+          if (platformMs() - started + STORE_RETRY_MS > this.#storeWaitMs) throw error;
+          await sleep(STORE_RETRY_MS, signal);
+        }
+      }
+    });
+  }
+
+  // ---- the Limiter shape ----
+
+  /** Reserve a departure to `url`'s host in the fleet's shared budget: `{ host, waitMs, layer, departsMs, reserved, permitId? }`. */
+  acquire(url, nowMs, options) {
+    const checked = urlArg(url);
+    noInstant(nowMs, 'nowMs');
+    const signal = signalArg(options);
+    return this.#decide(checked, (raw) => thrown(raw.acquire(checked)), { departs: true, signal }).then(capped);
+  }
+
+  /** When could a request to `url`'s host go, by this process's latest copy of the host's shared state (no store call). */
+  peek(url, nowMs) {
+    noInstant(nowMs, 'nowMs');
+    return thrown(this.#raw.peek(urlArg(url)));
+  }
+
+  /** The next step of a visit to `url` (see `Limiter.visit`), decided on the host's shared state. */
+  visit(url, nowMs, maxWaitMs, options) {
+    const checked = urlArg(url);
+    noInstant(nowMs, 'nowMs');
+    if (maxWaitMs !== undefined && typeof maxWaitMs !== 'number') {
+      throw new TypeError(`invalid maxWaitMs: expected a number or undefined, got ${kind(maxWaitMs)}`);
+    }
+    const signal = signalArg(options);
+    const visit = (raw) => thrown(raw.visit(checked, undefined, maxWaitMs));
+    return this.#decide(checked, visit, { departs: true, signal }).then(
+      (turn) => (turn.turn === 'go' || turn.turn === 'fetchRobots' ? { ...turn, decision: capped(turn.decision) } : turn),
+    );
+  }
+
+  /** Confirm a departure reserved for `departsMs` (see `Limiter.depart`), on the host's shared state. */
+  depart(url, departsMs, options) {
+    const checked = urlArg(url);
+    if (departsMs !== undefined && typeof departsMs !== 'number') {
+      throw new TypeError(`invalid departsMs: expected a number or undefined, got ${kind(departsMs)}`);
+    }
+    const signal = signalArg(options);
+    return this.#decide(checked, (raw) => thrown(raw.depart(checked, departsMs)), { departs: true, signal });
+  }
+
+  /** A request confirmed by `depart` was written only at `atMs` (default: now). */
+  sent(url, atMs) {
+    const checked = urlArg(url);
+    noInstant(atMs, 'atMs');
+    return this.#decide(checked, (raw) => thrown(raw.sent(checked)));
+  }
+
+  /** Give back a concurrency permit, and wake this process's calls waiting for one. */
+  async release(url, permitId) {
+    const checked = urlArg(url);
+    try {
+      // a permit taken while this process paced the host on its own is given back there
+      thrown(this.#local.release(checked, permitId));
+      await this.#decide(checked, (raw) => thrown(raw.release(checked, permitId)));
+    } finally {
+      wake(this);
+    }
+  }
+
+  /** Learn from a response to a request for `url` (see `Limiter.observe`), in the host's shared state. */
+  observe(url, response, latencyMs, nowMs) {
+    const checked = urlArg(url);
+    noInstant(nowMs, 'nowMs');
+    return this.#decide(checked, (raw) => thrown(raw.observe(checked, response, latencyMs)));
+  }
+
+  observeFailure(url) {
+    const checked = urlArg(url);
+    return this.#decide(checked, (raw) => thrown(raw.observeFailure(checked)));
+  }
+
+  /** What to do after attempt `attempts` answered `status` (the core's verdict; no store call). */
+  retryVerdict(status, attempts) {
+    return thrown(this.#raw.retryVerdict(status, attempts));
+  }
+
+  /**
+   * A fetch of `host`'s robots.txt answered (see `Limiter.robotsFetched`): learned in the host's shared state,
+   * and a 2xx's rules written to the store for the fleet.
+   */
+  robotsFetched(host, status, robotsTxt, userAgent, nowMs, fetch) {
+    noInstant(nowMs, 'nowMs');
+    const checked = urlArg(host);
+    const rows = (raw) => {
+      if (typeof robotsTxt !== 'string') return undefined;
+      const text = thrown(raw.robotsRow(checked, robotsTxt));
+      const record = thrown(raw.hostRecord(checked));
+      return text === undefined || record === undefined ? undefined : { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
+    };
+    return this.#decide(checked, (raw) => thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch)), {
+      rows,
+    });
+  }
+
+  /** A host's state and counters in the fleet's shared state (`undefined` if no process keeps any). */
+  stats(host, nowMs) {
+    const checked = urlArg(host);
+    noInstant(nowMs, 'nowMs');
+    return this.#decide(checked, (raw) => thrown(raw.stats(checked)));
+  }
+
+  /** Wait for `url`'s host's turn in the fleet, run `task`, learn from its result, release its permit. */
+  async schedule(url, task, options) {
+    const checked = urlArg(url);
+    taskArg(task);
+    const call = callOptions(options, 'options', false);
+    return scheduleThrough(new LocalTurns(this, call), checked, task, call);
+  }
+
+  /** A polite `fetch(url, init)` paced by the fleet's shared budget (see `Limiter.fetch`). */
+  async fetch(input, init) {
+    if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
+    const url = urlArg(input);
+    const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
+    const sending = withUserAgent(rest, userAgent ?? this.userAgent);
+    return fetchFollowing(new LocalTurns(this, { signal, onDecision }), url, sending, 20, onDecision);
+  }
+}
+
+/**
+ * When the request `answer` lets go departs, in the store's clock (`nowMs` being now): a decision's or a turn's
+ * reserved instant, or now for a confirmed departure; `undefined` when nothing was let go.
+ */
+function departsAt(answer, nowMs) {
+  const decision = answer?.decision ?? answer;
+  if (decision?.reserved) return decision.departsMs;
+  if (answer && answer.waitMs === 0 && 'held' in answer) return nowMs;
+  return undefined;
+}
+
+/**
+ * A decision whose wait for a permit is capped by the core's `SHARED_RECHECK`: another process's release is not
+ * told to this one, so a call waiting for a permit asks the store again that often.
+ */
+function capped(decision) {
+  if (decision.reserved) return decision;
+  return { ...decision, waitMs: Math.min(decision.waitMs, sharedRecheckMs()) };
+}
+
+/** `options.signal` of a call: an `AbortSignal` or absent; else a TypeError naming it. */
+function signalArg(options) {
+  return signalOf(options, 'options');
+}
+
+/**
+ * An instant a `Limiter` method takes, which a `SharedLimiter` does not: its instants come from the store's clock
+ * (the same for the whole fleet). A TypeError unless absent.
+ */
+function noInstant(value, name) {
+  if (value !== undefined && value !== null) {
+    throw new TypeError(`invalid ${name}: a SharedLimiter takes its instants from the store's clock, got ${kind(value)}`);
+  }
+}
