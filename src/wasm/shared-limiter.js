@@ -364,11 +364,11 @@ export class SharedLimiter {
   // ---- the Limiter shape ----
 
   /** Reserve a departure to `url`'s host in the fleet's shared budget: `{ host, waitMs, layer, departsMs, reserved, permitId? }`. */
-  acquire(url, nowMs, options) {
+  async acquire(url, nowMs, options) {
     const checked = urlArg(url);
     noInstant(nowMs, 'nowMs');
     const signal = signalArg(options);
-    return this.#decide(checked, (raw) => thrown(raw.acquire(checked)), { departs: true, signal }).then(capped);
+    return capped(await this.#decide(checked, (raw) => thrown(raw.acquire(checked)), { departs: true, signal }));
   }
 
   /** When could a request to `url`'s host go, by this process's latest copy of the host's shared state (no store call). */
@@ -378,7 +378,7 @@ export class SharedLimiter {
   }
 
   /** The next step of a visit to `url` (see `Limiter.visit`), decided on the host's shared state. */
-  visit(url, nowMs, maxWaitMs, options) {
+  async visit(url, nowMs, maxWaitMs, options) {
     const checked = urlArg(url);
     noInstant(nowMs, 'nowMs');
     if (maxWaitMs !== undefined && typeof maxWaitMs !== 'number') {
@@ -386,13 +386,12 @@ export class SharedLimiter {
     }
     const signal = signalArg(options);
     const visit = (raw) => thrown(raw.visit(checked, undefined, maxWaitMs));
-    return this.#decide(checked, visit, { departs: true, signal }).then(
-      (turn) => (turn.turn === 'go' || turn.turn === 'fetchRobots' ? { ...turn, decision: capped(turn.decision) } : turn),
-    );
+    const turn = await this.#decide(checked, visit, { departs: true, signal });
+    return turn.turn === 'go' || turn.turn === 'fetchRobots' ? { ...turn, decision: capped(turn.decision) } : turn;
   }
 
   /** Confirm a departure reserved for `departsMs` (see `Limiter.depart`), on the host's shared state. */
-  depart(url, departsMs, options) {
+  async depart(url, departsMs, options) {
     const checked = urlArg(url);
     if (departsMs !== undefined && typeof departsMs !== 'number') {
       throw new TypeError(`invalid departsMs: expected a number or undefined, got ${kind(departsMs)}`);
@@ -402,7 +401,7 @@ export class SharedLimiter {
   }
 
   /** A request confirmed by `depart` was written only at `atMs` (default: now). */
-  sent(url, atMs) {
+  async sent(url, atMs) {
     const checked = urlArg(url);
     noInstant(atMs, 'atMs');
     return this.#decide(checked, (raw) => thrown(raw.sent(checked)));
@@ -421,13 +420,13 @@ export class SharedLimiter {
   }
 
   /** Learn from a response to a request for `url` (see `Limiter.observe`), in the host's shared state. */
-  observe(url, response, latencyMs, nowMs) {
+  async observe(url, response, latencyMs, nowMs) {
     const checked = urlArg(url);
     noInstant(nowMs, 'nowMs');
     return this.#decide(checked, (raw) => thrown(raw.observe(checked, response, latencyMs)));
   }
 
-  observeFailure(url) {
+  async observeFailure(url) {
     const checked = urlArg(url);
     return this.#decide(checked, (raw) => thrown(raw.observeFailure(checked)));
   }
@@ -441,7 +440,7 @@ export class SharedLimiter {
    * A fetch of `host`'s robots.txt answered (see `Limiter.robotsFetched`): learned in the host's shared state,
    * and a 2xx's rules written to the store for the fleet.
    */
-  robotsFetched(host, status, robotsTxt, userAgent, nowMs, fetch) {
+  async robotsFetched(host, status, robotsTxt, userAgent, nowMs, fetch) {
     noInstant(nowMs, 'nowMs');
     const checked = urlArg(host);
     const rows = (raw) => {
@@ -456,7 +455,7 @@ export class SharedLimiter {
   }
 
   /** A host's state and counters in the fleet's shared state (`undefined` if no process keeps any). */
-  stats(host, nowMs) {
+  async stats(host, nowMs) {
     const checked = urlArg(host);
     noInstant(nowMs, 'nowMs');
     return this.#decide(checked, (raw) => thrown(raw.stats(checked)));

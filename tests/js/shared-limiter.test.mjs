@@ -1,0 +1,207 @@
+// SharedLimiter against a store in memory (memory-store.mjs): several limiters in one process stand for a fleet's
+// processes, and the store's own record of each host is what they share. The reserved instants (`departsMs`) are
+// in the store's clock and come from the core's arithmetic, so they are checked exactly; what crosses a real
+// network to a real Redis, from several processes, is tests/js/shared-fleet.test.mjs.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Limiter, SharedLimiter } from '../../pkg/node.js';
+import { memoryStore } from './memory-store.mjs';
+import { Origin, sleep } from './helpers.mjs';
+
+const URL_A = 'http://a.example/page';
+const base = { ratePerSec: 5, burstCapacity: 1, robots: 'ignore' };
+
+/** `n` limiters sharing `store`, each told of its faults in `warnings`. */
+function fleet(store, n, config = {}) {
+  const warnings = [];
+  const limiters = Array.from(
+    { length: n },
+    () => new SharedLimiter({ ...base, store, fleetSize: n, onStoreWarning: (e) => warnings.push(e), ...config }),
+  );
+  return { limiters, warnings };
+}
+
+test('limiters sharing a store reserve one host its departures one interval apart, as one limiter would', async () => {
+  const store = memoryStore();
+  const { limiters } = fleet(store, 3);
+  const decisions = [];
+  for (let i = 0; i < 9; i++) decisions.push(await limiters[i % 3].acquire(URL_A));
+  assert.ok(decisions.every((d) => d.reserved && d.host === 'a.example'));
+  const departs = decisions.map((d) => d.departsMs);
+  for (let i = 1; i < departs.length; i++) assert.equal(departs[i] - departs[i - 1], 200, `departure ${i}`);
+  assert.deepEqual(
+    decisions.map((d) => d.layer),
+    ['none', ...Array(8).fill('burst')],
+  );
+  // the whole fleet's counters are in the record
+  assert.equal((await limiters[0].stats('a.example')).decisions, 9);
+});
+
+test('an uncontended decision is one round trip: one compare-and-set, no read', async () => {
+  const store = memoryStore();
+  const { limiters } = fleet(store, 2);
+  const [a, b] = limiters;
+  await a.acquire(URL_A); // first contact: the clock's samples and the record's first read
+  store.take();
+  await a.acquire(URL_A);
+  await a.acquire(URL_A);
+  assert.deepEqual(store.take(), { timeMs: 0, get: 0, compareAndSet: 2, set: 0 });
+  // another process wrote the host since: a's compare-and-set is lost, answers the record that won, and a
+  // decides again on it (two compare-and-sets, still no read)
+  await b.acquire(URL_A);
+  store.take();
+  const d = await a.acquire(URL_A);
+  assert.deepEqual(store.take(), { timeMs: 0, get: 0, compareAndSet: 2, set: 0 });
+  assert.equal(d.waitMs > 500, true, `behind b's reservation: ${d.waitMs}`);
+});
+
+test("a SharedLimiter's instants are its store's, whatever this process's clock says", async () => {
+  // the store's clock runs 5 s ahead of this process's: the fleet's instants are the store's
+  const store = memoryStore({ skewMs: 5000 });
+  const [a, b] = fleet(store, 2).limiters;
+  const da = await a.acquire(URL_A);
+  const db = await b.acquire(URL_A);
+  assert.ok(Math.abs(a.clockOffsetMs - 5000) < 50, `offset ${a.clockOffsetMs}`);
+  assert.ok(Math.abs(da.departsMs - (Date.now() + 5000)) < 100, 'reserved for now by the store');
+  assert.equal(db.departsMs - da.departsMs, 200);
+  assert.ok(db.waitMs > 150 && db.waitMs <= 200, `a wait measured in the store's clock: ${db.waitMs}`);
+});
+
+test('a record that cannot be read is named, and the host rebuilt without a burst', async () => {
+  const store = memoryStore();
+  const config = { burstCapacity: 5, burstJustification: 'test' };
+  const { limiters, warnings } = fleet(store, 1, config);
+  const [a] = limiters;
+  const first = await a.acquire(URL_A);
+  assert.equal(first.waitMs, 0);
+  const record = store.peek('host:a.example');
+  for (const [bad, says] of [
+    ['{"tokens": 5}', 'not a hostpace snapshot'],
+    [record.replace('9:a.example', '9:b.example'), '"b.example"'],
+    [record.slice(0, record.length / 2), 'malformed'],
+  ]) {
+    store.data.set('host:a.example', { value: bad, until: Date.now() + 60_000 });
+    warnings.length = 0;
+    // a second process, which never saw the host: the store's record is all it has
+    const [fresh] = fleet(store, 1, { ...config, onStoreWarning: (e) => warnings.push(e) }).limiters;
+    const d = await fresh.acquire(URL_A);
+    assert.equal(warnings.length, 1, bad);
+    assert.equal(warnings[0].name, 'HostRecordUnreadable');
+    assert.match(warnings[0].message, /record of a\.example is unreadable/);
+    assert.ok(warnings[0].message.includes(says), warnings[0].message);
+    assert.equal(d.layer, 'burst', 'no fresh burst');
+    assert.ok(d.waitMs >= 190, `waits a departure's spacing: ${d.waitMs}`);
+    assert.notEqual(store.peek('host:a.example'), bad, 'the record is written over');
+  }
+});
+
+test('a store that answers garbage, or is not a store, is a clear error', async () => {
+  for (const [bad, says] of [
+    [undefined, /store: expected a SharedStore/],
+    [42, /store: expected a SharedStore/],
+    [{ get() {} }, /timeMs, compareAndSet, set/],
+  ]) {
+    assert.throws(() => new SharedLimiter({ ...base, store: bad, fleetSize: 1 }), says);
+  }
+  assert.throws(() => new SharedLimiter({ ...base, store: memoryStore() }), /fleetSize: expected the number of processes/);
+  assert.throws(() => new SharedLimiter({ ...base, store: memoryStore(), fleetSize: 2, onStoreError: 'x' }), /onStoreError/);
+  assert.throws(() => new SharedLimiter({ ...base, store: memoryStore(), fleetSize: 2, ratePerSec: -1 }), /ratePerSec/);
+  const store = memoryStore();
+  const { limiters, warnings } = fleet(store, 2, { onStoreError: 'local' });
+  store.get = async () => 42;
+  const d = await limiters[0].acquire(URL_A);
+  assert.ok(d.reserved, 'paced on its own');
+  assert.match(warnings.find((e) => /get\(/.test(e.message))?.message ?? '', /answered get\(host:a\.example\) with a number/);
+  assert.equal(warnings.at(-1).name, 'StoreError');
+  await assert.rejects(limiters[0].acquire(URL_A, 5), /takes its instants from the store's clock/);
+});
+
+test("onStoreError 'local': a store out of reach paces each process at its share, and its last departure carries over", async () => {
+  const store = memoryStore();
+  const { limiters } = fleet(store, 4); // 5/s shared: 1.25/s each on its own, 800 ms apart
+  const [a] = limiters;
+  const before = await a.acquire(URL_A);
+  store.fail = new Error('connection refused');
+  const own = [await a.acquire(URL_A), await a.acquire(URL_A), await a.acquire(URL_A)];
+  assert.equal(own[1].departsMs - own[0].departsMs, 800);
+  assert.equal(own[2].departsMs - own[1].departsMs, 800);
+  store.fail = undefined;
+  await sleep(1050); // the store is asked again a second after it failed
+  const back = await a.acquire(URL_A);
+  assert.ok(back.departsMs >= own[2].departsMs + 200, 'no departure closer than the policy after its last one');
+  assert.ok(before.departsMs < own[0].departsMs);
+});
+
+test("onStoreError 'wait': a call holds until the store answers, and gives up after storeWaitMs", async () => {
+  const store = memoryStore();
+  const { limiters } = fleet(store, 2, { onStoreError: 'wait', storeWaitMs: 2500 });
+  const [a] = limiters;
+  await a.acquire(URL_A);
+  store.fail = new Error('connection refused');
+  const waiting = a.acquire(URL_A);
+  setTimeout(() => (store.fail = undefined), 300);
+  const d = await waiting;
+  assert.ok(d.reserved);
+  store.fail = new Error('connection refused');
+  const started = Date.now();
+  await assert.rejects(a.acquire(URL_A), { name: 'StoreError' });
+  const waited = Date.now() - started;
+  assert.ok(waited >= 1900 && waited < 3500, `waited ${waited} ms`);
+  // the call's signal bounds the wait too
+  const aborted = new AbortController();
+  setTimeout(() => aborted.abort(new Error('stop')), 100);
+  await assert.rejects(a.acquire(URL_A, undefined, { signal: aborted.signal }), /stop/);
+});
+
+test('a permit held by another process is asked for again every 250 ms, and comes back at its lease end', async () => {
+  const store = memoryStore();
+  const { limiters } = fleet(store, 2, { maxConcurrency: 1, leaseSec: 1, ratePerSec: 100, burstCapacity: 1 });
+  const [a, b] = limiters;
+  const held = await a.acquire(URL_A); // never released: the process holding it died
+  assert.ok(held.reserved && held.permitId !== undefined);
+  const blocked = await b.acquire(URL_A);
+  assert.equal(blocked.reserved, false);
+  assert.equal(blocked.layer, 'concurrency');
+  assert.equal(blocked.waitMs, 250, 'capped: a release elsewhere is not told to this process');
+  const started = Date.now();
+  const got = await b.schedule(URL_A, () => Date.now());
+  assert.ok(got - started >= 900 && got - started < 1600, `the lease ended after ${got - started} ms`);
+  // a's permit given back by another process's limiter is gone from the shared record
+  await a.release(URL_A, held.permitId);
+  assert.equal((await b.stats('a.example')).inFlight, 0);
+});
+
+test('robots.txt is fetched once for the fleet, and its rules reach every process', async () => {
+  const origin = await Origin.start({ '/robots.txt': { status: 200, body: 'User-agent: *\nDisallow: /private\n' } });
+  try {
+    const store = memoryStore();
+    const config = { ratePerSec: 20, burstCapacity: 1, robots: 'obey' };
+    const { limiters } = fleet(store, 3, config);
+    const results = await Promise.allSettled(
+      limiters.flatMap((l, i) => [l.fetch(origin.url(`/p${i}`)), l.fetch(origin.url(`/private/${i}`))]),
+    );
+    assert.equal(origin.arrivals('/robots.txt').length, 1, 'one robots.txt for the fleet');
+    const refused = results.filter((r) => r.status === 'rejected');
+    assert.equal(refused.length, 3);
+    assert.ok(refused.every((r) => r.reason.name === 'RobotsDisallowed'));
+    assert.equal(origin.log.filter((e) => e.path.startsWith('/private')).length, 0, 'a disallowed URL is never sent');
+    assert.ok(store.peek(`robots:${origin.host}`).includes('Disallow: /private'));
+  } finally {
+    await origin.close();
+  }
+});
+
+test('a 429 reported by one process holds every process until its cooldown ends', async () => {
+  const store = memoryStore();
+  const { limiters } = fleet(store, 2, { ratePerSec: 10 });
+  const [a, b] = limiters;
+  await a.acquire(URL_A);
+  const observed = await a.observe(URL_A, { status: 429, headers: { 'retry-after': '2' } });
+  assert.ok(observed.cooldownUntilMs !== undefined, JSON.stringify(observed));
+  const d = await b.acquire(URL_A);
+  assert.equal(d.layer, 'cooldown');
+  assert.ok(d.waitMs >= 1900, `b waits for a's cooldown: ${d.waitMs}`);
+  // and a Limiter of its own would not have known
+  assert.equal(new Limiter(base).acquire(URL_A).waitMs, 0);
+});
