@@ -26,12 +26,14 @@ node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=
 
 # The JS half: a class per class of the core, each holding its wasm object (limiter.js, frontier.js, ...), the
 # public surface they make (api.js), the request lifecycle of Limiter and GatewayLimiter (lifecycle.js, turns.js),
-# SharedLimiter (a fleet sharing hosts through a store), GatewayLimiter (plain JS, nothing in the wasm) and hostpace/crawlee (Crawlee 3 crawlers paced by a Limiter).
+# SharedLimiter (a fleet sharing each host's budget through a store), GatewayLimiter (plain JS, nothing in the
+# wasm), hostpace/crawlee (Crawlee 3 crawlers paced by a Limiter) and hostpace/redis (a shared store on a Redis or
+# Valkey client; plain JS).
 for js in api answer limiter shared-limiter frontier token-bucket leaky-bucket sliding-window host-limiter \
-  lifecycle turns gateway crawlee; do
+  lifecycle turns gateway crawlee redis; do
   cp "src/wasm/$js.js" "$OUT/"
 done
-cp src/wasm/gateway.d.ts src/wasm/shared-limiter.d.ts src/wasm/crawlee.d.ts "$OUT/"
+cp src/wasm/gateway.d.ts src/wasm/shared-limiter.d.ts src/wasm/crawlee.d.ts src/wasm/redis.d.ts "$OUT/"
 
 # Entry points: the same public surface (api.js), once the module is initialised the way each environment loads it.
 cat > "$OUT/node.js" <<'JS'
@@ -87,6 +89,10 @@ cat > "$OUT/package.json" <<JSON
     "./crawlee": {
       "types": "./crawlee.d.ts",
       "default": "./crawlee.js"
+    },
+    "./redis": {
+      "types": "./redis.d.ts",
+      "default": "./redis.js"
     },
     "./hostpace_bg.wasm": "./hostpace_bg.wasm",
     "./package.json": "./package.json"

@@ -88,6 +88,25 @@ if [ ! -x /usr/sbin/nginx ]; then
   fi
 fi
 
+# redis-server from Debian: the real store of tests/js/redis-store.test.mjs (hostpace/redis with ioredis, iovalkey
+# and node-redis), which starts its own /usr/bin/redis-server (no persistence, own folder and port on 127.0.0.1;
+# tests/support/redis.mjs) and stops it by PID. The package's service is not used: if its install started one (a
+# machine whose policy-rc.d allows it), it is stopped by its PID file.
+if [ ! -x /usr/bin/redis-server ]; then
+  if [ "$(id -u)" = 0 ]; then
+    log "apt-get install redis-server"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+    if [ -s /run/redis/redis-server.pid ] && kill -0 "$(cat /run/redis/redis-server.pid)" 2>/dev/null; then
+      log "stopping the redis-server service the package started (PID $(cat /run/redis/redis-server.pid))"
+      kill -TERM "$(cat /run/redis/redis-server.pid)" || true
+    fi
+  else
+    echo "setup: /usr/bin/redis-server is needed: apt-get install redis-server" >&2
+    exit 1
+  fi
+fi
+
 # Fetch crates once, so that later steps fail early and clearly if the registry is unreachable.
 cargo fetch --quiet
 log "ready"

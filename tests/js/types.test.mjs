@@ -24,6 +24,13 @@ test('tests/js/types/usage.ts type-checks (strict) against pkg/*.d.ts', () => {
   assert.equal(run.status, 0, `tsc -p tests/js/types failed:\n${run.stdout}${run.stderr}`);
 });
 
+// hostpace/redis takes the clients as their own packages type them (ioredis 5 and 6, iovalkey, node-redis 4, 5, 6,
+// cluster clients included), with no cast.
+test('tests/js/types/redis/clients.ts: every tested Redis client, as its package types it, is a client of redisStore', () => {
+  const run = check('tests/js/types/redis');
+  assert.equal(run.status, 0, `tsc -p tests/js/types/redis failed:\n${run.stdout}${run.stderr}`);
+});
+
 // Were declaration bugs (fixed): tests/js/types/expected/expected.ts lists what the .d.ts should allow or refuse and
 // does not yet (optional Limiter config, HostLimiter's `any` config, HostLimiter.layer(): string, and
 // [Symbol.dispose] needing lib esnext.disposable). Expected to fail until the declarations are fixed.

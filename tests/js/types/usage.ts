@@ -255,3 +255,36 @@ async function gatewayTour(): Promise<void> {
   void [ms, permit, again, id, back, verdict, n, attempts];
 }
 void gatewayTour;
+
+// hostpace/redis: a store of a client, its four calls, its errors; and a store of one's own.
+import { StoreError, redisStore, type SharedStore } from 'hostpace/redis';
+async function storeTour(client: { call(command: string, ...args: string[]): Promise<unknown> }) {
+  const store: SharedStore = redisStore(client, { prefix: 'fleet:', timeoutMs: 500 });
+  const now: number = await store.timeMs();
+  const value: string | null = await store.get('example.com');
+  const swapped = await store.compareAndSet('example.com', value, null, 1000);
+  const current: string | null | undefined = swapped.ok ? undefined : swapped.current;
+  const done: void = await store.set('example.com', 'v', 1000);
+  try {
+    await store.get('example.com');
+  } catch (e) {
+    if (e instanceof StoreError) {
+      const operation: 'timeMs' | 'get' | 'compareAndSet' | 'set' = e.operation;
+      const key: string | null = e.key;
+      void [operation, key];
+    }
+  }
+  const own: SharedStore = {
+    timeMs: async () => Date.now(),
+    get: async () => null,
+    compareAndSet: async () => ({ ok: false, current: null }),
+    set: async () => {},
+  };
+  // @ts-expect-error a client has a call or sendCommand method
+  redisStore({ get: async () => null });
+  // @ts-expect-error compareAndSet answers ok or the current value, nothing else
+  const bad: SharedStore = { ...own, compareAndSet: async () => ({ ok: 'yes' }) };
+  void [now, current, done, bad];
+}
+void storeTour;
+

@@ -1,0 +1,282 @@
+// A shared store on Redis or Valkey (`hostpace/redis`): `redisStore(client)` makes, of an ioredis, iovalkey or
+// node-redis client, the store a fleet of limiters shares one budget per host through: the store's clock (TIME),
+// GET, SET with an expiry, and a compare-and-set that is one short Lua script on one key.
+//
+// Plain JavaScript with no import of any client: the package gains no dependency, and the client is the user's,
+// used as it is (nothing is set on it). Commands go through the client's generic command call, so that every
+// major version of each client is driven the same way:
+//
+//   ioredis 5 and 6, iovalkey (and their Cluster)   client.call(command, ...args)
+//   node-redis 4, 5 and 6 (`redis`, `@redis/client`) client.sendCommand([command, ...args])
+//   node-redis cluster (createCluster)               cluster.sendCommand(key, isReadonly, [command, ...args])
+//
+// Every reply is checked before it is used (RESP2 and RESP3, strings or Buffers), and every call has a deadline:
+// what the server or the client answers otherwise, or not at all, becomes a `StoreError`.
+
+/**
+ * The compare-and-set: one key (KEYS[1]), so it runs on Redis 6 and later, Valkey, Redis Cluster and stores that
+ * allow only declared keys. ARGV: [1] '1' when a value is expected ('0': the key must be absent), [2] that value,
+ * [3] '1' to set ('0': delete), [4] the new value, [5] its expiry in milliseconds. The reply is an array in every
+ * case, so that no reply of one protocol reads as another's: {1} done, {0, 0} not done (absent), {0, 1, value} not
+ * done (found). GET answers false for an absent key, which equals the expectation of absence (false).
+ */
+const CAS_SCRIPT = `local current = redis.call('GET', KEYS[1])
+if current ~= (ARGV[1] == '1' and ARGV[2]) then
+  if current then return {0, 1, current} end
+  return {0, 0}
+end
+if ARGV[3] == '1' then
+  redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[5])
+else
+  redis.call('DEL', KEYS[1])
+end
+return {1}`;
+
+/** SHA-1 of CAS_SCRIPT, the name EVALSHA runs it by (tests/js/redis-store.test.mjs checks it against the text). */
+const CAS_SHA = '36173299fea7d58a9ec0d52164b2c4f93bc27800';
+
+/** The longest delay a timer takes (2^31 - 1 ms); a longer one fires at once. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * A store call that failed: no answer within the timeout, an error from the client or the server, or a reply that
+ * is not what the command answers. `operation` is the store method, `key` the key as stored (prefix included;
+ * null for `timeMs`), `cause` the client's error when there was one. A call that timed out or failed may still
+ * have been carried out by the server.
+ */
+export class StoreError extends Error {
+  constructor(operation, key, message, cause) {
+    const what = key === null ? operation : `${operation} of key ${JSON.stringify(key)}`;
+    super(`${what}: ${message}`, cause === undefined ? undefined : { cause });
+    this.name = 'StoreError';
+    this.operation = operation;
+    this.key = key;
+  }
+}
+
+/** A short description of a value that came as a reply: its kind, and what it holds when that is short. */
+function describe(reply) {
+  if (reply === null) return 'null';
+  if (reply === undefined) return 'undefined';
+  if (typeof reply === 'string') {
+    return `a string (${JSON.stringify(reply.length > 40 ? `${reply.slice(0, 40)}…` : reply)})`;
+  }
+  if (typeof reply === 'number' || typeof reply === 'bigint' || typeof reply === 'boolean') {
+    return `a ${typeof reply} (${String(reply)})`;
+  }
+  if (reply instanceof Uint8Array) return `${reply.length} bytes`;
+  if (Array.isArray(reply)) return `an array of ${reply.length} (${reply.map((r) => kind(r)).join(', ')})`;
+  if (reply instanceof Error) return `an error (${reply.message})`;
+  return kind(reply);
+}
+
+/** The kind of a value, for messages: 'null', 'an array', 'a string', 'an object', … */
+function kind(value) {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Uint8Array) return 'bytes';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+const decoder = new TextDecoder();
+
+/** A bulk string reply (a string, or a Buffer or other bytes) as a string; undefined for anything else. */
+function text(reply) {
+  if (typeof reply === 'string') return reply;
+  if (reply instanceof Uint8Array) return decoder.decode(reply);
+  return undefined;
+}
+
+/** An integer reply (a number, a bigint, or its digits as text: ioredis `stringNumbers`); else undefined. */
+function integer(reply) {
+  if (typeof reply === 'number') return Number.isSafeInteger(reply) ? reply : undefined;
+  if (typeof reply === 'bigint') return Number(reply);
+  const digits = text(reply);
+  return digits !== undefined && /^-?\d{1,15}$/.test(digits) ? Number(digits) : undefined;
+}
+
+function checkKey(operation, key) {
+  if (typeof key !== 'string') throw new TypeError(`${operation}: key must be a string, got ${kind(key)}`);
+}
+
+function checkTtl(operation, ttlMs) {
+  if (typeof ttlMs !== 'number') throw new TypeError(`${operation}: ttlMs must be a number, got ${kind(ttlMs)}`);
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
+    throw new RangeError(`${operation}: ttlMs must be a whole number of milliseconds ≥ 1, got ${ttlMs}`);
+  }
+}
+
+/** A rejected promise of the error `check()` throws, or undefined when it throws nothing. */
+function checked(check) {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** How a client's commands are sent: `(args, key) => Promise`, args all strings, key the one to route by. */
+function commandSender(client) {
+  if (client === null || typeof client !== 'object') {
+    throw new TypeError(
+      'redisStore: client must be an ioredis or iovalkey client (with a call method) or a node-redis client ' +
+        `(with a sendCommand method), got ${describe(client)}`,
+    );
+  }
+  if (typeof client.call === 'function') {
+    // ioredis, iovalkey: Redis and Cluster alike (a Cluster routes by the key it finds in the command)
+    return (args) => client.call(...args);
+  }
+  if (typeof client.sendCommand === 'function') {
+    if (typeof client.getSlotMaster === 'function') {
+      // node-redis cluster: routed by the key given first; a command without key goes to any node
+      return (args, key) => client.sendCommand(key, false, args);
+    }
+    return (args) => client.sendCommand(args);
+  }
+  throw new TypeError(
+    'redisStore: client has neither a call method (ioredis, iovalkey) nor a sendCommand method (node-redis)',
+  );
+}
+
+/**
+ * A `SharedStore` on a Redis or Valkey client: ioredis (5, 6), iovalkey, node-redis (`redis` 4, 5, 6), their
+ * cluster clients too. `prefix` (default 'hp:') is put before every key; each call fails with a `StoreError` after
+ * `timeoutMs` (default 1000) without an answer.
+ */
+export function redisStore(client, options = {}) {
+  const send = commandSender(client);
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`redisStore: options must be an object, got ${kind(options)}`);
+  }
+  const { prefix = 'hp:', timeoutMs = 1000 } = options;
+  if (typeof prefix !== 'string') {
+    throw new TypeError(`redisStore: options.prefix must be a string, got ${kind(prefix)}`);
+  }
+  if (typeof timeoutMs !== 'number') {
+    throw new TypeError(`redisStore: options.timeoutMs must be a number, got ${kind(timeoutMs)}`);
+  }
+  if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new RangeError(
+      `redisStore: options.timeoutMs must be a number of milliseconds > 0 and ≤ ${MAX_TIMEOUT_MS}, got ${timeoutMs}`,
+    );
+  }
+
+  /**
+   * Run `work(live)` within the deadline; any failure becomes a StoreError of `operation` on `key`. `live()` tells
+   * whether the call is still waited for: once it timed out, nothing more is sent for it.
+   */
+  function call(operation, key, work) {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        reject(new StoreError(operation, key, `no answer from the store within ${timeoutMs} ms (timeoutMs)`));
+      }, timeoutMs);
+      const live = () => !settled;
+      Promise.resolve(live)
+        .then(work)
+        .then(
+          (value) => {
+            clearTimeout(timer);
+            settled = true;
+            resolve(value);
+          },
+          (error) => {
+            clearTimeout(timer);
+            settled = true;
+            if (error instanceof StoreError) return reject(error);
+            const said = error instanceof Error ? error.message : describe(error);
+            reject(new StoreError(operation, key, `the store failed: ${said}`, error));
+          },
+        );
+    });
+  }
+
+  const garbage = (operation, key, command, reply, expected) =>
+    new StoreError(operation, key, `${command} answered ${describe(reply)}, not ${expected}`);
+
+  return {
+    timeMs() {
+      return call('timeMs', null, async () => {
+        const reply = await send(['TIME'], undefined);
+        const expected = '[seconds, microseconds]';
+        if (!Array.isArray(reply) || reply.length !== 2) throw garbage('timeMs', null, 'TIME', reply, expected);
+        const [seconds, micros] = reply.map(integer);
+        if (seconds === undefined || micros === undefined || seconds < 0 || micros < 0 || micros > 999_999) {
+          throw garbage('timeMs', null, 'TIME', reply, expected);
+        }
+        return seconds * 1000 + micros / 1000;
+      });
+    },
+
+    get(key) {
+      const invalid = checked(() => checkKey('get', key));
+      if (invalid) return invalid;
+      const stored = prefix + key;
+      return call('get', stored, async () => {
+        const reply = await send(['GET', stored], stored);
+        if (reply === null) return null;
+        const value = text(reply);
+        if (value === undefined) throw garbage('get', stored, 'GET', reply, 'a string or null');
+        return value;
+      });
+    },
+
+    compareAndSet(key, expected, value, ttlMs) {
+      const invalid = checked(() => {
+        checkKey('compareAndSet', key);
+        for (const [name, arg] of [['expected', expected], ['value', value]]) {
+          if (arg !== null && typeof arg !== 'string') {
+            throw new TypeError(`compareAndSet: ${name} must be a string or null, got ${kind(arg)}`);
+          }
+        }
+        checkTtl('compareAndSet', ttlMs);
+      });
+      if (invalid) return invalid;
+      const stored = prefix + key;
+      return call('compareAndSet', stored, async (live) => {
+        const argv = [
+          expected === null ? '0' : '1',
+          expected ?? '',
+          value === null ? '0' : '1',
+          value ?? '',
+          String(ttlMs),
+        ];
+        let reply;
+        try {
+          reply = await send(['EVALSHA', CAS_SHA, '1', stored, ...argv], stored);
+        } catch (error) {
+          // the server's script cache does not hold it (a restart, SCRIPT FLUSH, another node): EVAL loads it,
+          // unless the call has timed out meanwhile (its caller was told it failed: nothing more is done for it)
+          if (!String(error?.message).startsWith('NOSCRIPT') || !live()) throw error;
+          reply = await send(['EVAL', CAS_SCRIPT, '1', stored, ...argv], stored);
+        }
+        const shape = '[1], [0, 0] or [0, 1, value] (the compare-and-set script)';
+        if (!Array.isArray(reply)) throw garbage('compareAndSet', stored, 'the script', reply, shape);
+        const [done, found] = reply.map(integer);
+        if (done === 1 && reply.length === 1) return { ok: true };
+        if (done === 0 && found === 0 && reply.length === 2) return { ok: false, current: null };
+        const current = text(reply[2]);
+        if (done === 0 && found === 1 && reply.length === 3 && current !== undefined) return { ok: false, current };
+        throw garbage('compareAndSet', stored, 'the script', reply, shape);
+      });
+    },
+
+    set(key, value, ttlMs) {
+      const invalid = checked(() => {
+        checkKey('set', key);
+        if (typeof value !== 'string') throw new TypeError(`set: value must be a string, got ${kind(value)}`);
+        checkTtl('set', ttlMs);
+      });
+      if (invalid) return invalid;
+      const stored = prefix + key;
+      return call('set', stored, async () => {
+        const reply = await send(['SET', stored, value, 'PX', String(ttlMs)], stored);
+        if (text(reply) !== 'OK') throw garbage('set', stored, 'SET', reply, '"OK"');
+      });
+    },
+  };
+}
