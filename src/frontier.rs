@@ -48,8 +48,8 @@ struct Queued {
 }
 
 /// Heap entries ordered by their `rank()` alone, a larger one first, through comparisons written out and inlined:
-/// the heaps compare entries at every level they sift through, and a tuple's comparison (or a derived one) is a
-/// call of its own in the package, which is built for size.
+/// the heaps compare entries at every level they sift through, and a tuple's comparison (or a derived one) can be
+/// a call of its own in the package.
 macro_rules! ordered_by_rank {
     ($entry:ty) => {
         impl Ord for $entry {

@@ -1,4 +1,4 @@
-//! The key itself: its text, stored inline when short and compared a word at a time.
+//! The key itself: its text, stored inline when short.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -9,51 +9,16 @@ use std::fmt;
 ///
 /// A key of up to [`HostKey::INLINE`] bytes (most host names) is stored inline, in the key itself: comparing two
 /// keys then reads no other memory, which is what a registry lookup does on every decision.
-#[derive(Clone, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct HostKey(Repr);
 
-impl PartialEq for HostKey {
-    #[inline(always)]
-    fn eq(&self, other: &HostKey) -> bool {
-        self.0 == other.0
-    }
-}
-
 /// The key's text: inline (length, bytes zero-padded) when it fits, else on the heap. Which one is decided by the
 /// length alone, so equal texts always have equal representations and equal representations are equal texts.
-#[derive(Clone, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Repr {
     Inline(u8, [u8; HostKey::INLINE]),
     Heap(Box<str>),
-}
-
-impl PartialEq for Repr {
-    /// Inline keys compare as three words (the padding is zero, so equal words are equal texts): a registry checks
-    /// a remembered slot with this on every decision, and the byte-wise comparison is a `memcmp` call in wasm.
-    #[inline(always)]
-    fn eq(&self, other: &Repr) -> bool {
-        match (self, other) {
-            (Repr::Inline(a, x), Repr::Inline(b, y)) => {
-                // word by word: an array comparison is a `memcmp` call again
-                let (x, y) = (words(x), words(y));
-                a == b && (x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) == 0
-            }
-            (Repr::Heap(x), Repr::Heap(y)) => x == y,
-            _ => false,
-        }
-    }
-}
-
-/// An inline key's bytes as three overlapping words (0..8, 8..16, 14..22), spelled byte by byte so that even a
-/// size-optimised build loads each word at once (no copy routine, no bounds check).
-#[inline(always)]
-fn words(b: &[u8; HostKey::INLINE]) -> [u64; 3] {
-    #[inline(always)]
-    fn word(b: &[u8; HostKey::INLINE], at: usize) -> u64 {
-        u64::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3], b[at + 4], b[at + 5], b[at + 6], b[at + 7]])
-    }
-    [word(b, 0), word(b, 8), word(b, HostKey::INLINE - 8)]
 }
 
 impl Repr {

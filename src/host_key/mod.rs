@@ -4,7 +4,7 @@
 //! WebAssembly (browsers, Node, workerd all ship one), which keeps the IDNA tables out of the wasm module.
 
 //!
-//! - `key`: [`HostKey`] itself (inline text, word-wise comparison and hashing) and the hasher of host tables;
+//! - `key`: [`HostKey`] itself (inline text, comparison and hashing) and the hasher of host tables;
 //! - `parse`: URLs and host names to keys ([`parse_http_url`], [`HostKey::from_url`], [`HostKey::parse`]);
 //! - `intern`: keys as dense ids ([`Interner`]) and by URL origin ([`OriginCache`]).
 

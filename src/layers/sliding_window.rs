@@ -21,12 +21,7 @@ const SLOTS: usize = SUB_WINDOWS as usize + 1;
 ///
 /// Alone, this layer lets the whole quota go at once (a burst); the interval and burst layers of
 /// [`crate::HostLimiter`] are what spread it.
-///
-/// Layout: a decision inside the newest sub-window (the common case) reads and writes only the first 40 bytes
-/// (the newest sub-window's count is kept there, not in the ring), and the struct is aligned to a cache line, so
-/// such a decision touches one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(64))]
 pub struct SlidingWindow {
     limit: u32,
     /// Departures counted in sub-window `top` (its ring slot stays 0 until a later sub-window takes over).

@@ -130,12 +130,15 @@ export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c', scr
   return { base, token, workerdPids, dispose: () => mf.dispose() };
 }
 
+/** Starts tried before giving up when another process takes a picked port first (see `Gateway.start`). */
+const PORT_TRIES = 5;
+
 export class Gateway {
   /**
    * Start the gateway. `vars` override wrangler.toml's [vars] (strings); `persistTo` keeps Durable Object state
-   * (default: a fresh temporary directory). Started means `/healthz` answers 200, or, with `healthy: false` (a
-   * configuration under test), answers at all. `otherTokens`: more tokens the gateway accepts besides `token` (the
-   * one `request` sends).
+   * (default: a fresh temporary directory). Started means wrangler says it is ready and `/healthz` answers 200,
+   * or, with `healthy: false` (a configuration under test), answers at all. `otherTokens`: more tokens the gateway
+   * accepts besides `token` (the one `request` sends).
    * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string, otherTokens?: string[], healthy?: boolean }} options
    */
   static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c', otherTokens = [], healthy = true } = {}) {
@@ -143,28 +146,36 @@ export class Gateway {
       throw new Error('worker/build/index.js is missing: run scripts/build-worker.sh first');
     }
     const config = testConfig();
-    const port = await freePort();
-    const inspectorPort = await freePort();
-    const args = [
-      'dev',
-      '--ip', '127.0.0.1',
-      '--port', String(port),
-      '--inspector-port', String(inspectorPort),
-      '--config', config,
-      '--persist-to', persistTo,
-      '--show-interactive-dev-session=false',
-      '--var', `GATEWAY_TOKEN:${[token, ...otherTokens].join(',')}`,
-    ];
-    for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
-    const child = spawn(`${root}node_modules/.bin/wrangler`, args, {
-      cwd: root,
-      detached: true, // its own process group: stop() signals the group (wrangler and its workerd children)
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: WRANGLER_ENV,
-    });
-    const gateway = new Gateway(child, port, token, persistTo);
-    await gateway.#ready(healthy);
-    return gateway;
+    // The ports are free when picked, but another process can bind one before wrangler does: wrangler then exits
+    // with "Address already in use", and the start is tried again on fresh ports (a few times).
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const inspectorPort = await freePort();
+      const args = [
+        'dev',
+        '--ip', '127.0.0.1',
+        '--port', String(port),
+        '--inspector-port', String(inspectorPort),
+        '--config', config,
+        '--persist-to', persistTo,
+        '--show-interactive-dev-session=false',
+        '--var', `GATEWAY_TOKEN:${[token, ...otherTokens].join(',')}`,
+      ];
+      for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
+      const child = spawn(`${root}node_modules/.bin/wrangler`, args, {
+        cwd: root,
+        detached: true, // its own process group: stop() signals the group (wrangler and its workerd children)
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: WRANGLER_ENV,
+      });
+      const gateway = new Gateway(child, port, token, persistTo);
+      const failure = await gateway.#ready(healthy);
+      if (!failure) return gateway;
+      await gateway.stop();
+      if (!failure.addressInUse || attempt >= PORT_TRIES) {
+        throw new Error(`the gateway did not start (try ${attempt} of at most ${PORT_TRIES}): ${failure.why}`);
+      }
+    }
   }
 
   constructor(child, port, token, persistTo) {
@@ -176,30 +187,47 @@ export class Gateway {
     /** wrangler's and the Worker's output, line by line (the last 5,000 lines). */
     this.output = [];
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    const collect = (chunk) => {
-      for (const line of String(chunk).split('\n')) if (line.trim()) this.output.push(line);
-      if (this.output.length > 5000) this.output.splice(0, this.output.length - 5000);
+    // whole lines: a chunk can end inside one (each stream keeps its unfinished line until the next chunk)
+    const collector = () => {
+      let partial = '';
+      return (chunk) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop();
+        for (const line of lines) if (line.trim()) this.output.push(line);
+        if (this.output.length > 5000) this.output.splice(0, this.output.length - 5000);
+      };
     };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    child.stdout.on('data', collector());
+    child.stderr.on('data', collector());
   }
 
+  /**
+   * Wait until this gateway is up: wrangler has said it is ready on its own port (so an answer on that port is
+   * its, not another process's that holds the port), and `/healthz` answers 200 (or at all, with `healthy`
+   * false). Resolves `undefined` once it is, or `{ why, addressInUse }` when wrangler exits first or 90 s pass.
+   */
   async #ready(healthy) {
     const deadline = Date.now() + 90_000;
     let exited = false;
     this.exited.then(() => (exited = true));
+    const readyLine = `Ready on ${this.base}`;
     while (Date.now() < deadline && !exited) {
-      try {
-        const res = await fetch(`${this.base}/healthz`, { signal: AbortSignal.timeout(2000) });
-        await res.arrayBuffer();
-        if (res.status === 200 || !healthy) return;
-      } catch (_) {
-        // not listening yet
+      if (this.output.some((line) => line.includes(readyLine))) {
+        try {
+          const res = await fetch(`${this.base}/healthz`, { signal: AbortSignal.timeout(2000) });
+          await res.arrayBuffer();
+          if (res.status === 200 || !healthy) return undefined;
+        } catch (_) {
+          // not listening yet
+        }
       }
       await sleep(200);
     }
-    await this.stop();
-    throw new Error(`the gateway did not start:\n${this.output.slice(-40).join('\n')}`);
+    const { code, signal } = exited ? await this.exited : {};
+    return {
+      addressInUse: exited && this.output.some((line) => /Address already in use/.test(line)),
+      why: `${exited ? `wrangler exited (${code ?? signal})` : 'no answer within 90 s'}:\n${this.output.slice(-40).join('\n')}`,
+    };
   }
 
   /** The structured decision lines the Worker logged. */
@@ -241,7 +269,9 @@ export class Gateway {
   /** Stop wrangler and its workerd children (SIGTERM to the process group, SIGKILL after 5 s). */
   async stop() {
     if (process.env.HOSTPACE_GATEWAY_DEBUG) process.stderr.write(`${this.output.join('\n')}\n`);
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    // once: after that the group's ID may be another's
+    if (this.stopped) return;
+    this.stopped = true;
     const signalGroup = (signal) => {
       try {
         process.kill(-this.child.pid, signal);
@@ -249,6 +279,11 @@ export class Gateway {
         // already gone
       }
     };
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      // wrangler is gone (it exits by itself when it cannot start); workerd children it started may not be
+      signalGroup('SIGKILL');
+      return;
+    }
     signalGroup('SIGTERM');
     const killed = await Promise.race([this.exited.then(() => true), sleep(5000).then(() => false)]);
     if (!killed) {
