@@ -1,29 +1,10 @@
 // Types of `hostpace/redis` (src/wasm/redis.js), copied into the npm package by scripts/build-pkg.sh. No client's
 // own types are imported (the package does not depend on any): a client is described by the one member used.
 
-/**
- * What `SharedLimiter` needs of a shared store; `redisStore` makes one from a Redis/Valkey client, or implement it
- * for any other.
- */
-export interface SharedStore {
-  /** The store's clock: milliseconds since the epoch (Redis TIME: sec*1000 + usec/1000), a finite number. */
-  timeMs(): Promise<number>;
-  /** The value of `key` (the adapter adds its prefix), or null when absent. */
-  get(key: string): Promise<string | null>;
-  /**
-   * Atomically: if the key's value equals `expected` (null: absent), set it to `value` with expiry `ttlMs` (a whole
-   * number ≥ 1), or delete it when `value` is null, and answer { ok: true }; otherwise change nothing and answer
-   * { ok: false, current } with the value found (null when absent).
-   */
-  compareAndSet(
-    key: string,
-    expected: string | null,
-    value: string | null,
-    ttlMs: number,
-  ): Promise<{ ok: true } | { ok: false; current: string | null }>;
-  /** Set `key` to `value` with expiry `ttlMs` (unconditionally). */
-  set(key: string, value: string, ttlMs: number): Promise<void>;
-}
+import type { SharedStore } from './shared-limiter.js';
+
+/** What `SharedLimiter` needs of a shared store (declared with `SharedLimiter`); `redisStore` makes one. */
+export type { SharedStore };
 
 /** An ioredis (5, 6) or iovalkey client, or their `Cluster`: its generic command call. */
 export interface IoredisLikeClient {
