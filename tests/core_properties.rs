@@ -162,6 +162,68 @@ proptest! {
         prop_assert_eq!(got, expected);
     }
 
+    /// A host's record carries its future to another registry (a fleet's process adopting what another wrote):
+    /// record → adopt → the same future decisions for that host, from the record's instant on (a host left
+    /// without a record, having nothing to remember then, says nothing of earlier instants). A record damaged anywhere (a byte changed, cut
+    /// short, a token dropped) is adopted without a panic, or refused with nothing changed.
+    #[test]
+    fn a_host_record_gives_the_same_future_and_a_damaged_one_changes_nothing(
+        policy in policy(),
+        before in proptest::collection::vec(op(), 0..60),
+        after in proptest::collection::vec(op(), 0..40),
+        damage in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..6),
+    ) {
+        let key = HostKey::parse("a.example").unwrap();
+        let file = hostpace::robots::RobotsFile::new(hostpace::robots::RobotsTiming::default());
+        let mut now = START;
+        let run = |r: &mut Registry, ops: &[Op], now: &mut Instant| {
+            let mut out = Vec::new();
+            for op in ops {
+                match *op {
+                    Op::Advance(ms) => *now = now.saturating_add(Duration::from_millis(ms)),
+                    Op::StepBack(ms) => *now = now.saturating_sub(Duration::from_millis(ms)),
+                    Op::Acquire => out.push(r.acquire(&key, *now).unwrap()),
+                    Op::Throttle(ms) => { r.throttle(&key, ms.map(Duration::from_millis), *now).unwrap(); }
+                }
+            }
+            out
+        };
+        let mut writer = Registry::new(policy.clone()).unwrap();
+        run(&mut writer, &before, &mut now);
+        let record = writer.host_record(&key, &file, now);
+        let mut reader = Registry::new(policy.clone()).unwrap();
+        let mut robots = file.clone();
+        prop_assert!(reader.adopt_host(&key, record.as_ref().map(|r| r.text.as_str()), &mut robots, None).unwrap());
+        writer.set_random(hostpace::Random::new(1));
+        reader.set_random(hostpace::Random::new(1));
+        let mut now2 = now;
+        let after: Vec<Op> =
+            after.into_iter().map(|op| if let Op::StepBack(ms) = op { Op::Advance(ms) } else { op }).collect();
+        let expected = run(&mut writer, &after, &mut now);
+        let got = run(&mut reader, &after, &mut now2);
+        prop_assert_eq!(got, expected);
+        // damage the record the reader would read next
+        let Some(record) = writer.host_record(&key, &file, now) else { return Ok(()) };
+        let mut bytes = record.text.into_bytes();
+        for (at, byte, how) in damage {
+            if bytes.is_empty() {
+                break;
+            }
+            let i = at.index(bytes.len());
+            match how {
+                0 => bytes[i] = byte,
+                1 => bytes.truncate(i),
+                _ => { bytes.remove(i); }
+            }
+        }
+        let damaged = String::from_utf8_lossy(&bytes).into_owned();
+        let before_state = reader.host(&key).cloned().map(|s| format!("{s:?}"));
+        let mut robots = file.clone();
+        if reader.adopt_host(&key, Some(&damaged), &mut robots, None).is_err() {
+            prop_assert_eq!(reader.host(&key).cloned().map(|s| format!("{s:?}")), before_state);
+        }
+    }
+
     /// Eviction never loses state: a registry bounded to a few hosts decides exactly like an unbounded one
     /// whenever it admits the host at all.
     #[test]

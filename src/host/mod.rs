@@ -528,7 +528,7 @@ impl HostState {
         self.meter.write(w);
         self.cooldown.write(w);
         let server = self.server.as_deref().cloned().unwrap_or_default();
-        w.u64(server.until.as_nanos());
+        w.instant(server.until);
         self.quota.write(w);
         w.bool(self.permits.is_some());
         if let Some(p) = &self.permits {
@@ -542,8 +542,8 @@ impl HostState {
         w.u64(u64::from(self.crawl_delay_ms));
         w.f32(self.rate_level);
         w.f32(server.cap);
-        w.u64(self.departed.as_nanos());
-        w.u64(server.cap_until.as_nanos());
+        w.instant(self.departed);
+        w.instant(server.cap_until);
         server.pushback.write(w);
     }
 
@@ -553,7 +553,7 @@ impl HostState {
         let bucket = TokenBucket::read(r);
         let meter = LeakyBucket::read(r);
         let cooldown = Cooldown::read(r);
-        let server_until = Instant::from_nanos(r.u64("server quota end"));
+        let server_until = r.instant("server quota end");
         let quota = QuotaLayer::read(r);
         let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r)));
         let mut counters = Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: [0; 6] };
@@ -563,10 +563,10 @@ impl HostState {
         let crawl_delay_ms = r.u32("crawl delay");
         let rate_level = r.f32("rate level");
         let cap = r.f32("server cap");
-        let departed = Instant::from_nanos(r.u64("departed"));
+        let departed = r.instant("departed");
         let cap_until = match version {
             1 => taken_at.add_nanos(duration_nanos(SERVER_POLICY_TTL)),
-            _ => Instant::from_nanos(r.u64("server cap end")),
+            _ => r.instant("server cap end"),
         };
         let pushback = if version >= 3 { Pushback::read(r) } else { Pushback::default() };
         let server = ServerLimits { until: server_until, cap, cap_until, uncapped: (0, 0), pushback };

@@ -125,23 +125,23 @@ impl Pushback {
     }
 
     pub(crate) fn write(&self, w: &mut Writer) {
-        w.u64(self.held_until.as_nanos());
-        w.u64(self.streak_began.as_nanos());
+        w.instant(self.held_until);
+        w.instant(self.streak_began);
         w.u64(u64::from(self.incidents));
-        w.u64(self.streak_ends.as_nanos());
-        w.u64(self.given_up_until.as_nanos());
-        w.u64(self.last_accepted.as_nanos());
+        w.instant(self.streak_ends);
+        w.instant(self.given_up_until);
+        w.instant(self.last_accepted);
         w.f32(self.ceiling);
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> Pushback {
         Pushback {
-            held_until: Instant::from_nanos(r.u64("held until")),
-            streak_began: Instant::from_nanos(r.u64("streak start")),
+            held_until: r.instant("held until"),
+            streak_began: r.instant("streak start"),
             incidents: r.u32("incidents"),
-            streak_ends: Instant::from_nanos(r.u64("streak end")),
-            given_up_until: Instant::from_nanos(r.u64("given up until")),
-            last_accepted: Instant::from_nanos(r.u64("last accepted")),
+            streak_ends: r.instant("streak end"),
+            given_up_until: r.instant("given up until"),
+            last_accepted: r.instant("last accepted"),
             ceiling: r.f32("ceiling"),
         }
     }

@@ -98,7 +98,7 @@ impl Concurrency {
         w.u64(self.held.len() as u64);
         for p in &self.held {
             w.u64(p.id);
-            w.u64(p.expires.as_nanos());
+            w.instant(p.expires);
         }
     }
 
@@ -112,7 +112,7 @@ impl Concurrency {
         }
         for _ in 0..held {
             let id = r.u64("permit id");
-            let expires = Instant::from_nanos(r.u64("permit lease end"));
+            let expires = r.instant("permit lease end");
             c.held.push(Permit { id, expires });
         }
         c

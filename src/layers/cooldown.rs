@@ -56,11 +56,11 @@ impl Cooldown {
 
 impl Cooldown {
     pub(crate) fn write(&self, w: &mut crate::compact::Writer) {
-        w.u64(self.until.as_nanos());
+        w.instant(self.until);
     }
 
     pub(crate) fn read(r: &mut crate::compact::Reader<'_>) -> Cooldown {
-        Cooldown { until: Instant::from_nanos(r.u64("cooldown")) }
+        Cooldown { until: r.instant("cooldown") }
     }
 }
 

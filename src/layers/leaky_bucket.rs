@@ -61,12 +61,12 @@ impl LeakyBucket {
 impl LeakyBucket {
     pub(crate) fn write(&self, w: &mut Writer) {
         w.u64(self.interval_ns);
-        w.u64(self.last.as_nanos());
+        w.instant(self.last);
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> LeakyBucket {
         let mut l = LeakyBucket::from_nanos(r.u64("interval"));
-        l.last = Instant::from_nanos(r.u64("last slot"));
+        l.last = r.instant("last slot");
         l
     }
 }

@@ -105,12 +105,12 @@ impl TokenBucket {
     pub(crate) fn write(&self, w: &mut Writer) {
         w.u64(self.emission_ns);
         w.u64(self.tau_ns);
-        w.u64(self.tat.as_nanos());
+        w.instant(self.tat);
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> TokenBucket {
         let mut b = TokenBucket::from_nanos(r.u64("bucket emission"), r.u64("bucket tolerance"));
-        b.tat = Instant::from_nanos(r.u64("bucket tat"));
+        b.tat = r.instant("bucket tat");
         b
     }
 }

@@ -34,12 +34,12 @@ pub struct HostRecord {
 fn write_instant(w: &mut Writer, at: Option<Instant>) {
     w.bool(at.is_some());
     if let Some(at) = at {
-        w.u64(at.as_nanos());
+        w.instant(at);
     }
 }
 
 fn read_instant(r: &mut Reader<'_>, what: &str) -> Option<Instant> {
-    r.bool(what).then(|| Instant::from_nanos(r.u64(what)))
+    r.bool(what).then(|| r.instant(what))
 }
 
 /// The error for a record that is not this host's, or not a record of this build.
@@ -70,8 +70,10 @@ impl Registry {
         };
         let mut w = Writer::new();
         w.u64(u64::from(SNAPSHOT_VERSION));
-        w.str(host.as_str());
+        // the host's clock, and every later instant from it
         w.u64(seen.as_nanos());
+        w.set_base(seen);
+        w.str(host.as_str());
         state.write(&mut w);
         let part = robots.record();
         w.u64(match part.copy {
@@ -82,12 +84,12 @@ impl Registry {
         write_instant(&mut w, part.fetched);
         w.u64(u64::from(part.failures));
         write_instant(&mut w, part.failing_since);
-        w.u64(part.due.as_nanos());
+        w.instant(part.due);
         w.u64(u64::from(part.next_fetch));
         w.bool(robots.under_way().is_some());
         if let Some((fetch, departs)) = robots.under_way() {
             w.u64(u64::from(fetch));
-            w.u64(departs.as_nanos());
+            w.instant(departs);
         }
         Some(HostRecord { text: w.finish(), keep_until })
     }
@@ -106,7 +108,6 @@ impl Registry {
         record: Option<&str>,
         robots: &mut RobotsFile,
         rules: Option<Option<&str>>,
-        now: Instant,
     ) -> Result<bool, Error> {
         let (state, seen, record, under_way) = match record {
             Some(text) => self.read_record(host, text)?,
@@ -119,7 +120,7 @@ impl Registry {
                     due: Instant::ZERO,
                     next_fetch: 0,
                 };
-                (HostState::new(&self.limits), now.max(self.floor), none, None)
+                (HostState::new(&self.limits), self.floor, none, None)
             }
         };
         let rules = match rules {
@@ -158,11 +159,12 @@ impl Registry {
                 "a host record of version {version} (this build reads {SNAPSHOT_VERSION})"
             )));
         }
+        let seen = Instant::from_nanos(r.u64("host clock"));
+        r.set_base(seen);
         let key = r.str("host");
         if !r.failed() && key != host.as_str() {
             return Err(unreadable(format!("the record of {key:?}, not of {:?}", host.as_str())));
         }
-        let seen = Instant::from_nanos(r.u64("host clock"));
         let mut state = HostState::read(&mut r, SNAPSHOT_VERSION, seen);
         let copy = match r.u64("robots.txt copy") {
             0 => RobotsCopy::None,
@@ -176,9 +178,9 @@ impl Registry {
         let fetched = read_instant(&mut r, "robots.txt fetched");
         let failures = r.u32("robots.txt failures");
         let failing_since = read_instant(&mut r, "robots.txt failing since");
-        let due = Instant::from_nanos(r.u64("robots.txt due"));
+        let due = r.instant("robots.txt due");
         let next_fetch = r.u32("robots.txt next fetch");
-        let under_way = r.bool("robots.txt fetch flag").then(|| (r.u32("fetch"), Instant::from_nanos(r.u64("fetch"))));
+        let under_way = r.bool("robots.txt fetch flag").then(|| (r.u32("fetch"), r.instant("fetch departure")));
         r.finish()?;
         state.apply_limits(&self.limits, self.limits.rate_per_sec);
         Ok((state, seen, RobotsRecord { copy, fetched, failures, failing_since, due, next_fetch }, under_way))
@@ -248,14 +250,14 @@ mod tests {
         // fresh again once its departure's spacing (200 ms) and the margin after it have passed
         assert!(record.keep_until > ms(200) && record.keep_until < ms(1000), "{:?}", record.keep_until);
         let mut robots = RobotsFile::new(RobotsTiming::default());
-        assert!(b.adopt_host(&h, Some(&record.text), &mut robots, None, ms(10)).unwrap());
+        assert!(b.adopt_host(&h, Some(&record.text), &mut robots, None).unwrap());
         let d = b.acquire(&h, ms(10)).unwrap();
         assert_eq!((d.departs, d.layer), (ms(200), Layer::Burst));
         // and back: the first registry now owes the second's reservation too
-        a.adopt_host(&h, Some(&b.host_record(&h, &file, ms(10)).unwrap().text), &mut robots, None, ms(10)).unwrap();
+        a.adopt_host(&h, Some(&b.host_record(&h, &file, ms(10)).unwrap().text), &mut robots, None).unwrap();
         assert_eq!(a.acquire(&h, ms(10)).unwrap().departs, ms(400));
         // nothing remembered: as a host never seen
-        a.adopt_host(&h, None, &mut robots, None, ms(20)).unwrap();
+        a.adopt_host(&h, None, &mut robots, None).unwrap();
         assert!(a.acquire(&h, ms(20)).unwrap().wait.is_zero());
     }
 
@@ -277,7 +279,7 @@ mod tests {
             (&format!("{text} 1"), "after the last"),
         ] {
             let mut robots = RobotsFile::new(RobotsTiming::default());
-            let err = r.adopt_host(&h, Some(bad), &mut robots, None, ms(1)).unwrap_err().to_string();
+            let err = r.adopt_host(&h, Some(bad), &mut robots, None).unwrap_err().to_string();
             assert!(err.contains(says), "{bad:?}: {err}");
         }
         assert_eq!(r.acquire(&h, ms(1)).unwrap().departs, ms(200), "the host's debt is kept");
@@ -302,7 +304,7 @@ mod tests {
         let record = r.host_record(&h, &file, ms(0)).unwrap();
         let mut other = Registry::new(policy()).unwrap();
         let mut theirs = RobotsFile::new(timing);
-        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, None, ms(1)).unwrap());
+        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, None).unwrap());
         assert_eq!(theirs.under_way(), Some((fetch, ms(0))), "the fetch under way is the fleet's lease");
         assert!(theirs.awaited(ms(1)) && !theirs.fetch_due(ms(1)), "another process waits for it");
         let text = "User-agent: *\nDisallow: /private\n";
@@ -310,21 +312,21 @@ mod tests {
         let record = r.host_record(&h, &file, ms(50)).unwrap();
         assert!(record.keep_until >= ms(50).saturating_add(timing.max_age), "kept while the copy is");
         let before = other.host(&h).cloned();
-        assert!(!other.adopt_host(&h, Some(&record.text), &mut theirs, None, ms(60)).unwrap(), "rules it lacks");
+        assert!(!other.adopt_host(&h, Some(&record.text), &mut theirs, None).unwrap(), "rules it lacks");
         assert_eq!(other.host(&h).map(|s| s.counters().decisions), before.map(|s| s.counters().decisions));
         let row = robots_row(file.fetched_at().unwrap(), text);
         assert_eq!(read_robots_row(&row).unwrap(), (ms(50), text));
-        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some(&row)), ms(60)).unwrap());
+        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some(&row))).unwrap());
         let disallowed = theirs.verdict("hostpace", "http://example.com/private/x", ms(60));
         assert!(matches!(disallowed, crate::robots::Verdict::Disallowed(_)));
         // the row of another copy, or none: nothing is known of the copy, and a fetch is due at once
         let older = robots_row(ms(40), text);
         for rules in [Some(&older[..]), None] {
             let mut lost = RobotsFile::new(timing);
-            assert!(other.adopt_host(&h, Some(&record.text), &mut lost, Some(rules), ms(60)).unwrap());
+            assert!(other.adopt_host(&h, Some(&record.text), &mut lost, Some(rules)).unwrap());
             assert!(lost.fetch_due(ms(60)));
         }
         assert!(read_robots_row(&record.text).is_err());
-        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some("garbage")), ms(60)).is_err());
+        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some("garbage"))).is_err());
     }
 }

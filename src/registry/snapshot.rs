@@ -10,10 +10,11 @@ use crate::host_key::HostKey;
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes. It reads this one, format 2 (which has no pushback record and
-/// no clock of a host's own: each host's is the registry's latest instant) and format 1 (neither, nor a deadline
-/// for a server's rate cap: one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
-pub const SNAPSHOT_VERSION: u32 = 3;
+/// The snapshot format version this build writes. It reads this one, format 3 (instants in nanoseconds since the
+/// epoch rather than from the registry's latest instant), format 2 (which has no pushback record either, and no clock of
+/// a host's own: each host's is the registry's latest instant) and format 1 (neither, nor a deadline for a
+/// server's rate cap: one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
+pub const SNAPSHOT_VERSION: u32 = 4;
 
 /// Whether this build reads snapshots of format `version`.
 fn reads(version: u32) -> bool {
@@ -52,17 +53,15 @@ fn write_snapshot<'a>(
     w.u64(u64::from(version));
     w.u64(taken_at.as_nanos());
     w.u64(last_seen.as_nanos());
-    if version >= 3 {
-        w.u64(floor.as_nanos());
-    }
+    // every later instant from the registry's latest (so that one state is one text, whenever it is taken)
+    w.set_base(last_seen);
+    w.instant(floor);
     policy.write(&mut w);
     w.u64(hosts.len() as u64);
     for (key, state, seen) in hosts {
         w.str(key.as_str());
         state.write(&mut w);
-        if version >= 3 {
-            w.u64(seen.as_nanos());
-        }
+        w.instant(seen);
     }
     w.finish()
 }
@@ -98,7 +97,10 @@ impl Snapshot {
         }
         let taken_at = Instant::from_nanos(r.u64("taken at"));
         let last_seen = Instant::from_nanos(r.u64("last seen"));
-        let floor = if version >= 3 { Instant::from_nanos(r.u64("floor")) } else { last_seen };
+        if version >= 4 {
+            r.set_base(last_seen);
+        }
+        let floor = if version >= 3 { r.instant("floor") } else { last_seen };
         let policy = Policy::read(&mut r);
         let count = r.u64("host count");
         if count > u64::from(policy.max_hosts) {
@@ -108,7 +110,7 @@ impl Snapshot {
         for _ in 0..count {
             let name = r.str("host");
             let state = HostState::read(&mut r, version, taken_at);
-            let seen = if version >= 3 { Instant::from_nanos(r.u64("host's latest instant")) } else { last_seen };
+            let seen = if version >= 3 { r.instant("host's latest instant") } else { last_seen };
             if r.failed() {
                 break;
             }

@@ -91,13 +91,12 @@ impl JsLimiter {
                 _ if rules.is_null() => Some(None),
                 _ => Some(Some(args::string(&rules, "rules")?)),
             };
-            let now = self.shared.clock();
             let mut file = self.robots_of(&key);
             let rules = rules.as_ref().map(|row| row.as_deref());
             self.shared
                 .registry
                 .borrow_mut()
-                .adopt_host(&key, record.as_deref(), &mut file, rules, now)
+                .adopt_host(&key, record.as_deref(), &mut file, rules)
                 .map_err(|e| unreadable(key.as_str(), e))
         })
     }

@@ -20,7 +20,9 @@ import { callOptions, kind, scheduleThrough, signalOf, sleep, taskArg, urlArg, w
 import { LocalTurns, fetchFollowing } from './turns.js';
 
 /** Compare-and-sets lost in a row before a call gives up on the store (it is then handled as a store error). */
-const CONFLICT_TRIES = 8;
+const CONFLICT_TRIES = 16;
+/** Lost compare-and-sets retried at once on the record that won; later ones wait a random moment and read again. */
+const EAGER_TRIES = 3;
 /** While the store is failing, how long calls go without asking it ('local'), or between asks ('wait'). */
 const STORE_RETRY_MS = 1000;
 /** How often the offset to the store's clock is measured again. */
@@ -65,16 +67,30 @@ function storeArg(store) {
 const recordKey = (host) => `host:${host}`;
 const rulesKey = (host) => `robots:${host}`;
 
-/** What this process knows of one host: its record as last read or written, and its calls in order. */
+/** What this process knows of one host: its record as last written, and its calls in order. */
 class HostEntry {
-  /** The record this process last saw in the store: a string, null (none), or undefined (not read yet). */
+  /** The record this process last wrote: a string, null (none), or undefined (not known: read it). */
   record = undefined;
+  /** When (platform clock) the store lets the record written expire: from then on it is as none. */
+  expiresAtMs = Infinity;
   /** The last departure this process made while pacing the host on its own ('local'), in the store's clock. */
   localDepartureMs = undefined;
   /** The calls about this host, one after another: the tail of the chain. */
   tail = Promise.resolve();
   /** Calls queued or running. */
   calls = 0;
+
+  /** The record the store holds, as far as this process knows: undefined when it must be read. */
+  cached() {
+    if (this.record !== undefined && platformMs() >= this.expiresAtMs) return null; // expired in the store too
+    return this.record;
+  }
+
+  /** `record` was written with `ttlMs` (measured from the answer: the store's expiry comes no later). */
+  keep(record, ttlMs) {
+    this.record = record;
+    this.expiresAtMs = record === null ? Infinity : platformMs() + ttlMs;
+  }
 }
 
 export class SharedLimiter {
@@ -295,7 +311,8 @@ export class SharedLimiter {
    */
   async #shared(host, entry, decide, rows) {
     await this.#clockReady();
-    let record = entry.record !== undefined ? entry.record : await this.#get(recordKey(host));
+    let record = entry.cached();
+    if (record === undefined) record = await this.#get(recordKey(host));
     for (let tries = 1; ; tries++) {
       await this.#adopt(host, record);
       if (entry.localDepartureMs !== undefined) thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs));
@@ -313,16 +330,24 @@ export class SharedLimiter {
       const ttlMs = next === undefined ? 1 : Math.max(1, Math.ceil(next.keepMs));
       const written = await this.#compareAndSet(recordKey(host), record, value, ttlMs);
       if (written.ok) {
-        entry.record = value;
+        entry.keep(value, ttlMs);
         entry.localDepartureMs = undefined;
         if (failure !== undefined) throw failure;
         return answer;
       }
-      entry.record = record = written.current;
       if (tries >= CONFLICT_TRIES) {
+        entry.record = undefined;
         throw new StoreError(`${host}: its record changed under ${tries} compare-and-sets in a row`);
       }
-      await sleep(Math.random() * 2 ** tries);
+      if (tries < EAGER_TRIES) {
+        // the record that won is the newest there is: decide again on it at once
+        record = written.current;
+      } else {
+        // many processes on one host: step aside a random moment, then read what won meanwhile
+        await sleep(Math.random() * tries);
+        record = await this.#get(recordKey(host));
+      }
+      entry.record = undefined;
     }
   }
 
