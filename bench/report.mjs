@@ -12,6 +12,7 @@
 //   bench/results/memory.json         cargo bench --bench memory | node bench/report.mjs --parse-memory > …
 //   bench/results/workerd-floor.md    node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md
 //   bench/results/nginx.json          node bench/nginx.mjs
+//   bench/results/redis.json          node bench/redis.mjs
 //   <criterion>/**/new/estimates.json cargo bench --bench core, then node bench/report.mjs --save-criterion
 //                                     (criterion's own output, copied from $CRITERION_HOME, else
 //                                     $CARGO_TARGET_DIR/criterion, else target/criterion; benchmark.json beside it
@@ -139,6 +140,7 @@ const frontier = readJson(join(resultsDir, 'frontier.json'));
 const memory = readJson(join(resultsDir, 'memory.json'));
 const playground = readJson(join(resultsDir, 'playground.json'));
 const nginxBench = readJson(join(resultsDir, 'nginx.json'));
+const redisBench = readJson(join(resultsDir, 'redis.json'));
 const floorFile = join(resultsDir, 'workerd-floor.md');
 
 // criterion: every `new/estimates.json`, named by the `benchmark.json` beside it (or by its directories)
@@ -446,6 +448,56 @@ const pctGoal = (x) => `${+(x * 100).toFixed(1)} %`; // 0.1 → "10 %"
   }
 }
 
+// a fleet on one Redis (bench/redis.mjs): store round trips per uncontended decision, p50 beside
+// rate-limiter-flexible's RateLimiterRedis with one process, Redis memory per host
+const REDIS_GOALS = { storeCallsPerUncontendedDecision: 1, p50RatioToRlf: 1.5, bytesPerHost: 300, ...redisBench?.goals };
+const redisRows = Array.isArray(redisBench?.results) ? redisBench.results : [];
+const redisRow = (library, processes, hosts) =>
+  redisRows.find((r) => r.library === library && r.processes === processes && r.hosts === hosts);
+const redisMemory = (library) => (Array.isArray(redisBench?.memory) ? redisBench.memory : []).find((m) => m.library === library);
+const redisHostsLabel = (hosts) => (hosts === 1 ? '1 host' : `${fmtInt(hosts)} hosts`);
+const redisUncontended = () => {
+  // every hostpace row's decisions on a host the process had decided before, with no compare-and-set lost
+  const rows = redisRows.filter((r) => r.library === 'hostpace' && r.uncontended?.decisions > 0);
+  if (!rows.length) return null;
+  const n = rows.reduce((a, r) => a + r.uncontended.decisions, 0);
+  const calls = rows.reduce((a, r) => a + r.uncontended.storeCallsPerDecision * r.uncontended.decisions, 0);
+  const one = rows.reduce((a, r) => a + r.uncontended.shareWithOneCall * r.uncontended.decisions, 0);
+  return { n, perDecision: calls / n, oneShare: one / n, rows: rows.length };
+};
+{
+  const quick = redisBench?.quick;
+  const u = redisUncontended();
+  goals.push({
+    goal: `Redis fleet (\`SharedLimiter\`): store round trips per uncontended decision = ${REDIS_GOALS.storeCallsPerUncontendedDecision}`,
+    figure: u ? `${fmt2(u.perDecision)} (${fmtInt(u.n)} decisions over ${u.rows} rows; ${pct1(u.oneShare)} with one)` : 'not measured',
+    peer: u ? '1 (`RateLimiterRedis`: one script)' : '–',
+    ratio: '–',
+    met: u && !quick ? u.perDecision <= REDIS_GOALS.storeCallsPerUncontendedDecision : null,
+  });
+  for (const hosts of [1, 10_000]) {
+    const h = redisRow('hostpace', 1, hosts);
+    const f = redisRow('rlf', 1, hosts);
+    const ratio = isNum(h?.p50Us) && isNum(f?.p50Us) ? h.p50Us / f.p50Us : null;
+    goals.push({
+      goal: `Redis fleet, 1 process, ${redisHostsLabel(hosts)}: p50 per decision ≤ ${REDIS_GOALS.p50RatioToRlf}× \`RateLimiterRedis\``,
+      figure: h ? `${fmtInt(h.p50Us)} µs` : 'not measured',
+      peer: f ? `${fmtInt(f.p50Us)} µs` : 'not measured',
+      ratio: ratio === null ? '–' : `${fmt2(ratio)}×`,
+      met: ratio === null || quick ? null : ratio <= REDIS_GOALS.p50RatioToRlf,
+    });
+  }
+  const mh = redisMemory('hostpace');
+  const mf = redisMemory('rlf');
+  goals.push({
+    goal: `Redis fleet: memory per host (\`INFO memory\` used_memory growth ÷ hosts) ≤ ${REDIS_GOALS.bytesPerHost} B`,
+    figure: mh ? `${fmtInt(mh.usedMemoryBytesPerHost)} B` : 'not measured',
+    peer: mf ? `${fmtInt(mf.usedMemoryBytesPerHost)} B` : 'not measured',
+    ratio: mh ? `${fmt2(mh.usedMemoryBytesPerHost / REDIS_GOALS.bytesPerHost)} of the limit` : '–',
+    met: mh && !quick ? mh.usedMemoryBytesPerHost <= REDIS_GOALS.bytesPerHost : null,
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The document.
 
@@ -480,6 +532,7 @@ p(
   'scripts/build-worker.sh && node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md',
   'node bench/playground.mjs                      # bench/results/playground.json (after both builds)',
   'node bench/nginx.mjs                          # bench/results/nginx.json (minutes; nginx from scripts/setup.sh)',
+  'node bench/redis.mjs                          # bench/results/redis.json (1.5-3 min; redis-server from scripts/setup.sh)',
   'node bench/report.mjs > BENCHMARKS.md',
   '```',
   '',
@@ -832,6 +885,126 @@ if (!nginxBench) {
   }
   const bounded = n.results.filter((r) => r.givenUpAfterBound).map((r) => r.id);
   if (bounded.length) p('', `Given up after ${n.workload?.rowBoundSec ?? 180} s: ${bounded.map(esc).join(', ')}.`);
+});
+
+// --- a fleet on one Redis
+p(
+  '',
+  '## JavaScript: a fleet on one Redis (`SharedLimiter` beside `RateLimiterRedis`)',
+  '',
+  '```sh',
+  'npm run build:pkg && node bench/redis.mjs',
+  '```',
+  '',
+  '`bench/redis.mjs` starts one redis-server (Debian\'s, on 127.0.0.1, stopped by its PID at the end) and runs 1, 4',
+  'and 16 child processes against it, each with its own ioredis 5 client (`enableOfflineQueue: false`) and its own',
+  'limiter, making decisions one at a time on 1 host or on 10,000 hosts (each process its own fixed pseudo-random',
+  'sequence of hosts). The policy is 2 requests a second per host, burst 2: hostpace\'s `SharedLimiter.acquire(url)`',
+  '(`hostpace/redis`\'s `redisStore`) reserves a departure and answers its wait at once; rate-limiter-flexible\'s',
+  '`RateLimiterRedis.consume(host)` (points 2, duration 1 s) resolves or rejects at once. A decision\'s latency is the',
+  'wall time of that one awaited call, its round trips to Redis included; decisions/s is every process\'s decisions',
+  'over the time from the first process\'s start to the last one\'s end. *store calls* are hostpace\'s calls of its',
+  'store (`get`, `compareAndSet`, `set`, `timeMs`: one round trip each), counted by a wrapper, and *CAS lost* the',
+  'compare-and-sets another write beat. After 8 lost in a row, a call handles the store as failing: with the',
+  'default `onStoreError: "local"` the process then decides on its own share of the policy, without the store, for',
+  'a second (*local*); such decisions cost microseconds and make no round trip.',
+  '',
+);
+if (!redisBench) {
+  p('Not measured: no `bench/results/redis.json`. Run the command above.');
+} else guarded('bench/results/redis.json', () => {
+  const r = redisBench;
+  const w = r.workload ?? {};
+  const us = (x) => (isNum(x) ? fmtInt(x) : '?');
+  p(
+    `${provenance(r)}${r.redisServer ? ` Redis ${esc(r.redisServer)}.` : ''}`,
+    '',
+    `Each row: ${fmtInt(w.decisionsPerRow)} decisions shared out among its processes (each stops after ` +
+      `${fmt1((w.capMsPerProcess ?? 0) / 1000)} s of timed decisions), after ${fmtInt(w.warmupPerProcess)} untimed ` +
+      'decisions per process on hosts of its own; the store is emptied before each row. A pair\'s two rows run back to back.',
+    '',
+    '| processes | hosts | hostpace decisions/s | p50 µs | p99 µs | `RateLimiterRedis` decisions/s | p50 µs | p99 µs | decisions/s ratio | p50 ratio | p99 ratio |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  const pairs = [];
+  for (const hosts of w.hosts ?? [1, 10_000]) {
+    for (const processes of w.processes ?? [1, 4, 16]) {
+      const h = redisRow('hostpace', processes, hosts);
+      const f = redisRow('rlf', processes, hosts);
+      if (!h && !f) continue;
+      pairs.push({ h, f });
+      const ratio = (a, b) => (isNum(a) && isNum(b) ? `${fmt2(a / b)}×` : '–');
+      const capped = (x) => (x?.cappedProcesses ? ' (capped)' : '');
+      p(
+        `| ${processes} | ${fmtInt(hosts)} | ${h ? fmtInt(h.perSec) + capped(h) : 'not measured'} | ${us(h?.p50Us)} | ${us(h?.p99Us)} | ` +
+          `${f ? fmtInt(f.perSec) + capped(f) : 'not measured'} | ${us(f?.p50Us)} | ${us(f?.p99Us)} | ` +
+          `${ratio(h?.perSec, f?.perSec)} | ${ratio(h?.p50Us, f?.p50Us)} | ${ratio(h?.p99Us, f?.p99Us)} |`,
+      );
+    }
+  }
+  p(
+    '',
+    `Ratios are hostpace ÷ \`RateLimiterRedis\` (decisions/s: higher is better for hostpace; latency: lower). Goal: p50 ` +
+      `≤ ${REDIS_GOALS.p50RatioToRlf}× with one process (the Goals table); with several processes on one host, hostpace\'s ` +
+      'figures mix decisions made through the store with local ones (below). *(capped)*: a process reached the time cap ' +
+      'before its share of decisions.',
+    '',
+    'Round trips of hostpace\'s decisions (its store calls). *first* is a process\'s first decision on a host (it reads',
+    'the record, then writes it: two); *again* a later one (its own copy of the record is used: one, unless the record',
+    'changed in the store since, by another process or by its expiry, which loses a compare-and-set and retries',
+    'after a random pause of up to 2 ms, doubling at each loss); *uncontended* the *again* decisions that lost none.',
+    '',
+    '| processes | hosts | store calls / decision | first | again | uncontended | of those, one call | CAS lost | local decisions | through the store: p50 µs | p99 µs |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const { h } of pairs) {
+    if (!h) continue;
+    const per = (k) => (k?.decisions ? `${fmt2(k.storeCallsPerDecision)} (${fmtInt(k.decisions)})` : '–');
+    p(
+      `| ${h.processes} | ${fmtInt(h.hosts)} | ${fmt2(h.storeCallsPerDecision)} | ${per(h.firstTouch)} | ${per(h.again)} | ` +
+        `${per(h.uncontended)} | ${pct1(h.uncontended?.shareWithOneCall)} | ${fmtInt(h.casLost)} | ` +
+        `${fmtInt(h.localDecisions)} of ${fmtInt(h.decisions)} | ${us(h.throughStore?.p50Us)} | ${us(h.throughStore?.p99Us)} |`,
+    );
+  }
+  const hot = redisRow('hostpace', 16, 1);
+  if (hot) {
+    p(
+      '',
+      `16 processes on 1 host: ${fmtInt(hot.casLost)} compare-and-sets lost (${fmt2(hot.casLostPerDecision)} per decision), ` +
+        `${fmtInt(hot.storeWarnings)} calls gave up on the store after 8 in a row, and ${fmtInt(hot.localDecisions)} of ` +
+        `${fmtInt(hot.decisions)} decisions were made locally while it was handled as failing.`,
+    );
+  }
+  const u = redisUncontended();
+  const ping = (r.diagnostics ?? []).find((d) => d.library === 'ping');
+  const rlfScripts = redisRows.filter((x) => x.library === 'rlf').map((x) => x.serverScriptsPerDecision);
+  p(
+    '',
+    `Goal: ${REDIS_GOALS.storeCallsPerUncontendedDecision} round trip per uncontended decision: ` +
+      (u ? `${fmt2(u.perDecision)} over ${fmtInt(u.n)} such decisions (${pct1(u.oneShare)} with exactly one).` : 'not measured.') +
+      (rlfScripts.length ? ` \`RateLimiterRedis\` runs ${fmt2(Math.max(...rlfScripts))} script per decision (the server\'s count).` : '') +
+      (ping ? ` For scale, one \`PING\` round trip on the same client, one process: p50 ${us(ping.p50Us)} µs, p99 ${us(ping.p99Us)} µs.` : ''),
+  );
+  const memory = Array.isArray(r.memory) ? r.memory : [];
+  p(
+    '',
+    `Redis memory per host: one process decides once on each of ${fmtInt(w.memory?.hosts ?? 10_000)} hosts with a policy ` +
+      'whose record stays (hostpace: a quota of 1,000 an hour; `RateLimiterRedis`: points 1,000, duration 3,600 s), ' +
+      `then \`MEMORY USAGE\` of ${fmtInt(w.memory?.sampledKeys ?? 200)} sampled keys and the growth of \`INFO memory\` ` +
+      `used_memory (which counts the expiry table too) ÷ hosts. Goal: ≤ ${REDIS_GOALS.bytesPerHost} B per host.`,
+    '',
+    '| limiter | hosts | keys | used_memory growth / host | `MEMORY USAGE` / key | value | key name | goal | met |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|:---:|',
+  );
+  if (!memory.length) p('| not measured | | | | | | | | |');
+  for (const m of memory) {
+    const hp = m.library === 'hostpace';
+    p(
+      `| ${hp ? 'hostpace `SharedLimiter`' : '`RateLimiterRedis`'} | ${fmtInt(m.hosts)} | ${fmtInt(m.keys)} | ${fmtInt(m.usedMemoryBytesPerHost)} B | ` +
+        `${fmtInt(m.memoryUsageBytesPerKey)} B | ${fmtInt(m.valueBytesPerKey)} B | ${fmtInt(m.keyBytesPerKey)} B | ` +
+        `${hp ? `≤ ${REDIS_GOALS.bytesPerHost} B` : '–'} | ${hp ? yes(r.quick ? null : m.usedMemoryBytesPerHost <= REDIS_GOALS.bytesPerHost) : '–'} |`,
+    );
+  }
 });
 
 // --- gateway
