@@ -2,9 +2,9 @@
 // budget per host through a store (Redis or Valkey through `hostpace/redis`, or any `SharedStore`).
 //
 // Each host's state is one record in the store, in the core's snapshot format. A call about a host adopts the
-// host's record into this process's core (the copy this process last wrote, or the store's), lets the core decide,
-// and writes the host's new record back with a compare-and-set: one round trip when no other process wrote the
-// host since. A lost compare-and-set adopts the record that won and decides again (a bounded number of times,
+// host's record into this process's core (the copy this process last wrote; none for a host it never wrote), lets
+// the core decide, and writes the host's new record back with a compare-and-set: one round trip when no other
+// process wrote the host since. A lost compare-and-set adopts the record that won and decides again (a bounded number of times,
 // with jitter). Instants come from the store's clock: the offset to it is measured at the first call and
 // refreshed, keeping the sample of the shortest round trip. robots.txt is fetched once for the fleet (the fetch
 // under way is in the record: the others hold), and its rules are kept in a row of their own.
@@ -311,8 +311,9 @@ export class SharedLimiter {
    */
   async #shared(host, entry, decide, rows) {
     await this.#clockReady();
-    let record = entry.cached();
-    if (record === undefined) record = await this.#get(recordKey(host));
+    // a host this process has not written yet is taken to have no record: when it has one, the compare-and-set
+    // answers it, so a first decision costs no more round trips than reading it first would
+    let record = entry.cached() ?? null;
     for (let tries = 1; ; tries++) {
       await this.#adopt(host, record);
       if (entry.localDepartureMs !== undefined) thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs));

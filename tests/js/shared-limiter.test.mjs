@@ -42,8 +42,8 @@ test('an uncontended decision is one round trip: one compare-and-set, no read', 
   const store = memoryStore();
   const { limiters } = fleet(store, 2);
   const [a, b] = limiters;
-  await a.acquire(URL_A); // first contact: the clock's samples and the record's first read
-  store.take();
+  await a.acquire(URL_A); // first contact: the clock's samples, and a host with no record yet
+  assert.deepEqual(store.take(), { timeMs: 3, get: 0, compareAndSet: 1, set: 0 });
   await a.acquire(URL_A);
   await a.acquire(URL_A);
   assert.deepEqual(store.take(), { timeMs: 0, get: 0, compareAndSet: 2, set: 0 });
@@ -109,11 +109,16 @@ test('a store that answers garbage, or is not a store, is a clear error', async 
   assert.throws(() => new SharedLimiter({ ...base, store: memoryStore(), fleetSize: 2, ratePerSec: -1 }), /ratePerSec/);
   const store = memoryStore();
   const { limiters, warnings } = fleet(store, 2, { onStoreError: 'local' });
-  store.get = async () => 42;
+  store.compareAndSet = async () => 'yes';
   const d = await limiters[0].acquire(URL_A);
   assert.ok(d.reserved, 'paced on its own');
-  assert.match(warnings.find((e) => /get\(/.test(e.message))?.message ?? '', /answered get\(host:a\.example\) with a number/);
+  assert.match(warnings.at(-1).message, /answered compareAndSet\(host:a\.example\) with a string: expected \{ ok: true \}/);
   assert.equal(warnings.at(-1).name, 'StoreError');
+  store.compareAndSet = async () => ({ ok: false, current: 7 });
+  store.timeMs = async () => 'noon';
+  const [fresh] = fleet(store, 2, { onStoreWarning: (e) => warnings.push(e) }).limiters;
+  await fresh.acquire(URL_A);
+  assert.match(warnings.at(-1).message, /answered timeMs\(\) with a string: expected milliseconds since the epoch/);
   await assert.rejects(limiters[0].acquire(URL_A, 5), /takes its instants from the store's clock/);
 });
 
