@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, accessSync, constan
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Origin, TOL, assertSpacing, sleep } from '../js/helpers.mjs';
+import { startRedis } from '../support/redis.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
@@ -50,6 +51,8 @@ const CHECKS = [
   ['sh', 'mkdir -p /tmp/site', 'first request'],
   ['js', "import { GatewayLimiter } from 'hostpace';", 'fleet'],
   ['sh', '. scripts/node-env.sh', 'deploy'],
+  ['sh', 'cd /tmp/my-crawler && npm install ioredis@5', 'redis install'],
+  ['js', "import { SharedLimiter } from 'hostpace';", 'shared'],
   ['sh', 'npm run build:pkg                               # builds pkg/', 'playground'],
   ['rust', 'use hostpace::', 'rust'],
 ];
@@ -252,6 +255,35 @@ describe('I run a crawler fleet (the gateway)', () => {
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /^http:\/\/127\.0\.0\.1:8000\/: waited \d+ ms \(\w+\)$/m);
     assert.match(run.stdout, /^http:\/\/127\.0\.0\.1:8000\/ 200$/m);
+  });
+});
+
+describe('My fleet runs on its own machines (Redis or Valkey)', () => {
+  test('ioredis installs, and two processes of the shared program pace one host together', async () => {
+    const install = await bash(block('redis install'));
+    assert.equal(install.code, 0, `${install.stdout}\n${install.stderr}`);
+    writeFileSync(`${APP}/shared.mjs`, block('shared'));
+    const redis = await startRedis();
+    const origin = await Origin.start({ '/robots.txt': { status: 200, body: 'User-agent: *\nDisallow: /private\n' } });
+    try {
+      const env = { REDIS_URL: redis.url, FLEET_SIZE: '2' };
+      const runs = await Promise.all([
+        node('shared.mjs', ['/1', '/2', '/private'].map((p) => origin.url(p)), env),
+        node('shared.mjs', ['/3', '/4'].map((p) => origin.url(p)), env),
+      ]);
+      for (const run of runs) assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+      const out = runs.map((r) => r.stdout).join('');
+      for (const p of ['/1', '/2', '/3', '/4']) assert.match(out, new RegExp(`^${origin.url(p).replace(/[.]/g, '\\.')} 200$`, 'm'));
+      assert.match(out, new RegExp(`^${origin.url('/private').replace(/[.]/g, '\\.')} RobotsDisallowed$`, 'm'));
+      assert.equal(origin.arrivals('/robots.txt').length, 1, 'one robots.txt for the two processes');
+      assert.equal(origin.arrivals('/private').length, 0, 'the disallowed URL was never sent');
+      // 2 per second together: 500 ms between any two arrivals, whichever process sent them (3 × TOL: each
+      // process's first fetch leaves a little late while its HTTP client starts)
+      assertSpacing(assert, origin.arrivals(), 500, 3 * TOL, origin.host);
+    } finally {
+      await origin.close();
+      await redis.stop();
+    }
   });
 });
 
