@@ -2,6 +2,7 @@
 // own types are not imported (the package does not depend on Crawlee): the crawler and the crawling context are
 // described by the few members used.
 import type { Limiter } from './hostpace.js';
+import type { SharedLimiter } from './shared-limiter.js';
 
 /** Options of `withHostpace`. */
 export interface HostpaceCrawleeOptions {
@@ -32,7 +33,8 @@ export interface PacedContext {
 }
 
 /**
- * Pace a Crawlee 3.x crawler by a hostpace `Limiter`, per host; returns the same crawler.
+ * Pace a Crawlee 3.x crawler by a hostpace `Limiter` (or a `SharedLimiter`, for a fleet), per host; returns the
+ * same crawler.
  *
  * - `HttpCrawler`, and the crawlers built on it (`CheerioCrawler`, `JSDOMCrawler`, `LinkeDOMCrawler`): a
  *   pre-navigation hook (the last one) adds a hook to got's `beforeRequest` that waits for the request's host's
@@ -79,7 +81,11 @@ export interface PacedContext {
  * const crawler = withHostpace(new HttpCrawler({ minConcurrency: 8, maxConcurrency: 8, requestHandler }), limiter);
  * await crawler.run(['https://example.com/', 'https://example.org/']);
  */
-export function withHostpace<C extends object>(crawler: C, limiter: Limiter, options?: HostpaceCrawleeOptions): C;
+export function withHostpace<C extends object>(
+  crawler: C,
+  limiter: Limiter | SharedLimiter,
+  options?: HostpaceCrawleeOptions,
+): C;
 
 /**
  * For the `requestHandler` of a `BasicCrawler` paced by `withHostpace`: run `task` (the send: `fetch`,

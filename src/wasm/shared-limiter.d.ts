@@ -93,8 +93,8 @@ export declare class SharedLimiter {
   visit(url: UrlLike, nowMs?: undefined, maxWaitMs?: number, options?: StoreCallOptions): Promise<Turn>;
   /** Confirm a reserved departure (see `Limiter.depart`). */
   depart(url: UrlLike, departsMs?: number, options?: StoreCallOptions): Promise<Departure>;
-  /** A request confirmed by `depart` was written only now. */
-  sent(url: UrlLike, atMs?: undefined): Promise<void>;
+  /** A request confirmed by `depart` was written only at `atMs` (default now), on this process's clock. */
+  sent(url: UrlLike, atMs?: number): Promise<void>;
   /** Give back a concurrency permit (see `Limiter.release`). */
   release(url: UrlLike, permitId: number): Promise<void>;
   /** Learn from a response (see `Limiter.observe`). */

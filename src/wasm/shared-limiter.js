@@ -426,11 +426,17 @@ export class SharedLimiter {
     return this.#decide(checked, (raw) => thrown(raw.depart(checked, departsMs)), { departs: true, signal });
   }
 
-  /** A request confirmed by `depart` was written only at `atMs` (default: now). */
+  /**
+   * A request confirmed by `depart` was written only at `atMs` (default: now), read on this process's clock
+   * (`performance.timeOrigin + performance.now()`, as `hostpace/crawlee` measures it) and moved to the store's.
+   */
   async sent(url, atMs) {
     const checked = urlArg(url);
-    noInstant(atMs, 'atMs');
-    return this.#decide(checked, (raw) => thrown(raw.sent(checked)));
+    if (atMs !== undefined && atMs !== null && typeof atMs !== 'number') {
+      throw new TypeError(`invalid atMs: expected a number or undefined, got ${kind(atMs)}`);
+    }
+    const at = typeof atMs === 'number' ? atMs + (this.#clock?.offsetMs ?? 0) : undefined;
+    return this.#decide(checked, (raw) => thrown(raw.sent(checked, at)));
   }
 
   /** Give back a concurrency permit, and wake this process's calls waiting for one. */

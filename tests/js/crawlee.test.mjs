@@ -10,7 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BasicCrawler, Configuration, log } from '@crawlee/basic';
 import { HttpCrawler } from '@crawlee/http';
-import { Limiter } from '../../pkg/node.js';
+import { Limiter, SharedLimiter } from '../../pkg/node.js';
+import { memoryStore } from './memory-store.mjs';
 import { sendPaced, withHostpace } from '../../pkg/crawlee.js';
 import { RemoteOrigin, TOL, assertSpacing, clockMs, originPool, until } from './helpers.mjs';
 
@@ -112,6 +113,23 @@ describe('HttpCrawler paced by withHostpace', () => {
     // side by side: each host's crawl overlaps the other's (one after the other would take twice as long)
     assert.ok(b.arrivals()[0] < a.arrivals().at(-1) && a.arrivals()[0] < b.arrivals().at(-1), 'hosts interleave');
     assert.ok(ms < 2 * 7 * INTERVAL, `took ${ms.toFixed(0)} ms: less than the two hosts one after the other`);
+  });
+
+  test('two crawlers paced by SharedLimiters on one store pace a host together, unchanged', { timeout: 20_000 }, async () => {
+    const INTERVAL = 250;
+    const site = await origins.start(NO_ROBOTS);
+    const store = memoryStore();
+    const shared = () => new SharedLimiter({ ratePerSec: 1000 / INTERVAL, burstCapacity: 1, store, fleetSize: 2 });
+    const paths = ['/1', '/2', '/3', '/4', '/5', '/6'];
+    const runs = await Promise.all([
+      crawl({ limiter: shared(), urls: urlsOf(site, paths.slice(0, 3)), maxConcurrency: 2 }),
+      crawl({ limiter: shared(), urls: urlsOf(site, paths.slice(3)), maxConcurrency: 2 }),
+    ]);
+    assert.deepEqual(runs.flatMap((r) => r.failed), []);
+    const log = site.log.map((e) => e.path);
+    assert.deepEqual(log.filter((p) => p === '/robots.txt'), ['/robots.txt'], 'robots.txt once for both');
+    assert.deepEqual(log.filter((p) => p !== '/robots.txt').sort(), paths);
+    assertSpacing(assert, site.arrivals(), INTERVAL, TOL, site.host);
   });
 
   test('429 + Retry-After: 2 → the host is not asked again for 2 s, then the URL is fetched', { timeout: 20_000 }, async () => {
