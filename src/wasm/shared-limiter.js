@@ -4,10 +4,10 @@
 // Each host's state is one record in the store, in the core's snapshot format. A call about a host adopts the
 // host's record into this process's core (the copy this process last wrote; none for a host it never wrote), lets
 // the core decide, and writes the host's new record back with a compare-and-set: one round trip when no other
-// process wrote the host since. A lost compare-and-set adopts the record that won and decides again (a bounded number of times,
-// with jitter). Instants come from the store's clock: the offset to it is measured at the first call and
-// refreshed, keeping the sample of the shortest round trip. robots.txt is fetched once for the fleet (the fetch
-// under way is in the record: the others hold), and its rules are kept in a row of their own.
+// process wrote the host since. A lost compare-and-set adopts the record that won and decides again (a bounded
+// number of times, with jitter). Instants come from the store's clock: the offset to it is measured at the first
+// call and refreshed, keeping the sample of the shortest round trip. robots.txt is fetched once for the fleet (the
+// fetch under way is in the record: the others hold), and its rules are kept in a row of their own.
 //
 // When the store fails (an error, a timeout), `onStoreError: 'local'` paces this process on its own at its share of
 // the policy (the core's `Policy::fleet_share`: the rate divided by `fleetSize`) until the store answers again,
@@ -16,7 +16,17 @@
 // moves records and waits.
 import { Limiter as RawLimiter, nowMs as platformMs, sharedRecheckMs } from './hostpace.js';
 import { thrown } from './answer.js';
-import { callOptions, kind, scheduleThrough, signalOf, sleep, taskArg, urlArg, wake, withUserAgent } from './lifecycle.js';
+import {
+  callOptions,
+  kind,
+  scheduleThrough,
+  signalOf,
+  sleep,
+  taskArg,
+  urlArg,
+  wake,
+  withUserAgent,
+} from './lifecycle.js';
 import { LocalTurns, fetchFollowing } from './turns.js';
 
 /** Compare-and-sets lost in a row before a call gives up on the store (it is then handled as a store error). */
@@ -54,7 +64,8 @@ function wholeOption(value, name, min, max, fallback, expected) {
 /** The store of a config, checked to have every method of `SharedStore`. */
 function storeArg(store) {
   if (store === null || typeof store !== 'object') {
-    throw new TypeError(`invalid config field store: expected a SharedStore (e.g. redisStore(client)), got ${kind(store)}`);
+    const got = kind(store);
+    throw new TypeError(`invalid config field store: expected a SharedStore (e.g. redisStore(client)), got ${got}`);
   }
   const missing = STORE_METHODS.filter((m) => typeof store[m] !== 'function');
   if (missing.length > 0) {
@@ -121,7 +132,8 @@ export class SharedLimiter {
     }
     const { store, fleetSize, onStoreError, storeTimeoutMs, storeWaitMs, onStoreWarning, ...limiterConfig } = config;
     this.#store = storeArg(store);
-    this.#fleetSize = wholeOption(fleetSize, 'fleetSize', 1, 10_000, undefined, 'the number of processes sharing the store (1 to 10000)');
+    const fleet = 'the number of processes sharing the store (1 to 10000)';
+    this.#fleetSize = wholeOption(fleetSize, 'fleetSize', 1, 10_000, undefined, fleet);
     this.#onStoreError = onStoreError ?? 'local';
     if (!ON_STORE_ERROR.includes(this.#onStoreError)) {
       throw new TypeError(`invalid config field onStoreError: expected "local" or "wait", got ${kind(onStoreError)}`);
@@ -211,14 +223,16 @@ export class SharedLimiter {
     let timer;
     const timeout = new Promise((_, reject) => {
       timer = setTimeout(() => {
-        reject(new StoreError(`the store's ${operation}(${key}) took longer than storeTimeoutMs (${this.#storeTimeoutMs} ms)`));
+        const bound = `storeTimeoutMs (${this.#storeTimeoutMs} ms)`;
+        reject(new StoreError(`the store's ${operation}(${key}) took longer than ${bound}`));
       }, this.#storeTimeoutMs);
     });
     try {
       return await Promise.race([Promise.resolve().then(run), timeout]);
     } catch (error) {
       if (error instanceof StoreError) throw error;
-      throw new StoreError(`the store's ${operation}(${key}) failed: ${error?.message ?? String(error)}`, { cause: error });
+      const why = error?.message ?? String(error);
+      throw new StoreError(`the store's ${operation}(${key}) failed: ${why}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -241,7 +255,8 @@ export class SharedLimiter {
       (answer.ok === true || (answer.ok === false && (current === null || typeof current === 'string')));
     if (!valid) {
       throw new StoreError(
-        `the store answered compareAndSet(${key}) with ${kind(answer)}: expected { ok: true } or { ok: false, current }`,
+        `the store answered compareAndSet(${key}) with ${kind(answer)}: ` +
+          'expected { ok: true } or { ok: false, current }',
       );
     }
     return answer;
@@ -389,7 +404,10 @@ export class SharedLimiter {
 
   // ---- the Limiter shape ----
 
-  /** Reserve a departure to `url`'s host in the fleet's shared budget: `{ host, waitMs, layer, departsMs, reserved, permitId? }`. */
+  /**
+   * Reserve a departure to `url`'s host in the fleet's shared budget:
+   * `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
+   */
   async acquire(url, nowMs, options) {
     const checked = urlArg(url);
     noInstant(nowMs, 'nowMs');
@@ -397,7 +415,7 @@ export class SharedLimiter {
     return capped(await this.#decide(checked, (raw) => thrown(raw.acquire(checked)), { departs: true, signal }));
   }
 
-  /** When could a request to `url`'s host go, by this process's latest copy of the host's shared state (no store call). */
+  /** When could a request to `url`'s host go, by this process's latest copy of the host's state (no store call). */
   peek(url, nowMs) {
     noInstant(nowMs, 'nowMs');
     return thrown(this.#raw.peek(urlArg(url)));
@@ -479,11 +497,11 @@ export class SharedLimiter {
       if (typeof robotsTxt !== 'string') return undefined;
       const text = thrown(raw.robotsRow(checked, robotsTxt));
       const record = thrown(raw.hostRecord(checked));
-      return text === undefined || record === undefined ? undefined : { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
+      if (text === undefined || record === undefined) return undefined;
+      return { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
     };
-    return this.#decide(checked, (raw) => thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch)), {
-      rows,
-    });
+    const learn = (raw) => thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch));
+    return this.#decide(checked, learn, { rows });
   }
 
   /** A host's state and counters in the fleet's shared state (`undefined` if no process keeps any). */
@@ -542,6 +560,7 @@ function signalArg(options) {
  */
 function noInstant(value, name) {
   if (value !== undefined && value !== null) {
-    throw new TypeError(`invalid ${name}: a SharedLimiter takes its instants from the store's clock, got ${kind(value)}`);
+    const got = kind(value);
+    throw new TypeError(`invalid ${name}: a SharedLimiter takes its instants from the store's clock, got ${got}`);
   }
 }
