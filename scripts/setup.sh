@@ -89,8 +89,9 @@ if [ ! -x /usr/sbin/nginx ]; then
 fi
 
 # redis-server from Debian: the real store of tests/js/redis-store.test.mjs (hostpace/redis with ioredis, iovalkey
-# and node-redis), which starts its own /usr/bin/redis-server (no persistence, own folder and port on 127.0.0.1;
-# tests/support/redis.mjs) and stops it by PID. The package's service is not used: if its install started one (a
+# and node-redis), tests/js/shared-fleet.test.mjs, the README's shared crawler and bench/redis.mjs, each of which
+# starts its own /usr/bin/redis-server (no persistence, own folder and port on 127.0.0.1; tests/support/redis.mjs)
+# and stops it by PID. The package's service is not used: if its install started one (a
 # machine whose policy-rc.d allows it), it is stopped by its PID file.
 if [ ! -x /usr/bin/redis-server ]; then
   if [ "$(id -u)" = 0 ]; then
