@@ -189,9 +189,14 @@ export class SharedLimiter {
   #keepSample(sample) {
     const best = this.#clock;
     if (!best || sample.roundTripMs <= best.roundTripMs || sample.atMs - best.atMs > CLOCK_SAMPLE_LIFE_MS) {
+      try {
+        thrown(this.#raw.setClockOffset(sample.offsetMs));
+        thrown(this.#local.setClockOffset(sample.offsetMs));
+      } catch (error) {
+        const off = `${Math.round(sample.offsetMs)} ms off this process's`;
+        throw new StoreError(`the store's clock (timeMs) is ${off}: ${error?.message}`, { cause: error });
+      }
       this.#clock = sample;
-      this.#raw.setClockOffset(sample.offsetMs);
-      this.#local.setClockOffset(sample.offsetMs);
     }
   }
 
@@ -493,14 +498,20 @@ export class SharedLimiter {
   async robotsFetched(host, status, robotsTxt, userAgent, nowMs, fetch) {
     noInstant(nowMs, 'nowMs');
     const checked = urlArg(host);
+    // a row only for rules this report installed: a report of a fetch no longer under way (answered
+    // `undefined`) or of another status leaves the copy in force, whose row is another's text
+    let learned;
     const rows = (raw) => {
-      if (typeof robotsTxt !== 'string') return undefined;
-      const text = thrown(raw.robotsRow(checked, robotsTxt));
+      if (learned === undefined || !(status >= 200 && status < 300)) return undefined;
+      const text = thrown(raw.robotsRow(checked, typeof robotsTxt === 'string' ? robotsTxt : ''));
       const record = thrown(raw.hostRecord(checked));
       if (text === undefined || record === undefined) return undefined;
       return { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
     };
-    const learn = (raw) => thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch));
+    const learn = (raw) => {
+      learned = undefined;
+      return (learned = thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch)));
+    };
     return this.#decide(checked, learn, { rows });
   }
 
