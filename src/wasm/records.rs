@@ -104,16 +104,29 @@ impl JsLimiter {
     /// A request to `host` left at `atMs` (default: now) without this limiter knowing: it is charged as a
     /// departure then, with the bucket empty after it (the core's `Registry::departed_elsewhere`). How a process
     /// hands a host it paced on its own back to the shared store, and how a host whose record cannot be read is
-    /// rebuilt: never a fresh burst.
+    /// rebuilt: never a fresh burst. `heldUntilMs`, when given and still ahead, is a cooldown the host was put in
+    /// meanwhile (a 429 or 503 learned on its own): it holds here too, as the core's `Registry::throttle`.
     #[wasm_bindgen(js_name = departedElsewhere, skip_typescript)]
-    pub fn departed_elsewhere(&self, host: JsValue, at_ms: JsValue) -> JsValue {
+    pub fn departed_elsewhere(&self, host: JsValue, at_ms: JsValue, held_until_ms: JsValue) -> JsValue {
         answer(|| {
             let key = host_arg(&host)?;
-            let at = match args::absent(&at_ms) {
-                true => self.shared.clock(),
-                false => Instant::from_millis_f64(ms_arg(args::number(&at_ms, "atMs")?, "atMs")?),
+            let now = self.shared.clock();
+            let instant = |value: &JsValue, name| -> Result<Instant, JsValue> {
+                Ok(Instant::from_millis_f64(ms_arg(args::number(value, name)?, name)?))
             };
-            self.shared.registry.borrow_mut().departed_elsewhere(&key, at).map_err(js_error)?;
+            let at = match args::absent(&at_ms) {
+                true => now,
+                false => instant(&at_ms, "atMs")?,
+            };
+            let held_until = match args::absent(&held_until_ms) {
+                true => None,
+                false => Some(instant(&held_until_ms, "heldUntilMs")?).filter(|&until| until > now),
+            };
+            let mut registry = self.shared.registry.borrow_mut();
+            registry.departed_elsewhere(&key, at).map_err(js_error)?;
+            if let Some(until) = held_until {
+                registry.throttle(&key, Some(until.saturating_duration_since(now)), now).map_err(js_error)?;
+            }
             Ok(JsValue::UNDEFINED)
         })
     }

@@ -86,6 +86,10 @@ class HostEntry {
   expiresAtMs = Infinity;
   /** The last departure this process made while pacing the host on its own ('local'), in the store's clock. */
   localDepartureMs = undefined;
+  /** The end of a cooldown this process learned while pacing the host on its own, in the store's clock. */
+  localHeldUntilMs = undefined;
+  /** Whether the host is paced on its own ('local') since its record was last written. */
+  onItsOwn = false;
   /** The calls about this host, one after another: the tail of the chain. */
   tail = Promise.resolve();
   /** Calls queued or running. */
@@ -189,9 +193,14 @@ export class SharedLimiter {
   #keepSample(sample) {
     const best = this.#clock;
     if (!best || sample.roundTripMs <= best.roundTripMs || sample.atMs - best.atMs > CLOCK_SAMPLE_LIFE_MS) {
+      try {
+        thrown(this.#raw.setClockOffset(sample.offsetMs));
+        thrown(this.#local.setClockOffset(sample.offsetMs));
+      } catch (error) {
+        const off = `${Math.round(sample.offsetMs)} ms off this process's`;
+        throw new StoreError(`the store's clock (timeMs) is ${off}: ${error?.message}`, { cause: error });
+      }
       this.#clock = sample;
-      this.#raw.setClockOffset(sample.offsetMs);
-      this.#local.setClockOffset(sample.offsetMs);
     }
   }
 
@@ -292,7 +301,8 @@ export class SharedLimiter {
     );
     return result.finally(() => {
       // a host with nothing remembered and no call under way is forgotten here too
-      if (--entry.calls === 0 && entry.record === null && entry.localDepartureMs === undefined) {
+      const handed = entry.localDepartureMs === undefined && entry.localHeldUntilMs === undefined;
+      if (--entry.calls === 0 && entry.record === null && handed) {
         this.#hosts.delete(host);
       }
     });
@@ -331,7 +341,9 @@ export class SharedLimiter {
     let record = entry.cached() ?? null;
     for (let tries = 1; ; tries++) {
       await this.#adopt(host, record);
-      if (entry.localDepartureMs !== undefined) thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs));
+      if (entry.localDepartureMs !== undefined || entry.localHeldUntilMs !== undefined) {
+        thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs, entry.localHeldUntilMs));
+      }
       let answer;
       let failure;
       try {
@@ -348,6 +360,8 @@ export class SharedLimiter {
       if (written.ok) {
         entry.keep(value, ttlMs);
         entry.localDepartureMs = undefined;
+        entry.localHeldUntilMs = undefined;
+        entry.onItsOwn = false;
         if (failure !== undefined) throw failure;
         return answer;
       }
@@ -367,12 +381,29 @@ export class SharedLimiter {
     }
   }
 
-  /** `decide(raw)` on this process's own share of the policy (the store is out of reach). */
-  #onItsOwn(entry, decide, departs) {
-    const answer = decide(this.#local);
-    const at = departs ? departsAt(answer, platformMs() + (this.#clock?.offsetMs ?? 0)) : undefined;
-    if (at !== undefined) entry.localDepartureMs = Math.max(entry.localDepartureMs ?? 0, at);
-    return answer;
+  /**
+   * `decide(raw)` on this process's own share of the policy (the store is out of reach). The host starts there
+   * from what this process last knew of its shared state (a cooldown, departures reserved), and a cooldown
+   * learned there is handed to the shared state with the last departure.
+   */
+  #onItsOwn(host, entry, decide, departs) {
+    if (!entry.onItsOwn) {
+      const known = thrown(this.#raw.hostRecord(host));
+      thrown(this.#local.adoptHost(host, known?.record ?? null, null));
+      entry.onItsOwn = true;
+    }
+    try {
+      const answer = decide(this.#local);
+      const at = departs ? departsAt(answer, platformMs() + (this.#clock?.offsetMs ?? 0)) : undefined;
+      if (at !== undefined) entry.localDepartureMs = Math.max(entry.localDepartureMs ?? 0, at);
+      return answer;
+    } finally {
+      const left = this.#local.stats(host)?.cooldownRemainingMs;
+      if (left > 0) {
+        const until = platformMs() + (this.#clock?.offsetMs ?? 0) + left;
+        entry.localHeldUntilMs = Math.max(entry.localHeldUntilMs ?? 0, until);
+      }
+    }
   }
 
   /**
@@ -385,7 +416,7 @@ export class SharedLimiter {
       const started = platformMs();
       for (;;) {
         if (this.#onStoreError === 'local' && platformMs() < this.#storeDownUntil) {
-          return this.#onItsOwn(entry, decide, departs);
+          return this.#onItsOwn(host, entry, decide, departs);
         }
         try {
           return await this.#shared(host, entry, decide, rows);
@@ -394,7 +425,7 @@ export class SharedLimiter {
           this.#warn(error);
           entry.record = undefined; // read again once the store answers
           this.#storeDownUntil = platformMs() + STORE_RETRY_MS;
-          if (this.#onStoreError === 'local') return this.#onItsOwn(entry, decide, departs);
+          if (this.#onStoreError === 'local') return this.#onItsOwn(host, entry, decide, departs);
           if (platformMs() - started + STORE_RETRY_MS > this.#storeWaitMs) throw error;
           await sleep(STORE_RETRY_MS, signal);
         }
@@ -493,14 +524,20 @@ export class SharedLimiter {
   async robotsFetched(host, status, robotsTxt, userAgent, nowMs, fetch) {
     noInstant(nowMs, 'nowMs');
     const checked = urlArg(host);
+    // a row only for rules this report installed: a report of a fetch no longer under way (answered
+    // `undefined`) or of another status leaves the copy in force, whose row is another's text
+    let learned;
     const rows = (raw) => {
-      if (typeof robotsTxt !== 'string') return undefined;
-      const text = thrown(raw.robotsRow(checked, robotsTxt));
+      if (learned === undefined || !(status >= 200 && status < 300)) return undefined;
+      const text = thrown(raw.robotsRow(checked, typeof robotsTxt === 'string' ? robotsTxt : ''));
       const record = thrown(raw.hostRecord(checked));
       if (text === undefined || record === undefined) return undefined;
       return { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
     };
-    const learn = (raw) => thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch));
+    const learn = (raw) => {
+      learned = undefined;
+      return (learned = thrown(raw.robotsFetched(checked, status, robotsTxt, userAgent, undefined, fetch)));
+    };
     return this.#decide(checked, learn, { rows });
   }
 

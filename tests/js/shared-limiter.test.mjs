@@ -210,3 +210,57 @@ test('a 429 reported by one process holds every process until its cooldown ends'
   // and a Limiter of its own would not have known
   assert.equal(new Limiter(base).acquire(URL_A).waitMs, 0);
 });
+
+test("a late report of robots.txt leaves the fleet's row of the copy in force", async () => {
+  const store = memoryStore();
+  const config = { ratePerSec: 50, robots: 'obey', robotsTimeoutSec: 1 };
+  const [a, b, c] = fleet(store, 3, config).limiters;
+  const url = 'http://r.example/private/x';
+  const first = await a.visit(url);
+  assert.equal(first.turn, 'fetchRobots');
+  await sleep(first.timeoutMs + 1100); // a's fetch is given up on: another may start
+  const second = await b.visit(url);
+  assert.equal(second.turn, 'fetchRobots');
+  await b.robotsFetched('r.example', 200, 'User-agent: *\nDisallow: /private\n', undefined, undefined, second.fetch);
+  const row = store.peek('robots:r.example');
+  // a's answer comes after b's: stale, it changes nothing, the row of b's copy included
+  assert.equal(await a.robotsFetched('r.example', 200, 'User-agent: *\nDisallow:\n', undefined, undefined, first.fetch), undefined);
+  assert.equal(store.peek('robots:r.example'), row);
+  // nor does a status without rules, with a body (the copy in force stays b's while it fails)
+  await b.robotsFetched('r.example', 503, 'Service Unavailable');
+  assert.equal(store.peek('robots:r.example'), row);
+  await assert.rejects(c.visit(url), { name: /RobotsDisallowed|RobotsUnavailable/ });
+});
+
+test("a store whose clock is more than a day off is named, and each process paces on its own", async () => {
+  const store = memoryStore({ skewMs: 2 * 86_400_000 });
+  const { limiters, warnings } = fleet(store, 2);
+  const d = await limiters[0].acquire(URL_A);
+  assert.ok(Math.abs(d.departsMs - Date.now()) < 100, 'no instant 2 days ahead');
+  assert.equal(limiters[0].clockOffsetMs, undefined);
+  assert.equal(warnings[0].name, 'StoreError');
+  assert.match(warnings[0].message, /store's clock \(timeMs\) is 17\d{7} ms off/);
+  // sent(atMs) is not moved by an offset it refused
+  await limiters[0].sent(URL_A, Date.now());
+  assert.ok((await limiters[0].acquire(URL_A)).waitMs < 1000);
+});
+
+test("onStoreError 'local': a cooldown holds through a store outage, and one learned in it reaches the fleet", async () => {
+  const store = memoryStore();
+  const [a, b] = fleet(store, 2).limiters;
+  await a.acquire(URL_A);
+  await a.observe(URL_A, { status: 429, headers: { 'retry-after': '30' } });
+  store.fail = new Error('connection refused');
+  const during = await a.acquire(URL_A);
+  assert.ok(during.waitMs > 29_000, `the cooldown the fleet holds holds on its own too: ${JSON.stringify(during)}`);
+  // a 429 learned while the store is out of reach
+  const URL_B = 'http://b.example/page';
+  assert.equal((await a.acquire(URL_B)).waitMs, 0);
+  await a.observe(URL_B, { status: 429, headers: { 'retry-after': '30' } });
+  store.fail = undefined;
+  await sleep(1050);
+  const back = await a.acquire(URL_B);
+  assert.ok(back.waitMs > 28_000, `handed to the shared state: ${JSON.stringify(back)}`);
+  const other = await b.acquire(URL_B);
+  assert.ok(other.waitMs > 28_000, `${JSON.stringify(other)}`);
+});
