@@ -329,7 +329,11 @@ impl Policy {
         }
     }
 
-    pub(crate) fn read(r: &mut Reader<'_>) -> Policy {
+    /// Read [`Policy::write`]'s fields from a snapshot of format `version` (a knob newer than the format reads as
+    /// its default: off).
+    pub(crate) fn read(r: &mut Reader<'_>, version: u32) -> Policy {
+        // every knob so far is in every format
+        let _ = version;
         let rate_per_sec = r.f64("ratePerSec");
         let burst_capacity = r.f64("burstCapacity");
         let burst_justification = r.bool("burstJustification flag").then(|| r.str("burstJustification").to_owned());
