@@ -14,6 +14,7 @@ pub const DEFAULT_BURST_JUSTIFICATION: &str =
 /// A quota: at most `limit` departures in any window of `window_sec` seconds (a sliding window, not a calendar
 /// one).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Quota {
     /// Departures allowed per window (≥ 1).
@@ -30,6 +31,7 @@ pub struct Quota {
 /// response slower than the target. After a 429 or 503, while the streak of pushback lasts, the host climbs back
 /// as every host does after pushback (1/64 of `ratePerSec` per success, no faster than the host takes requests).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Adaptive {
     /// The floor under narrowing, and the rate a new host starts at when it is above half of `ratePerSec` (> 0,
@@ -50,6 +52,7 @@ impl Default for Adaptive {
 /// The politeness configuration of a crawler, per host. Field names (camelCase in JSON and JS) and defaults
 /// are the crawler knobs hostpace grew from: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Policy {
     /// Sustained requests per second to one host (token bucket refill rate). `CRAWL_RATE_PER_SEC`.
@@ -60,11 +63,13 @@ pub struct Policy {
     /// Why a burst larger than about one second of traffic is acceptable; without one such a policy is accepted
     /// but [`Policy::validate`] reports [`Warning::BurstAboveOneSecond`] (the default knobs carry a
     /// built-in one, [`crate::DEFAULT_BURST_JUSTIFICATION`]).
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub burst_justification: Option<String>,
     /// The interval floor: no two departures to a host closer than this, in seconds (0 = no floor). robots.txt
     /// Crawl-delay may raise it, never lower it. `CRAWL_MIN_INTERVAL_SEC`.
     pub min_interval_sec: f64,
     /// An optional quota per host (for example 10 000 per day). `CRAWL_QUOTA_LIMIT` / `CRAWL_QUOTA_WINDOW_SEC`.
+    #[cfg_attr(feature = "wasm", tsify(type = "Quota | null"))]
     pub quota: Option<Quota>,
     /// Requests in flight per host at once (0 = no limit). `CRAWL_MAX_CONCURRENCY`.
     pub max_concurrency: u32,
@@ -83,6 +88,7 @@ pub struct Policy {
     /// The most hosts a registry tracks at once.
     pub max_hosts: u32,
     /// Adaptive pacing; `None` (the default) paces every host at the configured rate from the start.
+    #[cfg_attr(feature = "wasm", tsify(type = "Adaptive | null"))]
     pub adaptive: Option<Adaptive>,
 }
 
@@ -329,7 +335,11 @@ impl Policy {
         }
     }
 
-    pub(crate) fn read(r: &mut Reader<'_>) -> Policy {
+    /// Read [`Policy::write`]'s fields from a snapshot of format `version` (a knob newer than the format reads as
+    /// its default: off).
+    pub(crate) fn read(r: &mut Reader<'_>, version: u32) -> Policy {
+        // every knob so far is in every format
+        let _ = version;
         let rate_per_sec = r.f64("ratePerSec");
         let burst_capacity = r.f64("burstCapacity");
         let burst_justification = r.bool("burstJustification flag").then(|| r.str("burstJustification").to_owned());

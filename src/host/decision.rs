@@ -1,61 +1,9 @@
 //! What a decision answers: the wait, the layer that set it, the departure, the permit.
 
-use crate::layers::Permit;
+use crate::layers::{Layer, Permit};
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// What set a wait. `None` means "go now".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub enum Layer {
-    /// Nothing: depart now.
-    None,
-    /// The interval floor (leaky bucket slot; robots.txt Crawl-delay raises it).
-    Interval,
-    /// The token bucket (burst capacity exhausted).
-    Burst,
-    /// The sliding-window quota.
-    Quota,
-    /// A cooldown after 429/503 (Retry-After).
-    Cooldown,
-    /// All concurrency permits are held.
-    Concurrency,
-    /// The server's own published quota (RateLimit headers) is exhausted.
-    ServerQuota,
-}
-
-impl Layer {
-    /// Every layer, in the order used for indexing counters.
-    pub const ALL: [Layer; 7] = [
-        Layer::None,
-        Layer::Interval,
-        Layer::Burst,
-        Layer::Quota,
-        Layer::Cooldown,
-        Layer::Concurrency,
-        Layer::ServerQuota,
-    ];
-
-    /// The camelCase name used in JSON, JS and HTTP headers.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layer::None => "none",
-            Layer::Interval => "interval",
-            Layer::Burst => "burst",
-            Layer::Quota => "quota",
-            Layer::Cooldown => "cooldown",
-            Layer::Concurrency => "concurrency",
-            Layer::ServerQuota => "serverQuota",
-        }
-    }
-
-    /// Index into [`Counters::wait_ms`]; `None` for [`Layer::None`], which sets no wait.
-    pub(crate) fn wait_index(self) -> Option<usize> {
-        (self as usize).checked_sub(1)
-    }
-}
 
 /// The answer to "may one request leave for this host": a value, never an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

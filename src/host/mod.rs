@@ -1,7 +1,7 @@
 //! One host's state and its decisions: every layer together, the latest answer wins, every layer is charged.
 //!
 //! - [`HostState`] (here): the layers of one host and how a departure is decided and charged;
-//! - `decision`: what a decision answers ([`Decision`], [`Layer`]);
+//! - `decision`: what a decision answers ([`Decision`], with the [`Layer`] that set its wait);
 //! - `learn`: what a host learns from responses and robots.txt (cooldowns, server limits, Crawl-delay,
 //!   adaptive pacing);
 //! - `stats`: counters and the state as shells show it ([`HostStats`]);
@@ -17,7 +17,8 @@ mod pushback;
 mod quota;
 mod stats;
 
-pub use decision::{Decision, Departure, Layer};
+pub use crate::layers::{Layer, LayerWaits};
+pub use decision::{Decision, Departure};
 pub use learn::SERVER_POLICY_TTL;
 pub use limiter::HostLimiter;
 pub use pushback::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SLOWEST_SHARE};
@@ -25,7 +26,7 @@ pub use pushback::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SLOWEST_SHARE};
 /// The margin a confirmed departure keeps beyond the host's spacing after the last one, as a share of that spacing
 /// (at most 10 ms; see [`HostState::depart`]).
 pub const SPACING_MARGIN: f64 = 1.0 / 64.0;
-pub use stats::{Counters, HostStats, LayerWaits};
+pub use stats::{Counters, HostStats};
 
 use crate::compact::{Reader, Writer};
 use crate::layers::{bucket_nanos, Concurrency, Cooldown, LeakyBucket, Meter, TokenBucket};
@@ -556,8 +557,9 @@ impl HostState {
         let server_until = r.instant("server quota end");
         let quota = QuotaLayer::read(r);
         let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r)));
-        let mut counters = Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: [0; 6] };
-        for ms in counters.wait_ms.iter_mut() {
+        let mut counters =
+            Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: Default::default() };
+        for ms in counters.wait_ms.iter_mut().take(Layer::counters_in(version)) {
             *ms = r.u32("wait counter");
         }
         let crawl_delay_ms = r.u32("crawl delay");

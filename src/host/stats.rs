@@ -1,7 +1,7 @@
 //! Counters and a host's state as shells, dashboards and the playground show it.
 
-use super::{HostState, Layer};
-use crate::layers::Meter;
+use super::HostState;
+use crate::layers::{LayerWaits, Meter, WAIT_COUNTERS};
 use crate::policy::Limits;
 use crate::time::{nanos_to_ms as ms, Instant};
 use serde::{Deserialize, Serialize};
@@ -16,26 +16,7 @@ pub struct Counters {
     pub throttled: u32,
     /// Total wait imposed, in milliseconds, by the layer that set it (index = `Layer as usize - 1`: `None` sets
     /// no wait; saturating).
-    pub wait_ms: [u32; 6],
-}
-
-/// Counters as shells show them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct LayerWaits {
-    /// Milliseconds waited for the interval floor.
-    pub interval: u64,
-    /// Milliseconds waited for the token bucket.
-    pub burst: u64,
-    /// Milliseconds waited for the quota.
-    pub quota: u64,
-    /// Milliseconds waited for cooldowns.
-    pub cooldown: u64,
-    /// Milliseconds callers were told to wait for permits.
-    pub concurrency: u64,
-    /// Milliseconds waited for a server's published quota.
-    pub server_quota: u64,
+    pub wait_ms: [u32; WAIT_COUNTERS],
 }
 
 /// A host's state and counters at an instant, for shells, dashboards and the playground.
@@ -100,15 +81,7 @@ impl HostState {
             return lapsed.stats(limits, now);
         }
         let server = self.server.as_deref();
-        let w = |l: Layer| l.wait_index().map_or(0, |i| u64::from(self.counters.wait_ms[i]));
-        let wait_ms_by_layer = LayerWaits {
-            interval: w(Layer::Interval),
-            burst: w(Layer::Burst),
-            quota: w(Layer::Quota),
-            cooldown: w(Layer::Cooldown),
-            concurrency: w(Layer::Concurrency),
-            server_quota: w(Layer::ServerQuota),
-        };
+        let wait_ms_by_layer = LayerWaits::from_counters(self.counters.wait_ms);
         let tokens = self.bucket.tokens(now);
         HostStats {
             decisions: self.counters.decisions,

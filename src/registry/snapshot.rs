@@ -5,16 +5,19 @@
 use super::Registry;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
-use crate::host::HostState;
+use crate::host::{HostState, Layer};
 use crate::host_key::HostKey;
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes. It reads this one, format 3 (instants in nanoseconds since the
-/// epoch rather than from the registry's latest instant), format 2 (which has no pushback record either, and no clock of
-/// a host's own: each host's is the registry's latest instant) and format 1 (neither, nor a deadline for a
-/// server's rate cap: one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot was taken).
-pub const SNAPSHOT_VERSION: u32 = 4;
+/// The snapshot format version this build writes: 4, or the newest format a layer's state first appears in (the list
+/// of layers, in `src/layers/mod.rs`, names the format each layer came with). It reads every format from 1: one
+/// older than a layer's has no state nor wait counter of it (the layer starts afresh, its knob off); format 3 has
+/// instants in nanoseconds since the epoch rather than from the registry's latest instant; format 2 has no pushback
+/// record either, and no clock of a host's own (each host's is the registry's latest instant); format 1 has neither,
+/// nor a deadline for a server's rate cap (one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot
+/// was taken).
+pub const SNAPSHOT_VERSION: u32 = if Layer::NEWEST_FORMAT > 4 { Layer::NEWEST_FORMAT } else { 4 };
 
 /// Whether this build reads snapshots of format `version`.
 fn reads(version: u32) -> bool {
@@ -101,7 +104,7 @@ impl Snapshot {
             r.set_base(last_seen);
         }
         let floor = if version >= 3 { r.instant("floor") } else { last_seen };
-        let policy = Policy::read(&mut r);
+        let policy = Policy::read(&mut r, version);
         let count = r.u64("host count");
         if count > u64::from(policy.max_hosts) {
             return Err(too_many_hosts(count, policy.max_hosts));

@@ -8,8 +8,9 @@
 //! type is a `TypeError` naming the argument; a value of the right type that is out of range is an `Error` naming
 //! it.
 
-use super::shapes::{AdaptiveConfig, LimiterConfig, QuotaConfig};
+use super::shapes::{CrawlerConfig, LimiterConfig};
 use crate::error::Num;
+use crate::policy::{Adaptive, Policy, Quota};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -148,8 +149,10 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
             format!("invalid config: {} (like {{ ratePerSec: 2, burstCapacity: 4 }})", String::from(e.message()));
         return Err(js_sys::TypeError::new(&message).into());
     }
-    check_keys(&copy, field_names::<LimiterConfig>(), "")?;
-    for (name, fields) in [("quota", field_names::<QuotaConfig>()), ("adaptive", field_names::<AdaptiveConfig>())] {
+    let (policy, crawler) = (field_names::<Policy>(), field_names::<CrawlerConfig>());
+    check_keys(&copy, &[policy, crawler], "")?;
+    drop_nulls(&copy);
+    for (name, fields) in [("quota", field_names::<Quota>()), ("adaptive", field_names::<Adaptive>())] {
         let sub = js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
         if absent(&sub) {
             continue;
@@ -157,21 +160,33 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
         if !sub.is_object() || sub.is_function() || super::glue::is_array(&sub) {
             return Err(type_error(&format!("config field {name}"), "a plain object", &sub));
         }
-        check_keys(&sub, fields, &format!("{name}."))?;
+        check_keys(&sub, &[fields], &format!("{name}."))?;
+        drop_nulls(&sub);
     }
-    from_js(&copy, "config")
+    // each reads its own fields of the object by name
+    Ok(LimiterConfig { policy: from_js(&copy, "config")?, crawler: from_js(&copy, "config")? })
 }
 
-/// Refuse a key of `value` that is not one of `known` fields (serde-wasm-bindgen reads a struct's fields by name,
-/// so it never sees the others): a typo must not fall back to a default.
-fn check_keys(value: &JsValue, known: &[&str], path: &str) -> Result<(), JsValue> {
+/// Leave out the keys of `value` (a copy of the caller's object) that are `null`: such a field takes its default.
+fn drop_nulls(value: &JsValue) {
+    let Ok(keys) = js_sys::Reflect::own_keys(value) else { return };
+    for key in keys.iter() {
+        if js_sys::Reflect::get(value, &key).is_ok_and(|v| v.is_null()) {
+            let _ = js_sys::Reflect::delete_property(value.unchecked_ref::<js_sys::Object>(), &key);
+        }
+    }
+}
+
+/// Refuse a key of `value` that is not one of the `known` fields (lists of them; serde-wasm-bindgen reads a
+/// struct's fields by name, so it never sees the others): a typo must not fall back to a default.
+fn check_keys(value: &JsValue, known: &[&[&str]], path: &str) -> Result<(), JsValue> {
     let keys = js_sys::Reflect::own_keys(value).map_err(|_| type_error("config", "a plain object", value))?;
     for key in keys.iter() {
         let Some(key) = key.as_string() else { continue };
-        if !known.contains(&key.as_str()) {
+        if !known.iter().any(|names| names.contains(&key.as_str())) {
             // the names listed one by one: `join` would bring a kilobyte of generic code into the module
             let mut names = String::new();
-            for name in known {
+            for name in known.iter().flat_map(|names| names.iter()) {
                 if !names.is_empty() {
                     names.push_str(", ");
                 }
@@ -228,9 +243,15 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(value: &JsValue, what: &st
 /// `missing config field quota.windowSec`.
 fn field_error(what: &str, path: &str, inner: &str) -> String {
     // serde's messages end with what was expected
-    let inner = match inner.strip_suffix("expected f64") {
-        Some(head) => format!("{head}expected a number"),
-        None => inner.to_owned(),
+    let inner = match (inner.strip_suffix("expected f64"), inner.strip_suffix(", expected u32")) {
+        (Some(head), _) => format!("{head}expected a number"),
+        // a number that is not a whole one in range (`floating point `1.5``, `integer `5000000000``)
+        // (the number as serde wrote it: parsing it back would bring a float parser into the module)
+        (_, Some(head)) => match head.split('`').nth(1) {
+            Some(v) => format!("{} (expected a whole number >= 0)", v.strip_suffix(".0").unwrap_or(v)),
+            None => format!("{head}, expected a whole number >= 0"),
+        },
+        (None, None) => inner.to_owned(),
     };
     if let Some(rest) = inner.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or(rest);

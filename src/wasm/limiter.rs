@@ -115,7 +115,7 @@ export interface Limiter {
 
 /// The policy a JS config asks for; an error names the bad field.
 pub(crate) fn policy_of(config: &Option<ConfigArg>) -> Result<Policy, JsValue> {
-    args::config(config)?.policy().map_err(js_error)
+    Ok(args::config(config)?.policy)
 }
 
 /// The error for an id no `intern` returned.
@@ -257,7 +257,7 @@ impl Crawler {
 
     /// The crawler of a config.
     pub(super) fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
-        let c = config;
+        let c = &config.crawler;
         Crawler::new(c.user_agent.as_deref(), c.robots.as_deref(), c.robots_max_age_sec, c.robots_timeout_sec)
     }
 
@@ -527,8 +527,8 @@ impl JsLimiter {
     #[wasm_bindgen(constructor)]
     pub fn new(config: Option<ConfigArg>) -> Result<JsLimiter, JsValue> {
         let config = args::config(&config)?;
-        let policy = config.policy().map_err(js_error)?;
         let crawler = Crawler::of(&config)?;
+        let policy = config.policy;
         let warnings = policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
         let registry = Registry::new(policy).map_err(js_error)?;
         Ok(JsLimiter::from_registry(registry, warnings, crawler))

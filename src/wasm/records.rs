@@ -29,7 +29,7 @@ impl JsLimiter {
         answer(|| {
             let fleet_size = args::whole(&fleet_size, "fleetSize", 1.0, 10_000.0)? as u32;
             let config = args::config(&config)?;
-            let policy = config.policy().map_err(js_error)?.fleet_share(fleet_size);
+            let policy = config.policy.fleet_share(fleet_size);
             let crawler = Crawler::of(&config)?;
             let warnings = policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();
             let registry = Registry::new(policy).map_err(js_error)?;

@@ -7,56 +7,39 @@
 use crate::audit::Violation as CoreViolation;
 use crate::host::{Decision as CoreDecision, HostStats as CoreStats, Layer};
 use crate::observe::{Observation as CoreObservation, RobotsOutcome as CoreRobots};
-use crate::policy::{Adaptive, Policy, Quota};
+use crate::policy::Policy;
 use crate::time::Instant;
 use serde::{Deserialize, Serialize};
 use tsify::Tsify;
 use wasm_bindgen::JsValue;
 
-/// Limiter configuration; every field is optional (defaults: rate 2/s, burst capacity 4, max backoff 120 s,
-/// max retries 3). An unknown field or a value of the wrong type is an error naming the field.
-#[derive(Clone, Debug, Default, Deserialize, Tsify)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// Limiter configuration: the pacing policy (the core's `Policy`, read from the same object) and the package's own
+/// settings. Every field is optional (defaults: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3); an
+/// unknown field or a value of the wrong type is an error naming the field, and a field set to `null` takes its
+/// default.
+#[derive(Clone, Debug, Default)]
 pub struct LimiterConfig {
-    /// Requests per second the token bucket refills (> 0).
-    #[tsify(optional)]
-    pub rate_per_sec: Option<f64>,
-    /// Tokens the bucket holds (≥ 1): how many requests may leave back to back after an idle time.
-    #[tsify(optional)]
-    pub burst_capacity: Option<f64>,
-    /// Why a burst above about one second of traffic is wanted (without it, `warnings` says so).
-    #[tsify(optional, type = "string | null")]
-    pub burst_justification: Option<String>,
-    /// The least time between two departures to a host, in seconds (robots.txt Crawl-delay may raise it).
-    #[tsify(optional)]
-    pub min_interval_sec: Option<f64>,
-    /// At most `limit` departures to a host in any `windowSec`.
-    #[tsify(optional, type = "QuotaConfig | null")]
-    pub quota: Option<QuotaConfig>,
-    /// Requests in flight to a host at once (0: unlimited).
-    #[tsify(optional)]
-    pub max_concurrency: Option<f64>,
-    /// Seconds after which a permit not released is reclaimed.
-    #[tsify(optional)]
-    pub lease_sec: Option<f64>,
-    /// The longest cooldown a 429/503 or a server's header can impose, in seconds.
-    #[tsify(optional)]
-    pub max_backoff_sec: Option<f64>,
-    /// Retries of one request after a 429/503 before its failure is returned.
-    #[tsify(optional)]
-    pub max_retries: Option<f64>,
-    /// The cooldown of a 429/503 without a usable Retry-After, in seconds.
-    #[tsify(optional)]
-    pub default_retry_after_sec: Option<f64>,
-    /// The largest robots.txt Crawl-delay obeyed, in seconds (larger ones are capped).
-    #[tsify(optional)]
-    pub max_crawl_delay_sec: Option<f64>,
-    /// Hosts tracked at most (hosts whose state is fresh are evicted first).
-    #[tsify(optional)]
-    pub max_hosts: Option<f64>,
-    /// Adaptive pacing: start slow, widen on fast successes, narrow on 429/503/timeouts.
-    #[tsify(optional, type = "AdaptiveConfig | null")]
-    pub adaptive: Option<AdaptiveConfig>,
+    /// The pacing policy.
+    pub policy: Policy,
+    /// The package's own settings.
+    pub crawler: CrawlerConfig,
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const LIMITER_CONFIG: &str = r#"
+/**
+ * Limiter configuration: the pacing policy and the package's own settings. Every field is optional (defaults: rate
+ * 2/s, burst capacity 4, max backoff 120 s, max retries 3); an unknown field or a value of the wrong type is an
+ * error naming the field, and a field set to `null` takes its default.
+ */
+export interface LimiterConfig extends Policy, CrawlerConfig {}
+"#;
+
+/// The package's own settings in a `LimiterConfig` (beside the pacing policy): what `fetch` sends and how it treats
+/// robots.txt.
+#[derive(Clone, Debug, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct CrawlerConfig {
     /// The crawler's User-Agent (default `hostpace/` and the package's version): `fetch` sends it where the
     /// platform lets it, and robots.txt groups are matched by its product token.
     #[tsify(optional)]
@@ -143,79 +126,6 @@ pub enum Turn {
         /// What sets that wait: a layer's name, or `"robots"` (a fetch of robots.txt under way).
         why: String,
     },
-}
-
-/// A quota: at most `limit` departures in any `windowSec` seconds.
-#[derive(Clone, Debug, Deserialize, Tsify)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct QuotaConfig {
-    /// Departures allowed per window (a whole number ≥ 1).
-    pub limit: f64,
-    /// The window, in seconds (> 0).
-    pub window_sec: f64,
-}
-
-/// Adaptive pacing; every field is optional.
-#[derive(Clone, Debug, Default, Deserialize, Tsify)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AdaptiveConfig {
-    /// The slowest rate adaptive pacing narrows to, per second.
-    #[tsify(optional)]
-    pub min_rate_per_sec: Option<f64>,
-    /// Successes faster than this (milliseconds from departure to headers) widen the rate.
-    #[tsify(optional)]
-    pub target_latency_ms: Option<f64>,
-    /// Steps from the slowest rate to the configured one (a whole number ≥ 1).
-    #[tsify(optional)]
-    pub steps: Option<f64>,
-}
-
-/// `value` as a whole number in `u32`'s range, or an error naming `field`.
-fn whole(value: f64, field: &str) -> Result<u32, String> {
-    if value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value) {
-        Ok(value as u32)
-    } else {
-        Err(format!("invalid config field {field}: {} (expected a whole number >= 0)", crate::error::Num(value)))
-    }
-}
-
-impl LimiterConfig {
-    /// The policy this config asks for (missing fields take the defaults). Whole-number fields are checked here;
-    /// every other value is validated by whoever compiles the policy (`Policy::validate`/`limits`).
-    pub fn policy(&self) -> Result<Policy, String> {
-        let d = Policy::default();
-        let count = |v: Option<f64>, field: &str, default: u32| v.map_or(Ok(default), |x| whole(x, field));
-        let quota = match &self.quota {
-            None => None,
-            Some(q) => Some(Quota { limit: whole(q.limit, "quota.limit")?, window_sec: q.window_sec }),
-        };
-        let adaptive = match &self.adaptive {
-            None => None,
-            Some(a) => {
-                let da = Adaptive::default();
-                Some(Adaptive {
-                    min_rate_per_sec: a.min_rate_per_sec.unwrap_or(da.min_rate_per_sec),
-                    target_latency_ms: a.target_latency_ms.unwrap_or(da.target_latency_ms),
-                    steps: count(a.steps, "adaptive.steps", da.steps)?,
-                })
-            }
-        };
-        Ok(Policy {
-            rate_per_sec: self.rate_per_sec.unwrap_or(d.rate_per_sec),
-            burst_capacity: self.burst_capacity.unwrap_or(d.burst_capacity),
-            burst_justification: self.burst_justification.clone(),
-            min_interval_sec: self.min_interval_sec.unwrap_or(d.min_interval_sec),
-            quota,
-            max_concurrency: count(self.max_concurrency, "maxConcurrency", d.max_concurrency)?,
-            lease_sec: self.lease_sec.unwrap_or(d.lease_sec),
-            max_backoff_sec: self.max_backoff_sec.unwrap_or(d.max_backoff_sec),
-            max_retries: count(self.max_retries, "maxRetries", d.max_retries)?,
-            default_retry_after_sec: self.default_retry_after_sec.unwrap_or(d.default_retry_after_sec),
-            max_crawl_delay_sec: self.max_crawl_delay_sec.unwrap_or(d.max_crawl_delay_sec),
-            max_hosts: count(self.max_hosts, "maxHosts", d.max_hosts)?,
-            adaptive,
-        })
-    }
 }
 
 /// A reserved (or, from `peek`, a possible) departure.
