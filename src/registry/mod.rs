@@ -40,7 +40,8 @@ pub struct Registry {
     /// (so a host evicted as fresh then is never re-created at an earlier one, where its old state would still
     /// have mattered). A tracked host's own clock is its own (see `Table::clamp`).
     floor: Instant,
-    /// The random source of the backoffs' jitter.
+    /// The random source of the backoffs' jitter (and of the first number of a host's robots.txt fetches when a
+    /// record of it is adopted that has none).
     random: Random,
 }
 

@@ -112,13 +112,17 @@ impl Registry {
         let (state, seen, record, under_way) = match record {
             Some(text) => self.read_record(host, text)?,
             None => {
+                // fetches of robots.txt are numbered from a random start: a process whose record expired while
+                // another's fetch was under way never hands out that fetch's number again (its late report would
+                // be taken for the new fetch's)
+                let next_fetch = self.random.next_u64() as u32;
                 let none = RobotsRecord {
                     copy: RobotsCopy::None,
                     fetched: None,
                     failures: 0,
                     failing_since: None,
                     due: Instant::ZERO,
-                    next_fetch: 0,
+                    next_fetch,
                 };
                 (HostState::new(&self.limits), self.floor, none, None)
             }
@@ -292,6 +296,23 @@ mod tests {
         r.departed_elsewhere(&h, ms(0)).unwrap();
         let d = r.acquire(&h, ms(0)).unwrap();
         assert_eq!((d.departs, d.layer), (ms(200), Layer::Burst));
+    }
+
+    #[test]
+    fn a_host_without_a_record_numbers_its_robots_fetches_apart_from_an_earlier_fetch() {
+        // a fetch handed out by one process (number 0 of a fresh file), its record expired since: another process
+        // that finds no record hands out fetches that the first one's late report cannot be taken for
+        let h = key("example.com");
+        let timing = RobotsTiming::default();
+        let mut first = RobotsFile::new(timing);
+        assert_eq!(first.start(ms(0)), Some(0));
+        let mut r = Registry::new(policy()).unwrap();
+        r.set_random(crate::host::Random::new(7));
+        let mut theirs = RobotsFile::new(timing);
+        assert!(r.adopt_host(&h, None, &mut theirs, None).unwrap());
+        let fetch = theirs.start(ms(3000)).unwrap();
+        assert_ne!(fetch, 0);
+        assert!(!theirs.is_current(0), "the late report of fetch 0 is not this one's");
     }
 
     #[test]

@@ -300,9 +300,10 @@ export class SharedLimiter {
       () => {},
     );
     return result.finally(() => {
-      // a host with nothing remembered and no call under way is forgotten here too
+      // a host whose record is gone (none written, or expired in the store), with nothing to hand over and no
+      // call under way, is forgotten here too
       const handed = entry.localDepartureMs === undefined && entry.localHeldUntilMs === undefined;
-      if (--entry.calls === 0 && entry.record === null && handed) {
+      if (--entry.calls === 0 && entry.cached() === null && handed) {
         this.#hosts.delete(host);
       }
     });
