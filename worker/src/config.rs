@@ -1,21 +1,26 @@
 //! The gateway's configuration, read from the Worker's `[vars]` (strings; see `wrangler.toml`). The pacing knobs
 //! become a core [`Policy`] (validated by the core, errors name the variable); the rest are the gateway's own
 //! bounds.
+//!
+//! A pacing knob's variable is named after its field of `Policy`: `CRAWL_` and the field's serde name in
+//! SCREAMING_SNAKE_CASE (`ratePerSec`: `CRAWL_RATE_PER_SEC`), read as the type of the field's default (a number,
+//! a whole number or a switch) and defaulting to `Policy::default()`'s value. A new knob of `Policy` is a
+//! gateway variable with no change here; [`NOT_PACING_VARS`] lists the fields that are not.
 
 use crate::api::{ApiError, Refusal};
 use hostpace::robots::RobotsTiming;
 use hostpace::{Error, Policy, Quota};
+use serde::de::{self, value::MapDeserializer, Deserialize, Deserializer, IntoDeserializer, Visitor};
 use std::time::Duration;
 
-/// Every variable the gateway reads, with its default (as written in `wrangler.toml`).
-pub const VARS: [(&str, &str); 20] = [
-    ("CRAWL_RATE_PER_SEC", "2.0"),
-    ("CRAWL_BURST_CAPACITY", "4.0"),
-    ("CRAWL_MAX_BACKOFF_SEC", "120"),
-    ("CRAWL_MAX_RETRIES", "3"),
-    ("CRAWL_MIN_INTERVAL_SEC", "0"),
-    ("CRAWL_MAX_CONCURRENCY", "0"),
-    ("CRAWL_LEASE_SEC", "60"),
+/// The fields of [`Policy`] that are no variable of their own: `quota` is two of the gateway's
+/// (`CRAWL_QUOTA_LIMIT`, 0 = no quota, and `CRAWL_QUOTA_WINDOW_SEC`); the others keep `Policy`'s defaults at the
+/// gateway.
+pub const NOT_PACING_VARS: [&str; 5] = ["quota", "burstJustification", "defaultRetryAfterSec", "maxHosts", "adaptive"];
+
+/// The gateway's variables that are not named after a field of [`Policy`], with their defaults (as written in
+/// `wrangler.toml`).
+pub const GATEWAY_VARS: [(&str, &str); 12] = [
     ("CRAWL_QUOTA_LIMIT", "0"),
     ("CRAWL_QUOTA_WINDOW_SEC", "86400"),
     ("CRAWL_ALLOW_PRIVATE_TARGETS", "false"),
@@ -27,9 +32,136 @@ pub const VARS: [(&str, &str); 20] = [
     ("CRAWL_MAX_WAIT_SEC", "300"),
     ("CRAWL_MAX_BODY_BYTES", "10485760"),
     ("CRAWL_FETCH_TIMEOUT_SEC", "30"),
-    ("CRAWL_MAX_CRAWL_DELAY_SEC", "60"),
     ("CRAWL_MAX_RESERVATIONS_PER_TOKEN", "4"),
 ];
+
+/// The variable of the `Policy` field named `field` (serde's camelCase name): `CRAWL_` and the name in
+/// SCREAMING_SNAKE_CASE (`ratePerSec`: `CRAWL_RATE_PER_SEC`).
+pub fn pacing_var(field: &str) -> String {
+    let mut name = String::from("CRAWL_");
+    for c in field.chars() {
+        if c.is_ascii_uppercase() {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+/// A pacing knob's value, of the type of its field's default: what a variable's text is read as, and what
+/// `Policy` is deserialized from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Knob {
+    /// A number (`f64` fields).
+    Number(f64),
+    /// A whole number (unsigned integer fields).
+    Whole(u64),
+    /// A switch (`bool` fields).
+    Switch(bool),
+}
+
+impl Knob {
+    /// `text` read as a value of this one's type, or what was expected.
+    fn parse(self, text: &str) -> Result<Knob, &'static str> {
+        let text = text.trim();
+        match self {
+            Knob::Number(_) => text.parse().map(Knob::Number).map_err(|_| "a number"),
+            Knob::Whole(_) => text.parse().map(Knob::Whole).map_err(|_| "a whole number"),
+            Knob::Switch(_) => match text.to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Ok(Knob::Switch(true)),
+                "false" | "0" | "no" => Ok(Knob::Switch(false)),
+                // left blank: the default, as for the gateway's own switches
+                "" => Ok(self),
+                _ => Err("true or false"),
+            },
+        }
+    }
+}
+
+impl<'de> IntoDeserializer<'de, de::value::Error> for Knob {
+    type Deserializer = Knob;
+
+    fn into_deserializer(self) -> Knob {
+        self
+    }
+}
+
+impl<'de> Deserializer<'de> for Knob {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self {
+            // a number as it is, NaN and infinities included: the core names the field that refuses them
+            Knob::Number(x) => visitor.visit_f64(x),
+            Knob::Whole(n) => visitor.visit_u64(n),
+            Knob::Switch(b) => visitor.visit_bool(b),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_some(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit unit_struct
+        newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// A pacing knob: a field of [`Policy`] and the variable named after it.
+#[derive(Clone, Debug)]
+struct PacingVar {
+    /// The field's serde name (`ratePerSec`).
+    field: String,
+    /// The variable (`CRAWL_RATE_PER_SEC`).
+    name: String,
+    /// `Policy::default()`'s value.
+    default: Knob,
+}
+
+/// Every pacing knob: the fields of `Policy::default()` as serde writes them, but [`NOT_PACING_VARS`], each
+/// with its default. A field whose default is no number or switch (an `Option`, a nested object) cannot be read
+/// from one variable's text: it is left out (and `every_pacing_field_is_a_variable_or_listed_as_not` fails
+/// until it is listed in [`NOT_PACING_VARS`]).
+fn pacing_vars() -> Vec<PacingVar> {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(Policy::default()) else {
+        return Vec::new();
+    };
+    fields
+        .into_iter()
+        .filter(|(field, _)| !NOT_PACING_VARS.contains(&field.as_str()))
+        .filter_map(|(field, value)| {
+            let default = match value {
+                serde_json::Value::Bool(b) => Knob::Switch(b),
+                serde_json::Value::Number(n) => match n.as_u64() {
+                    Some(whole) if !n.is_f64() => Knob::Whole(whole),
+                    _ => Knob::Number(n.as_f64()?),
+                },
+                _ => return None,
+            };
+            Some(PacingVar { name: pacing_var(&field), field, default })
+        })
+        .collect()
+}
+
+/// A `Policy` of these knobs (the others at their defaults), or why serde refuses it.
+fn policy_of(knobs: impl IntoIterator<Item = (String, Knob)>) -> Result<Policy, de::value::Error> {
+    Policy::deserialize(MapDeserializer::new(knobs.into_iter()))
+}
+
+/// Every variable the gateway reads, with its default: the pacing knobs (named after their fields of `Policy`,
+/// defaults as `Policy::default()` has them), then [`GATEWAY_VARS`].
+pub fn vars() -> Vec<(String, String)> {
+    let pacing = pacing_vars().into_iter().map(|v| {
+        let default = match v.default {
+            Knob::Number(x) => format!("{x:?}"),
+            Knob::Whole(n) => n.to_string(),
+            Knob::Switch(b) => b.to_string(),
+        };
+        (v.name, default)
+    });
+    pacing.chain(GATEWAY_VARS.iter().map(|(name, default)| ((*name).to_owned(), (*default).to_owned()))).collect()
+}
 
 /// The gateway's configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,7 +220,7 @@ impl ConfigProblems {
 
 /// The most alike known variable, for an unknown `CRAWL_*` name: the one fewest single-character edits away,
 /// if at most a third of the name's characters differ.
-fn closest_var(name: &str) -> Option<&'static str> {
+fn closest_var(name: &str, known: &[String]) -> Option<String> {
     let distance = |a: &str, b: &str| -> usize {
         let b: Vec<char> = b.chars().collect();
         let mut row: Vec<usize> = (0..=b.len()).collect();
@@ -103,11 +235,12 @@ fn closest_var(name: &str) -> Option<&'static str> {
         }
         row[b.len()]
     };
-    VARS.iter()
-        .map(|(known, _)| (distance(name, known), *known))
+    known
+        .iter()
+        .map(|known| (distance(name, known), known))
         .min()
         .filter(|(d, _)| *d <= name.len() / 3)
-        .map(|(_, known)| known)
+        .map(|(_, known)| known.clone())
 }
 
 /// Reads variables, collecting every problem instead of stopping at the first; a bad value reads as its
@@ -164,42 +297,83 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
             }
         }
     }
-}
 
-/// `policy` as the core checks it: each field the core refuses is a problem naming its variable, and is read
-/// as its default so that the next one can be checked.
-fn checked_policy(mut policy: Policy, problems: &mut Vec<String>) -> Policy {
-    let default = Policy::default();
-    while let Err(e) = policy.limits() {
-        let field = match &e {
-            Error::InvalidRate { field, .. }
-            | Error::InvalidCapacity { field, .. }
-            | Error::InvalidDuration { field, .. }
-            | Error::InvalidCount { field, .. } => *field,
-            _ => "",
-        };
-        let (name, reset): (&str, fn(&mut Policy, &Policy)) = match field {
-            "ratePerSec" => ("CRAWL_RATE_PER_SEC", |p, d| p.rate_per_sec = d.rate_per_sec),
-            "burstCapacity" => ("CRAWL_BURST_CAPACITY", |p, d| p.burst_capacity = d.burst_capacity),
-            "minIntervalSec" => ("CRAWL_MIN_INTERVAL_SEC", |p, d| p.min_interval_sec = d.min_interval_sec),
-            "leaseSec" => ("CRAWL_LEASE_SEC", |p, d| p.lease_sec = d.lease_sec),
-            "maxBackoffSec" => ("CRAWL_MAX_BACKOFF_SEC", |p, d| p.max_backoff_sec = d.max_backoff_sec),
-            "maxCrawlDelaySec" => ("CRAWL_MAX_CRAWL_DELAY_SEC", |p, d| p.max_crawl_delay_sec = d.max_crawl_delay_sec),
-            "quota.windowSec" => ("CRAWL_QUOTA_WINDOW_SEC", |p, _| p.quota = None),
-            _ => {
-                problems.push(format!("pacing ([vars] CRAWL_*): {e}"));
-                return default;
+    /// The pacing policy: each knob from its variable (a bad value is a problem and reads as its default), the
+    /// quota from its two, then as the core checks it: each field the core refuses is a problem naming its
+    /// variable, and reads as its default so that the next one can be checked.
+    fn policy(&mut self) -> Policy {
+        let knobs = pacing_vars();
+        let mut values = Vec::with_capacity(knobs.len());
+        for knob in &knobs {
+            let Some(text) = (self.var)(&knob.name) else {
+                values.push(knob.default);
+                continue;
+            };
+            let value = match knob.default.parse(&text) {
+                // the knob alone, as `Policy` takes it (a whole number past its field's range is refused here)
+                Ok(value) => match policy_of([(knob.field.clone(), value)]) {
+                    Ok(_) => value,
+                    Err(e) => {
+                        self.problems.push(format!("{}={text:?} ({e})", knob.name));
+                        knob.default
+                    }
+                },
+                Err(expected) => {
+                    self.problems.push(format!("{}={text:?} (expected {expected})", knob.name));
+                    knob.default
+                }
+            };
+            values.push(value);
+        }
+        let quota_limit = self.count("CRAWL_QUOTA_LIMIT", 0);
+        let mut quota =
+            (quota_limit > 0).then(|| Quota { limit: quota_limit, window_sec: self.num("CRAWL_QUOTA_WINDOW_SEC") });
+        loop {
+            let fields = knobs.iter().zip(&values).map(|(knob, value)| (knob.field.clone(), *value));
+            let e = match policy_of(fields) {
+                Ok(policy) => {
+                    let policy = Policy { quota, ..policy };
+                    match policy.limits() {
+                        Ok(_) => return policy,
+                        Err(e) => e,
+                    }
+                }
+                // each knob was taken alone above: together they are taken too
+                Err(e) => {
+                    self.problems.push(format!("pacing ([vars] CRAWL_*): {e}"));
+                    return Policy::default();
+                }
+            };
+            let field = match &e {
+                Error::InvalidRate { field, .. }
+                | Error::InvalidCapacity { field, .. }
+                | Error::InvalidDuration { field, .. }
+                | Error::InvalidCount { field, .. } => *field,
+                _ => "",
+            };
+            if field == "quota.windowSec" && quota.is_some() {
+                self.problems.push(format!("CRAWL_QUOTA_WINDOW_SEC: {e}"));
+                quota = None;
+                continue;
             }
-        };
-        problems.push(format!("{name}: {e}"));
-        reset(&mut policy, &default);
+            match knobs.iter().position(|knob| knob.field == field) {
+                // a default the core refuses (with the other knobs) would be refused again: not reset, reported
+                Some(i) if values[i] != knobs[i].default => {
+                    self.problems.push(format!("{}: {e}", knobs[i].name));
+                    values[i] = knobs[i].default;
+                }
+                _ => {
+                    self.problems.push(format!("pacing ([vars] CRAWL_*): {e}"));
+                    return Policy::default();
+                }
+            }
+        }
     }
-    policy
 }
 
-/// The default of a known variable (`""` for any other).
+/// The default of one of [`GATEWAY_VARS`] (`""` for any other).
 fn default_of(name: &str) -> &'static str {
-    VARS.iter().find(|(n, _)| *n == name).map_or("", |(_, d)| d)
+    GATEWAY_VARS.iter().find(|(n, _)| *n == name).map_or("", |(_, d)| d)
 }
 
 impl GatewayConfig {
@@ -209,26 +383,14 @@ impl GatewayConfig {
     /// variable.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>, names: &[String]) -> Result<GatewayConfig, ConfigProblems> {
         let mut r = Reader { var, problems: Vec::new() };
-        for name in names.iter().filter(|n| n.starts_with("CRAWL_") && default_of(n).is_empty()) {
-            r.problems.push(match closest_var(name) {
+        let known: Vec<String> = vars().into_iter().map(|(name, _)| name).collect();
+        for name in names.iter().filter(|n| n.starts_with("CRAWL_") && !known.contains(n)) {
+            r.problems.push(match closest_var(name, &known) {
                 Some(known) => format!("{name} is not a setting of the gateway (did you mean {known}?)"),
                 None => format!("{name} is not a setting of the gateway"),
             });
         }
-        let quota_limit = r.count("CRAWL_QUOTA_LIMIT", 0);
-        let policy = Policy {
-            rate_per_sec: r.num("CRAWL_RATE_PER_SEC"),
-            burst_capacity: r.num("CRAWL_BURST_CAPACITY"),
-            max_backoff_sec: r.num("CRAWL_MAX_BACKOFF_SEC"),
-            max_retries: r.count("CRAWL_MAX_RETRIES", 0),
-            min_interval_sec: r.num("CRAWL_MIN_INTERVAL_SEC"),
-            max_concurrency: r.count("CRAWL_MAX_CONCURRENCY", 0),
-            lease_sec: r.num("CRAWL_LEASE_SEC"),
-            quota: (quota_limit > 0).then(|| Quota { limit: quota_limit, window_sec: r.num("CRAWL_QUOTA_WINDOW_SEC") }),
-            max_crawl_delay_sec: r.num("CRAWL_MAX_CRAWL_DELAY_SEC"),
-            ..Policy::default()
-        };
-        let policy = checked_policy(policy, &mut r.problems);
+        let policy = r.policy();
         let user_agent = r.get("CRAWL_USER_AGENT").trim().to_owned();
         if user_agent.is_empty() || !user_agent.bytes().all(|b| (0x20..0x7f).contains(&b)) {
             r.problems.push("CRAWL_USER_AGENT (expected printable ASCII)".to_owned());
@@ -373,16 +535,85 @@ mod tests {
 
     #[test]
     fn every_variable_bad_at_once_is_reported_without_a_panic() {
-        let bad: Vec<(&str, &str)> = VARS.iter().map(|(name, _)| (*name, "bad\u{1}")).collect();
+        let vars = vars();
+        let bad: Vec<(&str, &str)> = vars.iter().map(|(name, _)| (name.as_str(), "bad\u{1}")).collect();
         let e = with(&bad).unwrap_err();
-        for (name, _) in VARS.iter().filter(|(n, _)| *n != "CRAWL_QUOTA_WINDOW_SEC") {
+        for (name, _) in vars.iter().filter(|(n, _)| n != "CRAWL_QUOTA_WINDOW_SEC") {
             assert!(e.0.iter().any(|p| p.starts_with(name)), "{name} missing from {:?}", e.0);
         }
         // the window is read only with a quota, and a bad quota reads as none
-        assert_eq!(e.0.len(), VARS.len() - 1, "{:?}", e.0);
+        assert_eq!(e.0.len(), vars.len() - 1, "{:?}", e.0);
         let window = with(&[("CRAWL_QUOTA_LIMIT", "10"), ("CRAWL_QUOTA_WINDOW_SEC", "-1")]).unwrap_err();
         assert_eq!(window.0.len(), 1);
         assert!(window.0[0].starts_with("CRAWL_QUOTA_WINDOW_SEC"), "{:?}", window.0);
+    }
+
+    #[test]
+    fn the_pacing_variables_are_named_after_the_policys_fields() {
+        assert_eq!(pacing_var("ratePerSec"), "CRAWL_RATE_PER_SEC");
+        assert_eq!(pacing_var("maxCrawlDelaySec"), "CRAWL_MAX_CRAWL_DELAY_SEC");
+        assert_eq!(pacing_var("warmupSec"), "CRAWL_WARMUP_SEC");
+        // the variables (and defaults) of wrangler.toml and docs/GATEWAY.md, read as before
+        let vars = vars();
+        for (name, default) in [
+            ("CRAWL_RATE_PER_SEC", "2.0"),
+            ("CRAWL_BURST_CAPACITY", "4.0"),
+            ("CRAWL_MAX_BACKOFF_SEC", "120.0"),
+            ("CRAWL_MAX_RETRIES", "3"),
+            ("CRAWL_MIN_INTERVAL_SEC", "0.0"),
+            ("CRAWL_MAX_CONCURRENCY", "0"),
+            ("CRAWL_LEASE_SEC", "60.0"),
+            ("CRAWL_MAX_CRAWL_DELAY_SEC", "60.0"),
+            ("CRAWL_QUOTA_LIMIT", "0"),
+            ("CRAWL_QUOTA_WINDOW_SEC", "86400"),
+        ] {
+            assert!(vars.contains(&(name.to_owned(), default.to_owned())), "{name}={default} missing from {vars:?}");
+        }
+        for (name, field, text) in [
+            ("CRAWL_MAX_RETRIES", "maxRetries", "9"),
+            ("CRAWL_MAX_CONCURRENCY", "maxConcurrency", "2"),
+            ("CRAWL_LEASE_SEC", "leaseSec", "7.5"),
+            ("CRAWL_MIN_INTERVAL_SEC", "minIntervalSec", "1"),
+            ("CRAWL_MAX_BACKOFF_SEC", "maxBackoffSec", "30"),
+            ("CRAWL_MAX_CRAWL_DELAY_SEC", "maxCrawlDelaySec", "5"),
+        ] {
+            let p = with(&[(name, text)]).unwrap().policy;
+            let read = serde_json::to_value(&p).unwrap()[field].as_f64();
+            assert_eq!(read, text.parse().ok(), "{name}={text}: {p:?}");
+        }
+        // not variables: these keep Policy's defaults at the gateway
+        for name in ["CRAWL_BURST_JUSTIFICATION", "CRAWL_DEFAULT_RETRY_AFTER_SEC", "CRAWL_MAX_HOSTS", "CRAWL_ADAPTIVE"]
+        {
+            assert!(!vars.iter().any(|(n, _)| n == name), "{name}");
+            assert!(with(&[(name, "1")]).unwrap_err().0[0].contains("is not a setting of the gateway"), "{name}");
+        }
+        let c = with(&[]).unwrap();
+        assert_eq!(c.policy, Policy::default(), "every pacing default is the core's");
+        let e = with(&[("CRAWL_MAX_RETRIES", "5000000000"), ("CRAWL_MAX_CONCURRENCY", "1.5")]).unwrap_err();
+        assert_eq!(e.0.len(), 2, "{e:?}");
+        assert!(e.0.contains(&"CRAWL_MAX_CONCURRENCY=\"1.5\" (expected a whole number)".to_owned()), "{e:?}");
+        assert!(e.0.iter().any(|p| p.starts_with("CRAWL_MAX_RETRIES=\"5000000000\" (") && p.contains("u32")), "{e:?}");
+    }
+
+    #[test]
+    fn every_pacing_field_is_a_variable_or_listed_as_not() {
+        let serde_json::Value::Object(fields) = serde_json::to_value(Policy::default()).unwrap() else {
+            panic!("Policy is a JSON object")
+        };
+        let vars = vars();
+        for field in fields.keys() {
+            let listed = NOT_PACING_VARS.contains(&field.as_str());
+            let var = vars.iter().any(|(name, _)| *name == pacing_var(field));
+            assert!(
+                listed != var,
+                "Policy's {field}: a number, whole number or switch is the gateway variable {} unless listed in \
+                 NOT_PACING_VARS; a field of another type must be listed there (listed: {listed}, variable: {var})",
+                pacing_var(field)
+            );
+        }
+        for field in NOT_PACING_VARS {
+            assert!(fields.contains_key(field), "NOT_PACING_VARS lists {field}, no field of Policy");
+        }
     }
 
     #[test]
