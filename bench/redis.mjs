@@ -174,7 +174,9 @@ async function child(o) {
   }
   const endMs = performance.timeOrigin + performance.now();
   const cpu = process.cpuUsage(cpu0);
-  process.send({
+  // sent before this process lets go of the channel: a row's report is large (every latency), and a
+  // disconnect right after a send may lose it
+  await new Promise((resolve) => process.send({
     done: true,
     index: o.index,
     decisions: n,
@@ -188,7 +190,7 @@ async function child(o) {
     latUs: Array.from(latUs.subarray(0, n), (x) => Math.round(x * 10) / 10),
     ...(o.library === 'hostpace' ? { callsOf: Array.from(callsOf.subarray(0, n)) } : {}),
     ...(o.library === 'hostpace' ? { counts, callsHist, byKind, local, warnings } : {}),
-  });
+  }, resolve));
   client.disconnect();
   process.off('disconnect', orphaned);
   process.disconnect();

@@ -490,6 +490,13 @@ const redisUncontended = () => {
   const mh = redisMemory('hostpace');
   const mf = redisMemory('rlf');
   goals.push({
+    goal: `Redis fleet: memory per host (\`MEMORY USAGE\` of a host's key) ≤ ${REDIS_GOALS.bytesPerHost} B`,
+    figure: mh ? `${fmtInt(mh.memoryUsageBytesPerKey)} B` : 'not measured',
+    peer: mf ? `${fmtInt(mf.memoryUsageBytesPerKey)} B` : 'not measured',
+    ratio: mh ? `${fmt2(mh.memoryUsageBytesPerKey / REDIS_GOALS.bytesPerHost)} of the limit` : '–',
+    met: mh && !quick ? mh.memoryUsageBytesPerKey <= REDIS_GOALS.bytesPerHost : null,
+  });
+  goals.push({
     goal: `Redis fleet: memory per host (\`INFO memory\` used_memory growth ÷ hosts) ≤ ${REDIS_GOALS.bytesPerHost} B`,
     figure: mh ? `${fmtInt(mh.usedMemoryBytesPerHost)} B` : 'not measured',
     peer: mf ? `${fmtInt(mf.usedMemoryBytesPerHost)} B` : 'not measured',
