@@ -24,7 +24,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { environment } from './common.mjs';
+import { environment, mulberry32 } from './common.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const SCALE = QUICK ? 0.1 : 1;
@@ -48,15 +48,6 @@ const started = performance.now();
 // ---------------------------------------------------------------------------------------------------------------
 // The shared workload.
 
-function mulberry32(a) {
-  return function () {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const seq = new Uint32Array(DECISIONS);
 {
   const rand = mulberry32(SEED);

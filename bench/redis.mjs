@@ -24,6 +24,7 @@
 import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 } from './common.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const RATE = 2; // requests per second per host
@@ -42,15 +43,6 @@ const CLIENT_OPTIONS = {
   lazyConnect: true,
 };
 
-function mulberry32(a) {
-  return function () {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 if (process.argv[2] === '--child') await child(JSON.parse(process.argv[3]));
 else await main();

@@ -74,6 +74,28 @@ fn drive(h: &mut HostLimiter, ops: &[Op], mut now: Instant) -> (Vec<Instant>, Ve
 
 const START: Instant = Instant::from_secs(1_000);
 
+/// `ops` on a registry from `now` (moved as they say), the `i`th on the host `key_of(i)`: the decisions taken.
+fn run_ops(
+    r: &mut Registry,
+    ops: &[Op],
+    now: &mut Instant,
+    key_of: impl Fn(usize) -> HostKey,
+) -> Vec<hostpace::Decision> {
+    let mut out = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let key = key_of(i);
+        match *op {
+            Op::Advance(ms) => *now = now.saturating_add(Duration::from_millis(ms)),
+            Op::StepBack(ms) => *now = now.saturating_sub(Duration::from_millis(ms)),
+            Op::Acquire => out.push(r.acquire(&key, *now).unwrap()),
+            Op::Throttle(ms) => {
+                r.throttle(&key, ms.map(Duration::from_millis), *now).unwrap();
+            }
+        }
+    }
+    out
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
@@ -134,17 +156,7 @@ proptest! {
         let mut registry = Registry::new(policy).unwrap();
         let mut now = START;
         let run = |r: &mut Registry, ops: &[Op], now: &mut Instant| {
-            let mut out = Vec::new();
-            for (i, op) in ops.iter().enumerate() {
-                let key = HostKey::parse(names[hosts[i % hosts.len()]]).unwrap();
-                match *op {
-                    Op::Advance(ms) => *now = now.saturating_add(Duration::from_millis(ms)),
-                    Op::StepBack(ms) => *now = now.saturating_sub(Duration::from_millis(ms)),
-                    Op::Acquire => out.push(r.acquire(&key, *now).unwrap()),
-                    Op::Throttle(ms) => { r.throttle(&key, ms.map(Duration::from_millis), *now).unwrap(); }
-                }
-            }
-            out
+            run_ops(r, ops, now, |i| HostKey::parse(names[hosts[i % hosts.len()]]).unwrap())
         };
         run(&mut registry, &before, &mut now);
         let snapshot = registry.snapshot(now);
@@ -176,18 +188,7 @@ proptest! {
         let key = HostKey::parse("a.example").unwrap();
         let file = hostpace::robots::RobotsFile::new(hostpace::robots::RobotsTiming::default());
         let mut now = START;
-        let run = |r: &mut Registry, ops: &[Op], now: &mut Instant| {
-            let mut out = Vec::new();
-            for op in ops {
-                match *op {
-                    Op::Advance(ms) => *now = now.saturating_add(Duration::from_millis(ms)),
-                    Op::StepBack(ms) => *now = now.saturating_sub(Duration::from_millis(ms)),
-                    Op::Acquire => out.push(r.acquire(&key, *now).unwrap()),
-                    Op::Throttle(ms) => { r.throttle(&key, ms.map(Duration::from_millis), *now).unwrap(); }
-                }
-            }
-            out
-        };
+        let run = |r: &mut Registry, ops: &[Op], now: &mut Instant| run_ops(r, ops, now, |_| key.clone());
         let mut writer = Registry::new(policy.clone()).unwrap();
         run(&mut writer, &before, &mut now);
         let record = writer.host_record(&key, &file, now);

@@ -5,8 +5,8 @@
 // the request lifecycle (lifecycle.js) and the core's visit (turns.js). Every decision comes from the core.
 import { Limiter as RawLimiter } from './hostpace.js';
 import { DISPOSE, thrown } from './answer.js';
-import { callOptions, kind, numberArg, taskArg, urlArg, wake, withUserAgent, scheduleThrough } from './lifecycle.js';
-import { LocalTurns, fetchFollowing } from './turns.js';
+import { kind, numberArg, urlArg, wake } from './lifecycle.js';
+import { fetchOnTurns, scheduleOnTurns } from './turns.js';
 
 /** A raw limiter being wrapped by `Limiter.restore` (set only for the synchronous call of the constructor). */
 let adopting;
@@ -147,33 +147,14 @@ export class Limiter {
     return verdict === 'allowed' || verdict === 'pending';
   }
 
-  // Both are async functions: they run synchronously up to their first `await`, so without robots.txt to wait for
-  // the departure is reserved before they return, and anything thrown before that (a bad URL, an aborted signal)
-  // becomes a rejected promise, as with fetch.
-
   /** Wait for `url`'s host's turn, run `task`, learn from its result, release its permit (see hostpace.d.ts). */
   async schedule(url, task, options) {
-    const checked = urlArg(url);
-    taskArg(task);
-    const call = callOptions(options, 'options', false);
-    return scheduleThrough(new LocalTurns(this, call), checked, task, call);
+    return scheduleOnTurns(this, url, task, options);
   }
 
   /** A polite `fetch(url, init)`: robots.txt first, its host's turn, retries after 429/503 (see hostpace.d.ts). */
   async fetch(input, init) {
-    if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
-    // like fetch in a page: a relative URL is resolved against the document (elsewhere it stays invalid)
-    let url = urlArg(input);
-    if (globalThis.location && typeof globalThis.location.href === 'string') {
-      try {
-        url = new URL(url, globalThis.location.href).href;
-      } catch (_) {
-        // left as given: the visit reports it
-      }
-    }
-    const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
-    const sending = withUserAgent(rest, userAgent ?? this.userAgent);
-    return fetchFollowing(new LocalTurns(this, { signal, onDecision }), url, sending, 20, onDecision);
+    return fetchOnTurns(this, input, init);
   }
 }
 

@@ -16,18 +16,8 @@
 // moves records and waits.
 import { Limiter as RawLimiter, nowMs as platformMs, sharedRecheckMs } from './hostpace.js';
 import { thrown } from './answer.js';
-import {
-  callOptions,
-  kind,
-  scheduleThrough,
-  signalOf,
-  sleep,
-  taskArg,
-  urlArg,
-  wake,
-  withUserAgent,
-} from './lifecycle.js';
-import { LocalTurns, fetchFollowing } from './turns.js';
+import { kind, signalOf, sleep, urlArg, wake } from './lifecycle.js';
+import { fetchOnTurns, scheduleOnTurns } from './turns.js';
 
 /** Compare-and-sets lost in a row before a call gives up on the store (it is then handled as a store error). */
 const CONFLICT_TRIES = 16;
@@ -551,19 +541,12 @@ export class SharedLimiter {
 
   /** Wait for `url`'s host's turn in the fleet, run `task`, learn from its result, release its permit. */
   async schedule(url, task, options) {
-    const checked = urlArg(url);
-    taskArg(task);
-    const call = callOptions(options, 'options', false);
-    return scheduleThrough(new LocalTurns(this, call), checked, task, call);
+    return scheduleOnTurns(this, url, task, options);
   }
 
   /** A polite `fetch(url, init)` paced by the fleet's shared budget (see `Limiter.fetch`). */
   async fetch(input, init) {
-    if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
-    const url = urlArg(input);
-    const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
-    const sending = withUserAgent(rest, userAgent ?? this.userAgent);
-    return fetchFollowing(new LocalTurns(this, { signal, onDecision }), url, sending, 20, onDecision);
+    return fetchOnTurns(this, input, init);
   }
 }
 

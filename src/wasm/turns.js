@@ -5,7 +5,17 @@
 // with a promise (`SharedLimiter`, whose decisions go through its store); this file only fetches, waits and
 // reports.
 import { maxRobotsBytes } from './hostpace.js';
-import { abortReason, fetchThrough, inBrowser, sleep, withUserAgent } from './lifecycle.js';
+import {
+  abortReason,
+  callOptions,
+  fetchThrough,
+  inBrowser,
+  scheduleThrough,
+  sleep,
+  taskArg,
+  urlArg,
+  withUserAgent,
+} from './lifecycle.js';
 
 /** `f(value)`, at once when `value` is not a promise (a `Limiter`'s answer), or once it resolves. */
 function then(value, f) {
@@ -272,3 +282,36 @@ export async function fetchFollowing(turns, url, init, maxRedirects, onDecision)
   }
 }
 
+
+/**
+ * `limiter.schedule(url, task, options)` of `Limiter` and `SharedLimiter`: the lifecycle on their turns. Called from
+ * their async methods, it runs synchronously up to its first `await`, so with a limiter that answers at once and
+ * robots.txt known the departure is reserved before the method returns; anything thrown before that (a bad URL, an
+ * aborted signal) becomes a rejected promise, as with fetch.
+ */
+export function scheduleOnTurns(limiter, url, task, options) {
+  const checked = urlArg(url);
+  taskArg(task);
+  const call = callOptions(options, 'options', false);
+  return scheduleThrough(new LocalTurns(limiter, call), checked, task, call);
+}
+
+/**
+ * `limiter.fetch(input, init)` of `Limiter` and `SharedLimiter` (as `scheduleOnTurns`): robots.txt first, its host's
+ * turn, retries after 429/503, redirects hop by hop. Like fetch in a page, a relative URL is resolved against the
+ * document (elsewhere it stays invalid, and the visit reports it).
+ */
+export function fetchOnTurns(limiter, input, init) {
+  if (typeof globalThis.fetch !== 'function') throw new Error('no global fetch in this environment');
+  let url = urlArg(input);
+  if (globalThis.location && typeof globalThis.location.href === 'string') {
+    try {
+      url = new URL(url, globalThis.location.href).href;
+    } catch (_) {
+      // left as given: the visit reports it
+    }
+  }
+  const { signal, rest, onDecision, userAgent } = callOptions(init, 'init', true);
+  const sending = withUserAgent(rest, userAgent ?? limiter.userAgent);
+  return fetchFollowing(new LocalTurns(limiter, { signal, onDecision }), url, sending, 20, onDecision);
+}

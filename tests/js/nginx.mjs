@@ -17,6 +17,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './helpers.mjs';
+import { atExit } from '../support/at-exit.mjs';
 
 /** The nginx binary: Debian's, unless NGINX names another. */
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
@@ -43,14 +44,7 @@ function killAll() {
 function hookExit() {
   if (hooked) return;
   hooked = true;
-  process.on('exit', killAll);
-  // a signal's default action skips the 'exit' event: stop the servers, then let the signal act as it would have
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.once(sig, () => {
-      killAll();
-      process.kill(process.pid, sig);
-    });
-  }
+  atExit(killAll);
 }
 
 /** GET path on 127.0.0.1:port over a connection of its own; resolves to the status, or 0 when it fails. */

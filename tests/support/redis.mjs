@@ -14,7 +14,9 @@ import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../js/helpers.mjs';
 import { promisify } from 'node:util';
+import { atExit } from './at-exit.mjs';
 
 /** The redis-server binary: Debian's, unless REDIS_SERVER names another. */
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
@@ -39,27 +41,9 @@ function cleanUp() {
 function hookExit() {
   if (hooked) return;
   hooked = true;
-  process.on('exit', cleanUp);
-  // a signal's default action skips the 'exit' event: clean up, then let the signal act as it would have
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.once(sig, () => {
-      cleanUp();
-      process.kill(process.pid, sig);
-    });
-  }
+  atExit(cleanUp);
 }
 
-/** A free TCP port on 127.0.0.1: the system picks it for a server that is closed again at once. */
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Send PING (inline) to 127.0.0.1:port on a connection of its own; resolves true when it answers +PONG. */
 function ping(port, timeoutMs = 500) {
