@@ -38,6 +38,22 @@ test('limiters sharing a store reserve one host its departures one interval apar
   assert.equal((await limiters[0].stats('a.example')).decisions, 9);
 });
 
+test("a host's key expires once its state has nothing left to remember", async () => {
+  const store = memoryStore();
+  const [a] = fleet(store, 1).limiters;
+  await a.acquire(URL_A); // 5/s, burst 1: fresh again 200 ms (and a margin) after this departure
+  const entry = store.data.get('host:a.example');
+  const ttl = entry.until - Date.now();
+  assert.ok(ttl > 150 && ttl < 1000, `kept ${ttl} ms`);
+  await sleep(ttl + 10);
+  assert.equal(store.peek('host:a.example'), null, 'gone from the store');
+  // the next decision finds no record and goes at once, as for a host never seen
+  assert.equal((await a.acquire(URL_A)).waitMs, 0);
+  // a 429 is remembered for its cooldown
+  await a.observe(URL_A, { status: 429, headers: { 'retry-after': '30' } });
+  assert.ok(store.data.get('host:a.example').until - Date.now() >= 30_000);
+});
+
 test('an uncontended decision is one round trip: one compare-and-set, no read', async () => {
   const store = memoryStore();
   const { limiters } = fleet(store, 2);
