@@ -54,9 +54,13 @@ impl Registry {
     /// [`RECORD_KEEP`] from `now`.
     pub fn host_record(&self, host: &HostKey, robots: &RobotsFile, now: Instant) -> Option<HostRecord> {
         let now = self.instant_for(host, now);
+        let fresh;
         let (state, seen) = match self.hosts.find(host) {
-            Some(at) => (self.hosts.get(at).clone(), self.hosts.seen(at)),
-            None => (HostState::new(&self.limits), now),
+            Some(at) => (self.hosts.get(at), self.hosts.seen(at)),
+            None => {
+                fresh = HostState::new(&self.limits);
+                (&fresh, now)
+            }
         };
         let state_until = match state.fresh_by(&self.limits, now, RECORD_KEEP) {
             Some(at) if at <= now => None,
