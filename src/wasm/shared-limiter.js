@@ -168,6 +168,11 @@ export class SharedLimiter {
 
   // ---- the store's clock ----
 
+  /** `localMs` (default: now) on this process's clock, moved to the store's (as it is known so far). */
+  #storeMs(localMs = platformMs()) {
+    return localMs + (this.#clock?.offsetMs ?? 0);
+  }
+
   /** One sample of the store's clock: its offset from the platform's, and the round trip it took. */
   async #sampleClock() {
     const sent = platformMs();
@@ -385,13 +390,13 @@ export class SharedLimiter {
     }
     try {
       const answer = decide(this.#local);
-      const at = departs ? departsAt(answer, platformMs() + (this.#clock?.offsetMs ?? 0)) : undefined;
+      const at = departs ? departsAt(answer, this.#storeMs()) : undefined;
       if (at !== undefined) entry.localDepartureMs = Math.max(entry.localDepartureMs ?? 0, at);
       return answer;
     } finally {
       const left = this.#local.stats(host)?.cooldownRemainingMs;
       if (left > 0) {
-        const until = platformMs() + (this.#clock?.offsetMs ?? 0) + left;
+        const until = this.#storeMs() + left;
         entry.localHeldUntilMs = Math.max(entry.localHeldUntilMs ?? 0, until);
       }
     }
@@ -475,7 +480,7 @@ export class SharedLimiter {
     if (atMs !== undefined && atMs !== null && typeof atMs !== 'number') {
       throw new TypeError(`invalid atMs: expected a number or undefined, got ${kind(atMs)}`);
     }
-    const at = typeof atMs === 'number' ? atMs + (this.#clock?.offsetMs ?? 0) : undefined;
+    const at = typeof atMs === 'number' ? this.#storeMs(atMs) : undefined;
     return this.#decide(checked, (raw) => thrown(raw.sent(checked, at)));
   }
 
