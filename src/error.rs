@@ -28,6 +28,13 @@ pub enum Error {
         /// What the field accepts.
         expected: &'static str,
     },
+    /// A share (`field`) was NaN or outside 0 to 1.
+    InvalidShare {
+        /// The configuration field.
+        field: &'static str,
+        /// The value given.
+        value: f64,
+    },
     /// A count (`field`) was out of its range (a quota of zero requests, a host bound of zero…).
     InvalidCount {
         /// The configuration field.
@@ -84,6 +91,9 @@ impl fmt::Display for Error {
             }
             Error::InvalidDuration { field, value, expected } => {
                 write!(f, "invalid {field}: {} (expected {expected})", Num(*value))
+            }
+            Error::InvalidShare { field, value } => {
+                write!(f, "invalid {field}: {} (expected a number from 0 to 1)", Num(*value))
             }
             Error::InvalidCount { field, value, expected } => {
                 write!(f, "invalid {field}: {value} (expected {expected})")

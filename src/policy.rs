@@ -68,6 +68,10 @@ pub struct Policy {
     /// The interval floor: no two departures to a host closer than this, in seconds (0 = no floor). robots.txt
     /// Crawl-delay may raise it, never lower it. `CRAWL_MIN_INTERVAL_SEC`.
     pub min_interval_sec: f64,
+    /// Jitter: a wait the interval floor or a burst-1 bucket sets (a departure spaced from the last one) is
+    /// stretched by a random share of that spacing, from 0 up to `jitter` (0.25: up to a quarter longer), never
+    /// shortened; 0 (the default) spaces departures exactly. At most 1. `CRAWL_JITTER`.
+    pub jitter: f64,
     /// An optional quota per host (for example 10 000 per day). `CRAWL_QUOTA_LIMIT` / `CRAWL_QUOTA_WINDOW_SEC`.
     #[cfg_attr(feature = "wasm", tsify(type = "Quota | null"))]
     pub quota: Option<Quota>,
@@ -99,6 +103,7 @@ impl Default for Policy {
             burst_capacity: 4.0,
             burst_justification: None,
             min_interval_sec: 0.0,
+            jitter: 0.0,
             quota: None,
             max_concurrency: 0,
             lease_sec: 60.0,
@@ -166,6 +171,8 @@ pub struct Limits {
     pub tau_ns: u64,
     /// Interval floor in nanoseconds.
     pub interval_ns: u64,
+    /// The largest share of a spacing jitter adds (see [`Policy::jitter`]).
+    pub jitter: f64,
     /// Quota as (limit, window in nanoseconds).
     pub quota: Option<(u32, u64)>,
     /// Permits per host, 0 = unlimited.
@@ -213,6 +220,9 @@ impl Policy {
         check_rate("ratePerSec", self.rate_per_sec)?;
         check_capacity("burstCapacity", self.burst_capacity)?;
         check_secs("minIntervalSec", self.min_interval_sec, true)?;
+        if !(0.0..=1.0).contains(&self.jitter) {
+            return Err(Error::InvalidShare { field: "jitter", value: self.jitter });
+        }
         check_secs("leaseSec", self.lease_sec, false)?;
         check_secs("maxBackoffSec", self.max_backoff_sec, true)?;
         check_secs("defaultRetryAfterSec", self.default_retry_after_sec, true)?;
@@ -271,6 +281,7 @@ impl Policy {
             emission_ns,
             tau_ns,
             interval_ns: secs_to_nanos(self.min_interval_sec),
+            jitter: self.jitter,
             quota,
             max_concurrency: self.max_concurrency,
             lease_ns: secs_to_nanos(self.lease_sec),
@@ -333,13 +344,12 @@ impl Policy {
             w.f64(a.target_latency_ms);
             w.u64(u64::from(a.steps));
         }
+        w.f64(self.jitter);
     }
 
     /// Read [`Policy::write`]'s fields from a snapshot of format `version` (a knob newer than the format reads as
     /// its default: off).
     pub(crate) fn read(r: &mut Reader<'_>, version: u32) -> Policy {
-        // every knob so far is in every format
-        let _ = version;
         let rate_per_sec = r.f64("ratePerSec");
         let burst_capacity = r.f64("burstCapacity");
         let burst_justification = r.bool("burstJustification flag").then(|| r.str("burstJustification").to_owned());
@@ -364,6 +374,7 @@ impl Policy {
                 target_latency_ms: r.f64("adaptive.targetLatencyMs"),
                 steps: r.u32("adaptive.steps"),
             }),
+            jitter: if version >= 5 { r.f64("jitter") } else { 0.0 },
         }
     }
 }
@@ -401,6 +412,9 @@ mod tests {
             (Policy { quota: Some(Quota { limit: 0, window_sec: 1.0 }), ..Policy::default() }, "quota.limit"),
             (Policy { quota: Some(Quota { limit: 5, window_sec: 0.0 }), ..Policy::default() }, "quota.windowSec"),
             (Policy { max_hosts: 0, ..Policy::default() }, "maxHosts"),
+            (Policy { jitter: -0.1, ..Policy::default() }, "jitter"),
+            (Policy { jitter: 1.5, ..Policy::default() }, "jitter"),
+            (Policy { jitter: f64::NAN, ..Policy::default() }, "jitter"),
             (
                 Policy {
                     adaptive: Some(Adaptive { min_rate_per_sec: 0.0, ..Adaptive::default() }),

@@ -3,8 +3,8 @@
 
 use hostpace::Clock;
 use hostpace::{
-    audit, AuditLimits, Error, FakeClock, HostKey, HostLimiter, Instant, Layer, LeakyBucket, Meter, Policy, Registry,
-    TokenBucket,
+    audit, AuditLimits, Error, FakeClock, HostKey, HostLimiter, Instant, Layer, LeakyBucket, Meter, Policy, Random,
+    Registry, RobotsUse, TokenBucket, Turn, Visit,
 };
 use std::time::Duration;
 
@@ -142,4 +142,83 @@ fn one_hosts_far_future_instant_never_stops_another_hosts_time() {
     // on its own host, an earlier instant still counts as the latest that host has seen
     let d = r.acquire(&a, start).unwrap();
     assert_eq!(d.departs, Instant::from_millis(9_000_000_000_500));
+}
+
+/// A registry under `policy` whose every draw is `draw` (`u64::MAX`: the largest stretch, `0`: none).
+fn jittered(policy: Policy, draw: u64) -> (Registry, HostKey) {
+    let mut r = Registry::new(policy).unwrap();
+    r.set_random(Random::Constant(draw));
+    (r, HostKey::from_url("http://example.com/").unwrap())
+}
+
+fn ms(n: f64) -> Instant {
+    Instant::from_nanos((n * 1e6) as u64)
+}
+
+/// Jitter stretches the spacing of a burst-1 bucket by the drawn share of it: half of 0.25 (a draw of 2^63, half
+/// the range) is 62.5 ms on 500 ms; the first departure, which waits for nothing, is not moved.
+#[test]
+fn jitter_stretches_a_burst_one_spacing_by_the_drawn_share() {
+    let (mut r, h) = jittered(Policy { jitter: 0.25, ..policy(2.0, 1.0, 0.0) }, 1 << 63);
+    let departs: Vec<Instant> = (0..3).map(|_| r.acquire(&h, Instant::ZERO).unwrap().departs).collect();
+    assert_eq!(departs, [ms(0.0), ms(562.5), ms(1125.0)]);
+    let (mut r, h) = jittered(Policy { jitter: 0.25, ..policy(2.0, 1.0, 0.0) }, 0);
+    let departs: Vec<Instant> = (0..3).map(|_| r.acquire(&h, Instant::ZERO).unwrap().departs).collect();
+    assert_eq!(departs, [ms(0.0), ms(500.0), ms(1000.0)], "a draw of 0 stretches nothing");
+}
+
+/// The interval floor's spacing is stretched, at most by `jitter` of it; a bucket with a burst is not (its waits
+/// are not a spacing from the last departure), nor is anything without `jitter`.
+#[test]
+fn jitter_stretches_the_interval_floor_at_most_by_its_share_and_never_a_burst() {
+    let (mut r, h) = jittered(Policy { jitter: 0.5, ..policy(100.0, 10.0, 1.0) }, u64::MAX);
+    let second = r.acquire(&h, Instant::ZERO).and_then(|_| r.acquire(&h, Instant::ZERO)).unwrap();
+    assert_eq!(second.layer, Layer::Interval);
+    assert_eq!(second.departs, ms(1500.0), "the largest draw: half the floor more, and no more");
+    let (mut r, h) = jittered(Policy { jitter: 0.5, ..policy(2.0, 4.0, 0.0) }, u64::MAX);
+    let departs: Vec<Instant> = (0..5).map(|_| r.acquire(&h, Instant::ZERO).unwrap().departs).collect();
+    assert_eq!(departs, [ms(0.0), ms(0.0), ms(0.0), ms(0.0), ms(500.0)], "the bucket's burst waits are exact");
+    let (mut r, h) = jittered(policy(2.0, 1.0, 0.0), u64::MAX);
+    assert_eq!(r.acquire(&h, Instant::ZERO).and_then(|_| r.acquire(&h, Instant::ZERO)).unwrap().departs, ms(500.0));
+}
+
+/// From a seeded source, back-to-back gaps are never below the spacing nor above it by more than `jitter`, and
+/// spread over that range; the same seed gives the same gaps.
+#[test]
+fn jittered_gaps_stay_within_the_spacing_and_its_share_and_spread() {
+    let gaps = |seed: u64| -> Vec<u64> {
+        let (mut r, h) = jittered(Policy { jitter: 0.25, ..policy(10.0, 1.0, 0.0) }, 0);
+        r.set_random(Random::new(seed));
+        let departs: Vec<u64> = (0..400).map(|_| r.acquire(&h, Instant::ZERO).unwrap().departs.as_nanos()).collect();
+        departs.windows(2).map(|w| w[1] - w[0]).collect()
+    };
+    let g = gaps(7);
+    assert!(g.iter().all(|&gap| (100_000_000..=125_000_000).contains(&gap)), "{g:?}");
+    let mean = g.iter().sum::<u64>() as f64 / g.len() as f64;
+    assert!((111e6..114e6).contains(&mean), "the mean stretch is half the share: {mean}");
+    assert!(g.iter().any(|&gap| gap < 102_000_000) && g.iter().any(|&gap| gap > 123_000_000), "spread");
+    assert_eq!(g, gaps(7));
+    assert_ne!(g, gaps(8));
+}
+
+/// A visit's wait includes its jitter: the one it would be given decides whether the caller waits for it.
+#[test]
+fn a_visit_is_told_the_stretched_wait() {
+    let (mut r, h) = jittered(Policy { jitter: 0.25, ..policy(2.0, 1.0, 0.0) }, u64::MAX);
+    let mut file = hostpace::robots::RobotsFile::new(hostpace::robots::RobotsTiming::default());
+    let visit = |max_ms| Visit {
+        url: "http://example.com/",
+        user_agent: "bot",
+        robots: RobotsUse::Ignore,
+        max_wait: Some(Duration::from_millis(max_ms)),
+    };
+    assert!(matches!(r.visit(&h, &mut file, &visit(0), Instant::ZERO).unwrap(), Turn::Go(_)));
+    match r.visit(&h, &mut file, &visit(600), Instant::ZERO).unwrap() {
+        Turn::Later { wait, .. } => assert!(wait > Duration::from_millis(624), "{wait:?}"),
+        other => panic!("{other:?}"),
+    }
+    match r.visit(&h, &mut file, &visit(625), Instant::ZERO).unwrap() {
+        Turn::Go(d) => assert!(d.departs > ms(624.0) && d.departs <= ms(625.0), "{d:?}"),
+        other => panic!("{other:?}"),
+    }
 }

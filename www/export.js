@@ -19,6 +19,7 @@ export function wranglerVars(s) {
     `CRAWL_RATE_PER_SEC = "${num(s.ratePerSec)}"`,
     `CRAWL_BURST_CAPACITY = "${num(s.burstCapacity)}"`,
     `CRAWL_MIN_INTERVAL_SEC = "${num(s.minIntervalSec)}"`,
+    `CRAWL_JITTER = "${num(s.jitter)}"`,
     `CRAWL_MAX_CONCURRENCY = "${s.maxConcurrency}"`,
     `CRAWL_QUOTA_LIMIT = "${s.quotaLimit}"`,
     `CRAWL_QUOTA_WINDOW_SEC = "${num(s.quotaWindowSec)}"`,

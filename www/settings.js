@@ -4,7 +4,7 @@
 import { SCENARIOS } from './scenarios.js';
 
 export const DEFAULTS = {
-  ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, quotaLimit: 0, quotaWindowSec: 60, maxConcurrency: 0,
+  ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, jitter: 0, quotaLimit: 0, quotaWindowSec: 60, maxConcurrency: 0,
   maxBackoffSec: 120, maxRetries: 3, adaptive: false, minRatePerSec: 0.25, targetLatencyMs: 1000, steps: 20,
   n: 10, hosts: 3, latencyMs: 200, compare: false,
 };
@@ -42,6 +42,7 @@ export function limiterConfig(s) {
     ratePerSec: s.ratePerSec,
     burstCapacity: s.burstCapacity,
     minIntervalSec: s.minIntervalSec,
+    jitter: s.jitter,
     maxConcurrency: s.maxConcurrency,
     maxBackoffSec: s.maxBackoffSec,
     maxRetries: s.maxRetries,

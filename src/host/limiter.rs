@@ -28,7 +28,8 @@ impl HostLimiter {
     /// Reserve the next departure at or after `now`: the maximum of every layer's wait; every layer is charged.
     pub fn acquire(&mut self, now: Instant) -> Decision {
         let now = self.clamp(now);
-        self.state.acquire(now)
+        let stretch = self.random.stretch(self.limits.jitter);
+        self.state.acquire(now, stretch)
     }
 
     /// `now`, never earlier than any instant this limiter has seen (a clock stepping back stands still).

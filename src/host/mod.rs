@@ -62,6 +62,9 @@ pub struct HostState {
     pub(crate) rate_level: f32,
     /// The last departure a shell confirmed with [`HostState::depart`] (when it really left).
     pub(crate) departed: Instant,
+    /// The jitter of the next spacing: the share of it added (0 ≤ stretch ≤ the policy's `jitter`), drawn when
+    /// the last departure was charged, so that a peek and the reservation after it agree.
+    pub(crate) stretch: f32,
 }
 
 impl HostState {
@@ -79,6 +82,7 @@ impl HostState {
             crawl_delay_ms: 0,
             rate_level: initial_level(limits),
             departed: Instant::ZERO,
+            stretch: 0.0,
         }
         .tuned(limits)
     }
@@ -197,12 +201,31 @@ impl HostState {
         best
     }
 
-    /// When could one request go, without reserving anything.
+    /// [`HostState::earliest`] with jitter: when the interval floor or a burst-1 bucket sets the wait, the
+    /// departure moves the host's `stretch` of that spacing later; never earlier, and no other layer's wait is
+    /// stretched.
+    #[inline(always)]
+    fn earliest_stretched(&self, now: Instant) -> (Instant, Layer) {
+        let (at, layer) = self.earliest(now);
+        let stretch = f64::from(self.stretch);
+        if stretch <= 0.0 || at <= now {
+            return (at, layer);
+        }
+        let spacing_ns = match layer {
+            Layer::Interval => self.meter.interval_ns(),
+            Layer::Burst if self.bucket.capacity() <= 1.0 => self.bucket.emission_ns(),
+            _ => 0,
+        };
+        (at.add_nanos((spacing_ns as f64 * stretch) as u64), layer)
+    }
+
+    /// When could one request go, without reserving anything (its jitter included: see
+    /// [`HostState::acquire`]).
     pub fn peek(&self, now: Instant) -> Decision {
         if let Some(lapsed) = self.lapsed(now) {
             return lapsed.peek(now);
         }
-        let (at, layer) = self.earliest(now);
+        let (at, layer) = self.earliest_stretched(now);
         if let Some(p) = &self.permits {
             let free = p.earliest(now);
             if free > now {
@@ -219,12 +242,15 @@ impl HostState {
         Decision { wait: at.saturating_duration_since(now), layer, departs: at, reserved: false, permit: None }
     }
 
-    /// Reserve the next departure and charge every layer at that instant.
-    pub fn acquire(&mut self, now: Instant) -> Decision {
+    /// Reserve the next departure and charge every layer at that instant. A wait the interval floor or a burst-1
+    /// bucket sets is stretched by the jitter drawn for it (a share of its spacing); `next_stretch` is the jitter
+    /// of the spacing after this departure (0 ≤ `next_stretch` ≤ the policy's `jitter`; 0 for none), kept until
+    /// a departure is charged.
+    pub fn acquire(&mut self, now: Instant, next_stretch: f64) -> Decision {
         if self.server.is_some() {
             self.lapse(now);
         }
-        let (at, layer) = self.earliest(now);
+        let (at, layer) = self.earliest_stretched(now);
         let mut permit = None;
         if let Some(p) = &mut self.permits {
             match p.take(now, at) {
@@ -244,6 +270,7 @@ impl HostState {
             }
         }
         let wait_ns = self.charge(at, layer, now);
+        self.stretch = next_stretch as f32;
         Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
     }
 
@@ -546,6 +573,7 @@ impl HostState {
         w.instant(self.departed);
         w.instant(server.cap_until);
         server.pushback.write(w);
+        w.f32(self.stretch);
     }
 
     /// Read [`HostState::write`]'s fields. A snapshot of format 1 has no cap deadline: a cap it holds lapses
@@ -571,6 +599,7 @@ impl HostState {
             _ => r.instant("server cap end"),
         };
         let pushback = if version >= 3 { Pushback::read(r) } else { Pushback::default() };
+        let stretch = if version >= 5 { r.f32("stretch") } else { 0.0 };
         let server = ServerLimits { until: server_until, cap, cap_until, uncapped: (0, 0), pushback };
         HostState {
             bucket,
@@ -584,6 +613,7 @@ impl HostState {
             crawl_delay_ms,
             rate_level,
             departed,
+            stretch,
         }
     }
 }

@@ -178,6 +178,16 @@ impl Random {
         Random::Seeded(seed)
     }
 
+    /// A share of a spacing to stretch it by: uniformly random from 0 up to `jitter` (0 when `jitter` is 0, with
+    /// nothing drawn).
+    pub fn stretch(&mut self, jitter: f64) -> f64 {
+        if jitter > 0.0 {
+            unit(self.next_u64()) * jitter
+        } else {
+            0.0
+        }
+    }
+
     /// The next uniformly random `u64` (the constant, for [`Random::Constant`]).
     pub fn next_u64(&mut self) -> u64 {
         match self {

@@ -40,8 +40,8 @@ pub struct Registry {
     /// (so a host evicted as fresh then is never re-created at an earlier one, where its old state would still
     /// have mattered). A tracked host's own clock is its own (see `Table::clamp`).
     floor: Instant,
-    /// The random source of the backoffs' jitter (and of the first number of a host's robots.txt fetches when a
-    /// record of it is adopted that has none).
+    /// The random source of the jitter of departures and backoffs (and of the first number of a host's robots.txt
+    /// fetches when a record of it is adopted that has none).
     random: Random,
 }
 
@@ -59,7 +59,7 @@ impl Registry {
         })
     }
 
-    /// Set the random source of the backoffs' jitter (see [`Random`]).
+    /// Set the random source of the jitter of departures and backoffs (see [`Random`]).
     pub fn set_random(&mut self, random: Random) {
         self.random = random;
     }
@@ -196,8 +196,10 @@ impl Registry {
     /// usual lookup; the decision is the same either way (see [`Slot`]).
     /// A host given up on ([`HostState::given_up`]) is refused with [`Error::HostGivenUp`].
     pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
+        // the jitter of the spacing after this departure (see `HostState::acquire`)
+        let next_stretch = self.random.stretch(self.limits.jitter);
         let (state, now, at) = self.state_to_reserve(host, slot, now)?;
-        Ok((state.acquire(now), at))
+        Ok((state.acquire(now, next_stretch), at))
     }
 
     /// Parse `url`, then reserve the next departure to its host.

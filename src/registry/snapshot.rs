@@ -10,14 +10,15 @@ use crate::host_key::HostKey;
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes: 4, or the newest format a layer's state first appears in (the list
+/// The snapshot format version this build writes: 5, or the newest format a layer's state first appears in (the list
 /// of layers, in `src/layers/mod.rs`, names the format each layer came with). It reads every format from 1: one
-/// older than a layer's has no state nor wait counter of it (the layer starts afresh, its knob off); format 3 has
+/// older than a layer's has no state nor wait counter of it (the layer starts afresh, its knob off); format 4 has no
+/// `jitter` in its policy (read as 0); format 3 has
 /// instants in nanoseconds since the epoch rather than from the registry's latest instant; format 2 has no pushback
 /// record either, and no clock of a host's own (each host's is the registry's latest instant); format 1 has neither,
 /// nor a deadline for a server's rate cap (one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot
 /// was taken).
-pub const SNAPSHOT_VERSION: u32 = if Layer::NEWEST_FORMAT > 4 { Layer::NEWEST_FORMAT } else { 4 };
+pub const SNAPSHOT_VERSION: u32 = if Layer::NEWEST_FORMAT > 5 { Layer::NEWEST_FORMAT } else { 5 };
 
 /// Whether this build reads snapshots of format `version`.
 fn reads(version: u32) -> bool {

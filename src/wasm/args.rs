@@ -115,7 +115,14 @@ pub(crate) fn now(now_ms: &Option<NumberArg>) -> Result<crate::time::Instant, Js
 
 /// A whole number from `min` to `max`.
 pub(crate) fn whole(value: &JsValue, name: &str, min: f64, max: f64) -> Result<f64, JsValue> {
-    let v = number(value, name)?;
+    whole_number(number(value, name)?, name, min, max)
+}
+
+/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub(crate) const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `v` when it is a whole number from `min` to `max`; else an `Error` naming `name`.
+pub(crate) fn whole_number(v: f64, name: &str, min: f64, max: f64) -> Result<f64, JsValue> {
     if v.fract() == 0.0 && (min..=max).contains(&v) {
         Ok(v)
     } else {

@@ -219,6 +219,8 @@ pub(super) struct Crawler {
     obey_robots: bool,
     /// The times of every host's [`RobotsFile`], from the config.
     timing: RobotsTiming,
+    /// The seed of the random source (`randomSeed`); `None`: the platform's randomness.
+    random_seed: Option<u64>,
 }
 
 impl Crawler {
@@ -252,13 +254,21 @@ impl Crawler {
         let timing =
             RobotsTiming { max_age: duration(max_age_sec), fetch_timeout: duration(timeout_sec), ..Default::default() }
                 .bounded();
-        Ok(Crawler { user_agent: user_agent.to_owned(), obey_robots, timing })
+        Ok(Crawler { user_agent: user_agent.to_owned(), obey_robots, timing, random_seed: None })
     }
 
     /// The crawler of a config.
     pub(super) fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
         let c = &config.crawler;
-        Crawler::new(c.user_agent.as_deref(), c.robots.as_deref(), c.robots_max_age_sec, c.robots_timeout_sec)
+        let mut crawler =
+            Crawler::new(c.user_agent.as_deref(), c.robots.as_deref(), c.robots_max_age_sec, c.robots_timeout_sec)?;
+        crawler.random_seed = match c.random_seed {
+            None => None,
+            Some(seed) => {
+                Some(args::whole_number(seed, "config field randomSeed", 0.0, args::MAX_SAFE_INTEGER)? as u64)
+            }
+        };
+        Ok(crawler)
     }
 
     /// Written into a snapshot, before the registry's state.
@@ -489,8 +499,9 @@ pub struct JsLimiter {
 
 impl JsLimiter {
     pub(super) fn from_registry(mut registry: Registry, warnings: Vec<String>, crawler: Crawler) -> JsLimiter {
-        // the backoffs' jitter from the platform's randomness: limiters pushed back together come back apart
-        registry.set_random(Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
+        // jitter from the platform's randomness (limiters pushed back together come back apart), unless seeded
+        let seed = crawler.random_seed.unwrap_or_else(|| (js_sys::Math::random() * 2f64.powi(53)) as u64);
+        registry.set_random(Random::new(seed));
         JsLimiter {
             shared: Rc::new(Shared {
                 registry: RefCell::new(registry),
@@ -704,7 +715,7 @@ impl JsLimiter {
     ) -> JsValue {
         answer(|| {
             let key = self.shared.key(&args::url(&url, "url")?)?;
-            let permit = args::whole(&permit_id, "permitId", 0.0, 9_007_199_254_740_991.0)? as u64;
+            let permit = args::whole(&permit_id, "permitId", 0.0, args::MAX_SAFE_INTEGER)? as u64;
             self.shared.registry.borrow_mut().release(&key, permit);
             Ok(JsValue::UNDEFINED)
         })

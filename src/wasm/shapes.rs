@@ -58,6 +58,11 @@ pub struct CrawlerConfig {
     /// give up on one that takes longer and count it as unreachable.
     #[tsify(optional)]
     pub robots_timeout_sec: Option<f64>,
+    /// The seed of the limiter's random source, which draws the jitter of departures (`jitter`) and of backoffs:
+    /// an integer from 0 to 2^53 − 1. By default the platform's randomness seeds it; a test passes one to be given
+    /// the same waits on every run.
+    #[tsify(optional)]
+    pub random_seed: Option<f64>,
 }
 
 /// What is known of a host's robots.txt for a URL (see `Limiter.robotsCheck`): it changes nothing.

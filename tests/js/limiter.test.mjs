@@ -393,6 +393,36 @@ describe("audit: the core's verdict on an access log", () => {
   });
 });
 
+describe('jitter, on an injected clock and a seeded random source', () => {
+  /** The departures (ms) of `n` requests reserved at one instant by a limiter of `config`. */
+  const departures = (config, n = 200) => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, robots: 'ignore', ...config });
+    return Array.from({ length: n }, () => limiter.acquire('https://a.example/', 1000).departsMs);
+  };
+  const gaps = (d) => d.slice(1).map((t, i) => t - d[i]);
+
+  test('each spacing is stretched by 0 up to jitter of it, never shortened, spread, the same for one seed', () => {
+    const jittered = departures({ jitter: 0.25, randomSeed: 7 });
+    assert.equal(jittered[0], 1000, 'a departure that waits for nothing is not moved');
+    const g = gaps(jittered);
+    assert.ok(g.every((gap) => gap >= 100 && gap <= 125), `gaps within 100-125 ms: ${g}`);
+    assert.ok(g.some((gap) => gap < 102) && g.some((gap) => gap > 123), `spread over the range: ${g}`);
+    const mean = g.reduce((a, b) => a + b, 0) / g.length;
+    assert.ok(mean > 111 && mean < 114, `a stretch of an eighth on average: ${mean}`);
+    assert.deepEqual(departures({ jitter: 0.25, randomSeed: 7 }), jittered, 'one seed, one sequence');
+    assert.notDeepEqual(departures({ jitter: 0.25, randomSeed: 8 }), jittered);
+    assert.deepEqual(gaps(departures({ randomSeed: 7 })), Array(199).fill(100), 'no jitter: exact spacing');
+  });
+
+  test('a snapshot keeps jitter', () => {
+    const limiter = new Limiter({ ratePerSec: 10, burstCapacity: 1, jitter: 0.5, robots: 'ignore' });
+    const restored = Limiter.restore(limiter.snapshot());
+    restored.acquire('https://a.example/', 1000);
+    const second = restored.acquire('https://a.example/', 1000).departsMs;
+    assert.ok(second >= 1100 && second <= 1150, String(second));
+  });
+});
+
 describe('bad inputs are Errors naming the problem, and lose no state', () => {
   test('bad config → Error naming the field', () => {
     const cases = [
@@ -411,10 +441,17 @@ describe('bad inputs are Errors naming the problem, and lose no state', () => {
       [{ quota: { limit: 0, windowSec: 60 } }, 'quota'],
       [{ quota: { limit: 10, windowSec: 60, per: 'day' } }, 'per'],
       [{ burstJustification: 42 }, 'burstJustification'],
+      [{ jitter: -0.1 }, 'jitter'],
+      [{ jitter: 1.5 }, 'jitter'],
+      [{ jitter: NaN }, 'jitter'],
+      [{ jitter: '0.25' }, 'jitter'],
     ];
     for (const [config, field] of cases) {
       assert.throws(() => new Limiter(config), namesField(field), JSON.stringify(config));
       assert.throws(() => new HostLimiter(config), namesField(field), `HostLimiter ${JSON.stringify(config)}`);
+    }
+    for (const randomSeed of [-1, 1.5, 2 ** 53, NaN, '7']) {
+      assert.throws(() => new Limiter({ randomSeed }), namesField('randomSeed'), String(randomSeed));
     }
     assert.throws(() => new Limiter(5), Error);
     assert.throws(() => new Limiter('fast'), Error);

@@ -250,6 +250,17 @@ test('changing a control changes the next decisions', async () => {
     assert.equal(limiter.acquire('https://a.example/', 0).waitMs, 0);
     assert.equal(limiter.acquire('https://a.example/', 0).waitMs, 1250);
 
+    // jitter: the layered lane's spacings stretch by up to a quarter, never shrink; the exports carry it
+    await setControl(page, 'Jitter (share of a spacing, 0 to 1)', 0.25);
+    await page.evaluate(() => window.playground.advance(20_000));
+    const stretched = gaps((await lanes(page))[2].departures);
+    assert.ok(stretched.length > 5 && stretched.every((g) => g > 1250 - EPS && g < 1562.5 + EPS), `${stretched}`);
+    assert.ok(new Set(stretched.map(Math.round)).size > 1, `spread: ${stretched}`);
+    const withJitter = await page.evaluate(() => window.playground.exports);
+    assert.match(withJitter.js, /jitter: 0\.25,/);
+    assert.match(withJitter.vars, /CRAWL_JITTER = "0\.25"/);
+    await setControl(page, 'Jitter (share of a spacing, 0 to 1)', 0);
+
     // the rate: host2's steady pace under a backlog follows it
     await runScenario(page, 'Server answers 429 with Retry-After N', 0);
     await setControl(page, 'Rate (requests/s)', 4);

@@ -317,6 +317,11 @@ impl HostDesk {
         serde_json::to_string(&saved).unwrap_or_default()
     }
 
+    /// Set the random source of the jitter of departures and backoffs (see [`hostpace::Random`]).
+    pub fn set_random(&mut self, random: hostpace::Random) {
+        self.registry.set_random(random);
+    }
+
     /// The host.
     pub fn key(&self) -> &HostKey {
         &self.key

@@ -138,7 +138,12 @@ impl HostObject {
                 return Err(ApiError::internal(format!("object of {} asked about {host}", desk.key())));
             }
             // the configuration is needed only to load the desk, on first use
-            empty => empty.insert(self.load(host, &self.config()?)?),
+            empty => {
+                let mut desk = self.load(host, &self.config()?)?;
+                // jitter from the platform's randomness: hosts pushed back together come back apart
+                desk.set_random(hostpace::Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
+                empty.insert(desk)
+            }
         };
         let now = now();
         let out = f(desk, now)?;
