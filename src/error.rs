@@ -70,6 +70,20 @@ pub enum Error {
         /// The limiter's clock then, in milliseconds.
         clock_ms: f64,
     },
+    /// An operator's rule could not be set: its pattern, or what is wrong with it.
+    InvalidRule {
+        /// The pattern given, truncated to 200 characters.
+        pattern: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// An operator's rule blocks the host: nothing is reserved for it, nor sent there.
+    HostBlocked {
+        /// The host key.
+        host: String,
+        /// The rule's reason.
+        reason: String,
+    },
     /// The host kept pushing back (429/503) for [`crate::GIVE_UP_AFTER`]: nothing is reserved for it, nor sent
     /// there, until `until_ms`.
     HostGivenUp {
@@ -104,6 +118,8 @@ impl fmt::Display for Error {
                 "host registry is full ({max_hosts} hosts) and every host holds state that eviction would lose"
             ),
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
+            Error::InvalidRule { pattern, reason } => write!(f, "invalid rule {}: {reason}", Quoted(pattern)),
+            Error::HostBlocked { host, reason } => write!(f, "host {host} is blocked: {reason}"),
             Error::FarFromClock { field, given_ms, clock_ms } => write!(
                 f,
                 "invalid {field}: {} ms is more than 24 hours from this limiter's clock, {} ms (epoch milliseconds, as \

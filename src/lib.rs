@@ -40,6 +40,7 @@ mod host_key;
 mod id_table;
 pub mod layers;
 mod observe;
+pub mod overrides;
 mod policy;
 mod registry;
 pub mod response;
@@ -57,6 +58,7 @@ pub use host::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SERVER_POLICY_TTL, SLOWEST
 pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, OriginCache, MAX_HOST_LEN, MAX_URL_LEN};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket, MAX_BURST_CAPACITY};
 pub use observe::{pushes_back, Observation, Outcome, Purpose, Response, RetryBudget, RetryVerdict, RobotsOutcome};
+pub use overrides::{PolicyPatch, Rule};
 pub use policy::{Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION};
 pub use registry::{read_robots_row, robots_row, HostRecord, Registry, Slot, Snapshot};
 pub use registry::{RECORD_KEEP, SHARED_RECHECK, SNAPSHOT_VERSION};

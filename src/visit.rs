@@ -6,6 +6,7 @@
 //!
 //! The rules, each decided here and nowhere else:
 //!
+//! - a host an operator's rule blocks ([`crate::overrides`]) refuses everything, robots.txt included;
 //! - a host given up on ([`crate::GIVE_UP_AFTER`]) refuses everything, robots.txt included;
 //! - with robots.txt in use, a fetch of it that is due goes first, on the departure the visit reserves (its
 //!   timeout counts from that departure), one fetch at a time;
@@ -85,6 +86,11 @@ pub enum Refusal {
         /// When robots.txt is fetched again.
         retry_at: Instant,
     },
+    /// An operator's rule blocks the host, for this reason.
+    Blocked {
+        /// The rule's reason.
+        reason: String,
+    },
     /// The host pushed back for [`crate::GIVE_UP_AFTER`] and is left alone until `until`.
     GivenUp {
         /// When the host may be visited again.
@@ -135,6 +141,9 @@ impl Registry {
         now: Instant,
     ) -> Result<Turn, Error> {
         let now = self.instant_for(host, now);
+        if let Some(reason) = self.rule_for(host).and_then(|rule| rule.blocked.clone()) {
+            return Ok(Turn::Refuse(Refusal::Blocked { reason }));
+        }
         if let Some(until) = self.host(host).and_then(|state| state.given_up(now)) {
             return Ok(Turn::Refuse(Refusal::GivenUp { until }));
         }

@@ -107,7 +107,7 @@ fn crawl(policy: Policy, site_rate: u64, pages: usize, callers: usize) -> Figure
                 }
                 Some((d.departs.as_nanos(), Step::Confirm { departs: d.departs.as_nanos() }))
             }
-            Step::Confirm { departs } => match registry.depart(&host, Instant::from_nanos(departs), now) {
+            Step::Confirm { departs } => match registry.depart(&host, Instant::from_nanos(departs), now).unwrap() {
                 Departure::Go => {
                     let arrives = now.add_nanos(1_000_000);
                     let accepted = site.accepts(arrives);

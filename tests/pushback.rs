@@ -29,7 +29,7 @@ fn registry(policy: Policy) -> Registry {
 /// Confirm `departs` until it goes, as a shell does (sleeping each wait); the instant it went.
 fn depart(r: &mut Registry, mut departs: Instant, mut now: Instant) -> Instant {
     for _ in 0..100 {
-        match r.depart(&host(), departs, now) {
+        match r.depart(&host(), departs, now).unwrap() {
             Departure::Go => return now,
             Departure::Wait(wait) => now = now.saturating_add(wait),
             Departure::Held { departs: again, wait, .. } => {
@@ -52,7 +52,7 @@ fn queued_departures_are_held_behind_a_cooldown_and_keep_the_hosts_spacing_after
     let obs = r.observe(&host(), &answer(429, &[("Retry-After", "2")]), ms(50)).unwrap();
     assert_eq!(obs.cooldown_until, Some(ms(2050)));
     // each queued departure, confirmed at its instant, is held: reserved again behind the cooldown
-    let held = r.depart(&host(), reserved[1], ms(200));
+    let held = r.depart(&host(), reserved[1], ms(200)).unwrap();
     assert_eq!(held, Departure::Held { departs: ms(2050), wait: Duration::from_millis(1850), layer: Layer::Cooldown });
     let mut went = vec![depart(&mut r, ms(2050), ms(2050))];
     for &at in &reserved[2..] {
@@ -75,7 +75,7 @@ fn a_held_departure_keeps_its_permit_past_the_lease_it_was_reserved_with() {
     let first = r.acquire(&host(), ms(0)).unwrap();
     assert!(first.permit.is_some());
     r.observe(&host(), &answer(429, &[("Retry-After", "60")]), ms(1)).unwrap();
-    let Departure::Held { departs, .. } = r.depart(&host(), first.departs, ms(2)) else { panic!("held") };
+    let Departure::Held { departs, .. } = r.depart(&host(), first.departs, ms(2)).unwrap() else { panic!("held") };
     assert_eq!(departs, ms(60_001));
     // past the first lease's end, the permit is still the held departure's: no one else takes it
     let other = r.acquire(&host(), ms(15_000)).unwrap();
@@ -284,7 +284,7 @@ proptest! {
                     let i = i % pending.len();
                     let (h, departs) = pending[i];
                     let asked = if known { departs } else { now };
-                    match r.depart(&hosts[h], asked, now) {
+                    match r.depart(&hosts[h], asked, now).unwrap() {
                         Departure::Go => {
                             pending.remove(i);
                             for &(b, began, ends) in &blocks {

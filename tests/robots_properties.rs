@@ -151,7 +151,7 @@ fn every_answer_to_a_robots_txt_fetch_means_one_thing() {
         };
         let stats = r.stats(&host, later).unwrap();
         assert_eq!((got, stats.crawl_delay_ms), (verdict, delay_ms), "{status:?}");
-        let held = matches!(r.depart(&host, queued.departs, later), hostpace::Departure::Held { .. });
+        let held = matches!(r.depart(&host, queued.departs, later), Ok(hostpace::Departure::Held { .. }));
         assert_eq!((stats.cooldown_remaining_ms > 0.0, held), (cools, cools), "{status:?}: cooldown, held");
         if cools {
             let end = later.saturating_add(std::time::Duration::from_secs_f64(stats.cooldown_remaining_ms / 1e3));

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::host::{Decision, Departure, HostState, HostStats, Layer, Random};
 use crate::host_key::HostKey;
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
+use crate::overrides::{Rule, Rules};
 use crate::policy::{Limits, Policy, Warning};
 use crate::time::Instant;
 use std::time::Duration;
@@ -43,6 +44,8 @@ pub struct Registry {
     /// The random source of the jitter of departures and backoffs (and of the first number of a host's robots.txt
     /// fetches when a record of it is adopted that has none).
     random: Random,
+    /// Operators' rules: hosts and sites with a pace of their own, or blocked (see [`crate::overrides`]).
+    rules: Rules,
 }
 
 impl Registry {
@@ -56,6 +59,7 @@ impl Registry {
             last_seen: Instant::ZERO,
             floor: Instant::ZERO,
             random: Random::default(),
+            rules: Rules::default(),
         })
     }
 
@@ -96,18 +100,81 @@ impl Registry {
         &self.limits
     }
 
+    /// The limits `host` is decided under: its rule's ([`Registry::set_rule`]), or the policy's.
+    pub fn limits_of(&self, host: &HostKey) -> Limits {
+        self.rules.limits_of(host, self.limits)
+    }
+
     /// Replace the policy. Every host keeps what it owes (reserved slots, cooldowns, spent tokens, permits; quota
-    /// windows when the quota is the same); returns the new policy's warnings.
+    /// windows when the quota is the same); returns the new policy's warnings. The rules stay, each now changing
+    /// the new policy (one the new policy makes invalid is an error, and nothing changes).
     pub fn set_policy(&mut self, policy: Policy) -> Result<Vec<Warning>, Error> {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
-        let previous_rate = self.limits.rate_per_sec;
-        for state in self.hosts.states_mut() {
-            state.apply_limits(&limits, previous_rate);
-        }
+        let rules = self.rules.recompiled(&policy)?;
+        let before = self.clone_limits();
         self.policy = policy;
         self.limits = limits;
+        self.rules = rules;
+        self.reapply(before);
         Ok(warnings)
+    }
+
+    /// Every tracked host's limits now, to [`Registry::reapply`] after a change of policy or rules.
+    fn clone_limits(&self) -> Vec<Limits> {
+        self.hosts.iter().map(|(key, _, _)| self.limits_of(key)).collect()
+    }
+
+    /// Apply each tracked host's limits now, where they changed from `before` (see [`HostState::apply_limits`]).
+    fn reapply(&mut self, before: Vec<Limits>) {
+        let now: Vec<Limits> = self.clone_limits();
+        for ((state, old), new) in self.hosts.states_mut().zip(before).zip(now) {
+            if old != new {
+                state.apply_limits(&new, old.rate_per_sec);
+            }
+        }
+    }
+
+    /// Set an operator's rule (replacing the one of the same pattern): from now on its hosts are decided under
+    /// it, every tracked one at once, keeping what it owes and what it taught (see [`crate::overrides`]). An
+    /// error names the pattern and what is wrong, and nothing changes.
+    pub fn set_rule(&mut self, rule: Rule) -> Result<(), Error> {
+        let before = self.clone_limits();
+        self.rules.set(rule, &self.policy)?;
+        self.reapply(before);
+        Ok(())
+    }
+
+    /// Remove the rule of `pattern` (its hosts go back to the policy); returns it, `None` if there was none.
+    pub fn remove_rule(&mut self, pattern: &str) -> Result<Option<Rule>, Error> {
+        let before = self.clone_limits();
+        let removed = self.rules.remove(pattern)?;
+        self.reapply(before);
+        Ok(removed)
+    }
+
+    /// Every rule, hosts' by name, then sites' by domain.
+    pub fn rules(&self) -> Vec<&Rule> {
+        self.rules.list()
+    }
+
+    /// The rule of `pattern` itself, if one is set (an error when `pattern` is not one).
+    pub fn rule(&self, pattern: &str) -> Result<Option<&Rule>, Error> {
+        self.rules.get(pattern)
+    }
+
+    /// The rule that decides `host`, if any: its key's, its name's, or its nearest site's.
+    pub fn rule_for(&self, host: &HostKey) -> Option<&Rule> {
+        self.rules.find(host).map(|c| &c.rule)
+    }
+
+    /// The refusal of a host a rule blocks.
+    fn blocked(&self, host: &HostKey) -> Option<Error> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let reason = self.rule_for(host)?.blocked.as_ref()?;
+        Some(Error::HostBlocked { host: host.as_str().to_owned(), reason: reason.clone() })
     }
 
     /// Hosts tracked.
@@ -145,15 +212,15 @@ impl Registry {
             None => self.track(host, now)?,
         };
         let now = self.clamp_at(at, now);
-        let state = self.hosts.get_mut(at);
-        if state.server.is_some() {
-            state.forgive(&self.limits, now);
+        if self.hosts.get(at).server.is_some() {
+            let limits = self.limits_of(host);
+            self.hosts.get_mut(at).forgive(&limits, now);
         }
-        Ok((state, now, at))
+        Ok((self.hosts.get_mut(at), now, at))
     }
 
-    /// [`Registry::state_at`] to reserve a departure: a host given up on ([`HostState::given_up`]) is refused
-    /// with [`Error::HostGivenUp`].
+    /// [`Registry::state_at`] to reserve a departure: a host a rule blocks is refused with
+    /// [`Error::HostBlocked`], one given up on ([`HostState::given_up`]) with [`Error::HostGivenUp`].
     #[inline(always)]
     pub(crate) fn state_to_reserve(
         &mut self,
@@ -161,6 +228,9 @@ impl Registry {
         slot: Slot,
         now: Instant,
     ) -> Result<(&mut HostState, Instant, Slot), Error> {
+        if let Some(refusal) = self.blocked(host) {
+            return Err(refusal);
+        }
         let (state, now, at) = self.state_at(host, slot, now)?;
         match state.given_up(now) {
             Some(until) => Err(Error::HostGivenUp { host: host.as_str().to_owned(), until_ms: until.as_millis_f64() }),
@@ -175,12 +245,12 @@ impl Registry {
         if self.hosts.len() >= self.limits.max_hosts as usize && self.evict_fresh(now) == 0 {
             return Err(Error::RegistryFull { max_hosts: self.limits.max_hosts as usize });
         }
-        Ok(self.hosts.insert(host.clone(), HostState::new(&self.limits), now))
+        Ok(self.hosts.insert(host.clone(), HostState::new(&self.limits_of(host)), now))
     }
 
     /// A host's state (created fresh if new), `now` clamped, and the limits to decide under.
     fn host_at(&mut self, host: &HostKey, now: Instant) -> Result<(&mut HostState, Instant, Limits), Error> {
-        let limits = self.limits;
+        let limits = self.limits_of(host);
         let (state, now, _) = self.state_at(host, Slot::NONE, now)?;
         Ok((state, now, limits))
     }
@@ -242,15 +312,19 @@ impl Registry {
     /// Confirm that a request reserved for `host` to leave at `departs` is leaving at `now` (see
     /// [`HostState::depart`]: go, wait and confirm again, or held behind a cooldown and reserved again). A caller
     /// that knows no reserved instant passes `now`. For a host not tracked, only the wait until `departs` or the
-    /// latest eviction, whichever is later (it may have been evicted then, fresh only from then on).
-    pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Departure {
+    /// latest eviction, whichever is later (it may have been evicted then, fresh only from then on). A host a
+    /// rule blocked since the departure was reserved is refused ([`Error::HostBlocked`]): nothing is sent there.
+    pub fn depart(&mut self, host: &HostKey, departs: Instant, now: Instant) -> Result<Departure, Error> {
+        if let Some(refusal) = self.blocked(host) {
+            return Err(refusal);
+        }
         // a host not tracked may have been evicted at the floor, fresh only from then on
         let untracked = departs.max(self.floor);
-        match self.tracked_mut(host, now) {
+        Ok(match self.tracked_mut(host, now) {
             Some((state, now)) => state.depart(departs, now),
             None if untracked > now => Departure::Wait(untracked.saturating_duration_since(now)),
             None => Departure::Go,
-        }
+        })
     }
 
     /// A request to `host` confirmed by [`Registry::depart`] was written only at `at`; a time after `now` counts as
@@ -292,7 +366,7 @@ impl Registry {
     /// from `now`). For a shell that learned of
     /// the pushback from callers it cannot vouch for (the gateway's tokens), when another caller comes.
     pub fn forget_pushback(&mut self, host: &HostKey, now: Instant) {
-        let limits = self.limits;
+        let limits = self.limits_of(host);
         if let Some(at) = self.hosts.find(host) {
             let now = self.clamp_at(at, now);
             self.hosts.get_mut(at).forget_streak(&limits, now);
@@ -392,7 +466,7 @@ impl Registry {
     /// A host's state and counters at `now`, if tracked.
     pub fn stats(&self, host: &HostKey, now: Instant) -> Option<HostStats> {
         let at = self.hosts.find(host)?;
-        Some(self.hosts.get(at).stats(&self.limits, now.max(self.hosts.seen(at))))
+        Some(self.hosts.get(at).stats(&self.limits_of(host), now.max(self.hosts.seen(at))))
     }
 
     /// Drop every host whose state equals a fresh host's at `now`; returns how many were dropped.
@@ -401,8 +475,8 @@ impl Registry {
         self.floor = self.floor.max(now);
         let now = self.floor;
         let before = self.hosts.len();
-        let limits = self.limits;
-        self.hosts.retain(|state| !state.is_fresh(&limits, now));
+        let (limits, rules) = (self.limits, &self.rules);
+        self.hosts.retain(|key, state| !state.is_fresh(&rules.limits_of(key, limits), now));
         before - self.hosts.len()
     }
 }
@@ -479,17 +553,17 @@ mod tests {
         let a = r.acquire(&h, ms(0)).unwrap();
         let b = r.acquire(&h, ms(0)).unwrap();
         assert_eq!((a.departs, b.departs), (ms(0), ms(250)));
-        assert_eq!(r.depart(&h, a.departs, ms(0)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, a.departs, ms(0)).unwrap().wait(), Duration::ZERO);
         // a's request is written only 35 ms after it was confirmed: b keeps 250 ms (and the margin, 1/64 of it) from
         // then
         r.sent(&h, ms(35), ms(40));
-        assert_eq!(r.depart(&h, b.departs, ms(250)).wait(), Duration::from_nanos(38_906_250));
-        assert_eq!(r.depart(&h, b.departs, Instant::from_nanos(288_906_250)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, b.departs, ms(250)).unwrap().wait(), Duration::from_nanos(38_906_250));
+        assert_eq!(r.depart(&h, b.departs, Instant::from_nanos(288_906_250)).unwrap().wait(), Duration::ZERO);
         // a time after now counts as now, and the record never moves back
         r.sent(&h, ms(9_000), ms(300));
         r.sent(&h, ms(100), ms(310));
         let c = r.acquire(&h, ms(310)).unwrap();
-        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))).wait(), Duration::from_nanos(53_906_250));
+        assert_eq!(r.depart(&h, c.departs, c.departs.max(ms(500))).unwrap().wait(), Duration::from_nanos(53_906_250));
         // a host not tracked: nothing to move
         r.sent(&key("b.example"), ms(10), ms(10));
         assert!(r.host(&key("b.example")).is_none());
@@ -505,32 +579,32 @@ mod tests {
         let b = r.acquire(&h, ms(0)).unwrap();
         assert_eq!((a.departs, b.departs), (ms(0), ms(200)));
         // a leaves 120 ms late: recorded
-        assert_eq!(r.depart(&h, a.departs, ms(120)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, a.departs, ms(120)).unwrap().wait(), Duration::ZERO);
         let recorded = r.host(&h).cloned();
         // b's timer fires early: the rest of its wait, nothing recorded
-        assert_eq!(r.depart(&h, b.departs, ms(150)).wait(), Duration::from_millis(50));
-        assert_eq!(r.depart(&h, b.departs, ms(190)).wait(), Duration::from_millis(10));
+        assert_eq!(r.depart(&h, b.departs, ms(150)).unwrap().wait(), Duration::from_millis(50));
+        assert_eq!(r.depart(&h, b.departs, ms(190)).unwrap().wait(), Duration::from_millis(10));
         assert_eq!(r.host(&h).cloned(), recorded, "an early confirmation records nothing");
         // at its reserved instant b still waits for the interval (and the margin, 1/64 of it: 3.125 ms) since a
         // really left, then goes
         let us = Instant::from_micros;
-        assert_eq!(r.depart(&h, b.departs, ms(200)).wait(), Duration::from_micros(123_125));
+        assert_eq!(r.depart(&h, b.departs, ms(200)).unwrap().wait(), Duration::from_micros(123_125));
         assert_eq!(r.host(&h).cloned(), recorded, "a confirmation told to wait records nothing");
-        assert_eq!(r.depart(&h, b.departs, us(323_125)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, b.departs, us(323_125)).unwrap().wait(), Duration::ZERO);
         assert_ne!(r.host(&h).cloned(), recorded);
         // the next one, reserved for 400: early, then held to 203.125 ms after b really left (323.125)
         let c = r.acquire(&h, ms(330)).unwrap();
         assert_eq!(c.departs, ms(400));
-        assert_eq!(r.depart(&h, c.departs, ms(399)).wait(), Duration::from_millis(1));
-        assert_eq!(r.depart(&h, c.departs, ms(400)).wait(), Duration::from_micros(126_250));
-        assert_eq!(r.depart(&h, c.departs, us(526_250)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, c.departs, ms(399)).unwrap().wait(), Duration::from_millis(1));
+        assert_eq!(r.depart(&h, c.departs, ms(400)).unwrap().wait(), Duration::from_micros(126_250));
+        assert_eq!(r.depart(&h, c.departs, us(526_250)).unwrap().wait(), Duration::ZERO);
         // a caller that knows no reserved instant passes `now`: the interval since c left (526.25) is kept
-        assert_eq!(r.depart(&h, ms(600), ms(600)).wait(), Duration::from_micros(129_375));
-        assert_eq!(r.depart(&h, us(729_375), us(729_375)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&h, ms(600), ms(600)).unwrap().wait(), Duration::from_micros(129_375));
+        assert_eq!(r.depart(&h, us(729_375), us(729_375)).unwrap().wait(), Duration::ZERO);
         // a host not tracked: the rest of the wait while early, then go, and it is not tracked by confirming
         let new = key("new.example");
-        assert_eq!(r.depart(&new, ms(900), ms(800)).wait(), Duration::from_millis(100));
-        assert_eq!(r.depart(&new, ms(900), ms(900)).wait(), Duration::ZERO);
+        assert_eq!(r.depart(&new, ms(900), ms(800)).unwrap().wait(), Duration::from_millis(100));
+        assert_eq!(r.depart(&new, ms(900), ms(900)).unwrap().wait(), Duration::ZERO);
         assert_eq!(r.len(), 1);
     }
 

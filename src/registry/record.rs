@@ -54,15 +54,16 @@ impl Registry {
     /// [`RECORD_KEEP`] from `now`.
     pub fn host_record(&self, host: &HostKey, robots: &RobotsFile, now: Instant) -> Option<HostRecord> {
         let now = self.instant_for(host, now);
+        let limits = self.limits_of(host);
         let fresh;
         let (state, seen) = match self.hosts.find(host) {
             Some(at) => (self.hosts.get(at), self.hosts.seen(at)),
             None => {
-                fresh = HostState::new(&self.limits);
+                fresh = HostState::new(&limits);
                 (&fresh, now)
             }
         };
-        let state_until = match state.fresh_by(&self.limits, now, RECORD_KEEP) {
+        let state_until = match state.fresh_by(&limits, now, RECORD_KEEP) {
             Some(at) if at <= now => None,
             Some(at) => Some(at),
             None => Some(now.saturating_add(RECORD_KEEP)),
@@ -128,7 +129,7 @@ impl Registry {
                     due: Instant::ZERO,
                     next_fetch,
                 };
-                (HostState::new(&self.limits), self.floor, none, None)
+                (HostState::new(&self.limits_of(host)), self.floor, none, None)
             }
         };
         let rules = match rules {
@@ -190,7 +191,8 @@ impl Registry {
         let next_fetch = r.u32("robots.txt next fetch");
         let under_way = r.bool("robots.txt fetch flag").then(|| (r.u32("fetch"), r.instant("fetch departure")));
         r.finish()?;
-        state.apply_limits(&self.limits, self.limits.rate_per_sec);
+        let limits = self.limits_of(host);
+        state.apply_limits(&limits, limits.rate_per_sec);
         Ok((state, seen, RobotsRecord { copy, fetched, failures, failing_since, due, next_fetch }, under_way))
     }
 

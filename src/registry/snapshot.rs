@@ -7,6 +7,7 @@ use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::host::{HostState, Layer};
 use crate::host_key::HostKey;
+use crate::overrides::{read_rules, write_rules, Rule};
 use crate::policy::Policy;
 use crate::time::Instant;
 
@@ -40,6 +41,8 @@ pub struct Snapshot {
     pub floor: Instant,
     /// The policy in force.
     pub policy: Policy,
+    /// The operators' rules ([`Registry::set_rule`]), hosts' by name, then sites' by domain.
+    pub rules: Vec<Rule>,
     /// Every tracked host's key, state and own clock (the latest instant it was decided at), in the registry's
     /// order (the order hosts were first seen, kept by evictions; a restored registry keeps it).
     pub hosts: Vec<(HostKey, HostState, Instant)>,
@@ -51,6 +54,7 @@ fn write_snapshot<'a>(
     taken_at: Instant,
     (last_seen, floor): (Instant, Instant),
     policy: &Policy,
+    rules: impl ExactSizeIterator<Item = &'a Rule>,
     hosts: impl ExactSizeIterator<Item = (&'a HostKey, &'a HostState, Instant)>,
 ) -> String {
     let mut w = Writer::new();
@@ -61,6 +65,7 @@ fn write_snapshot<'a>(
     w.set_base(last_seen);
     w.instant(floor);
     policy.write(&mut w);
+    write_rules(&mut w, rules);
     w.u64(hosts.len() as u64);
     for (key, state, seen) in hosts {
         w.str(key.as_str());
@@ -89,7 +94,7 @@ impl Snapshot {
         // does not read is kept, so the text is refused as the snapshot is
         let version = if reads(self.version) { SNAPSHOT_VERSION } else { self.version };
         let hosts = self.hosts.iter().map(|(k, s, seen)| (k, s, *seen));
-        write_snapshot(version, self.taken_at, (self.last_seen, self.floor), &self.policy, hosts)
+        write_snapshot(version, self.taken_at, (self.last_seen, self.floor), &self.policy, self.rules.iter(), hosts)
     }
 
     /// Read [`Snapshot::encode`]'s text; a malformed one is an error saying what was expected.
@@ -106,6 +111,7 @@ impl Snapshot {
         }
         let floor = if version >= 3 { r.instant("floor") } else { last_seen };
         let policy = Policy::read(&mut r, version);
+        let rules = if version >= 5 { read_rules(&mut r)? } else { Vec::new() };
         let count = r.u64("host count");
         if count > u64::from(policy.max_hosts) {
             return Err(too_many_hosts(count, policy.max_hosts));
@@ -123,7 +129,7 @@ impl Snapshot {
             hosts.push((key, state, seen));
         }
         r.finish()?;
-        Ok(Snapshot { version, taken_at, last_seen, floor, policy, hosts })
+        Ok(Snapshot { version, taken_at, last_seen, floor, policy, rules, hosts })
     }
 }
 
@@ -131,7 +137,14 @@ impl Registry {
     /// [`Registry::snapshot`] written straight to [`Snapshot::encode`]'s text, without copying the hosts' state.
     pub fn encode_snapshot(&self, now: Instant) -> String {
         let (taken_at, clocks) = (now.max(self.last_seen), (self.last_seen, self.floor));
-        write_snapshot(SNAPSHOT_VERSION, taken_at, clocks, &self.policy, self.hosts.iter())
+        write_snapshot(
+            SNAPSHOT_VERSION,
+            taken_at,
+            clocks,
+            &self.policy,
+            self.rules.list().into_iter(),
+            self.hosts.iter(),
+        )
     }
 
     /// All state, for persistence.
@@ -142,6 +155,7 @@ impl Registry {
             last_seen: self.last_seen,
             floor: self.floor,
             policy: self.policy.clone(),
+            rules: self.rules().into_iter().cloned().collect(),
             hosts: self.hosts.iter().map(|(k, s, seen)| (k.clone(), s.clone(), seen)).collect(),
         }
     }
@@ -153,13 +167,17 @@ impl Registry {
             return Err(other_version(snapshot.version));
         }
         let mut registry = Registry::new(snapshot.policy)?;
+        for rule in snapshot.rules {
+            registry.set_rule(rule).map_err(|e| Error::InvalidSnapshot { reason: e.to_string() })?;
+        }
         registry.last_seen = snapshot.last_seen;
         registry.floor = snapshot.floor;
         if snapshot.hosts.len() > registry.limits.max_hosts as usize {
             return Err(too_many_hosts(snapshot.hosts.len() as u64, registry.limits.max_hosts));
         }
         for (key, mut state, seen) in snapshot.hosts {
-            state.apply_limits(&registry.limits, registry.limits.rate_per_sec);
+            let limits = registry.limits_of(&key);
+            state.apply_limits(&limits, limits.rate_per_sec);
             if registry.hosts.find(&key).is_some() {
                 return Err(Error::InvalidSnapshot { reason: format!("host {key} appears twice") });
             }

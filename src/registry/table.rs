@@ -111,11 +111,11 @@ impl Table {
     }
 
     /// Keep the entries for which `keep` holds (in their order); the others' slots may then hold other hosts.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&HostState) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&HostKey, &HostState) -> bool) {
         let before = self.states.len();
         let mut kept = 0;
         for i in 0..before {
-            if keep(&self.states[i]) {
+            if keep(&self.keys[i], &self.states[i]) {
                 self.keys.swap(kept, i);
                 self.states.swap(kept, i);
                 self.seen.swap(kept, i);

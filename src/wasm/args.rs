@@ -10,6 +10,7 @@
 
 use super::shapes::{CrawlerConfig, LimiterConfig};
 use crate::error::Num;
+use crate::overrides::PolicyPatch;
 use crate::policy::{Adaptive, Policy, Quota};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -149,15 +150,31 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
     let Some(value) = given(value) else {
         return Ok(LimiterConfig::default());
     };
-    // a copy of data properties, made by the glue: reading it runs none of the caller's code
+    let (policy, crawler) = (field_names::<Policy>(), field_names::<CrawlerConfig>());
+    let copy = checked_copy(value, "config", "{ ratePerSec: 2, burstCapacity: 4 }", &[policy, crawler])?;
+    // each reads its own fields of the object by name
+    Ok(LimiterConfig { policy: from_js(&copy, "config")?, crawler: from_js(&copy, "config")? })
+}
+
+/// A rule's knobs (`setPolicy`): an object whose every field is a knob a rule may change, of the right type.
+pub(crate) fn policy_patch(value: &JsValue) -> Result<PolicyPatch, JsValue> {
+    if !value.is_object() || value.is_function() || super::glue::is_array(value) {
+        return Err(type_error("policy", "a plain object like { ratePerSec: 1 }, or null", value));
+    }
+    let copy = checked_copy(value, "policy", "{ ratePerSec: 1 }", &[field_names::<PolicyPatch>()])?;
+    from_js(&copy, "policy")
+}
+
+/// A copy of the data properties of `value` (an object of `fields`, named `what`, like `example`), made by the
+/// glue (reading it runs none of the caller's code), with its keys and those of its `quota` and `adaptive`
+/// checked, and its `null` fields left out (they take their defaults).
+fn checked_copy(value: &JsValue, what: &str, example: &str, fields: &[&[&str]]) -> Result<JsValue, JsValue> {
     let copy = super::glue::plain_copy(value, 2);
     if let Some(e) = copy.dyn_ref::<js_sys::Error>() {
-        let message =
-            format!("invalid config: {} (like {{ ratePerSec: 2, burstCapacity: 4 }})", String::from(e.message()));
+        let message = format!("invalid {what}: {} (like {example})", String::from(e.message()));
         return Err(js_sys::TypeError::new(&message).into());
     }
-    let (policy, crawler) = (field_names::<Policy>(), field_names::<CrawlerConfig>());
-    check_keys(&copy, &[policy, crawler], "")?;
+    check_keys(&copy, fields, what, "")?;
     drop_nulls(&copy);
     for (name, fields) in [("quota", field_names::<Quota>()), ("adaptive", field_names::<Adaptive>())] {
         let sub = js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
@@ -165,13 +182,12 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
             continue;
         }
         if !sub.is_object() || sub.is_function() || super::glue::is_array(&sub) {
-            return Err(type_error(&format!("config field {name}"), "a plain object", &sub));
+            return Err(type_error(&format!("{what} field {name}"), "a plain object", &sub));
         }
-        check_keys(&sub, &[fields], &format!("{name}."))?;
+        check_keys(&sub, &[fields], what, &format!("{name}."))?;
         drop_nulls(&sub);
     }
-    // each reads its own fields of the object by name
-    Ok(LimiterConfig { policy: from_js(&copy, "config")?, crawler: from_js(&copy, "config")? })
+    Ok(copy)
 }
 
 /// Leave out the keys of `value` (a copy of the caller's object) that are `null`: such a field takes its default.
@@ -186,8 +202,8 @@ fn drop_nulls(value: &JsValue) {
 
 /// Refuse a key of `value` that is not one of the `known` fields (lists of them; serde-wasm-bindgen reads a
 /// struct's fields by name, so it never sees the others): a typo must not fall back to a default.
-fn check_keys(value: &JsValue, known: &[&[&str]], path: &str) -> Result<(), JsValue> {
-    let keys = js_sys::Reflect::own_keys(value).map_err(|_| type_error("config", "a plain object", value))?;
+fn check_keys(value: &JsValue, known: &[&[&str]], what: &str, path: &str) -> Result<(), JsValue> {
+    let keys = js_sys::Reflect::own_keys(value).map_err(|_| type_error(what, "a plain object", value))?;
     for key in keys.iter() {
         let Some(key) = key.as_string() else { continue };
         if !known.iter().any(|names| names.contains(&key.as_str())) {
@@ -199,7 +215,7 @@ fn check_keys(value: &JsValue, known: &[&[&str]], path: &str) -> Result<(), JsVa
                 }
                 names.push_str(name);
             }
-            let message = format!("unknown config field {path}{key} (expected one of {names})");
+            let message = format!("unknown {what} field {path}{key} (expected one of {names})");
             return Err(js_sys::TypeError::new(&message).into());
         }
     }

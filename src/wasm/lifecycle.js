@@ -47,6 +47,28 @@ export function wake(owner) {
   }
 }
 
+/** Per owner, what the calls waiting for a reserved departure sleep under: woken when an operator's rule changes. */
+const reservedWaits = new WeakMap();
+
+function reservedKey(owner) {
+  if (Object(owner) !== owner) return undefined;
+  let key = reservedWaits.get(owner);
+  if (key === undefined) {
+    key = {};
+    reservedWaits.set(owner, key);
+  }
+  return key;
+}
+
+/**
+ * An operator's rule of `owner` changed (`setPolicy`, `block`, `unblock`): every waiting call confirms its turn
+ * again (a blocked host's are refused at once) and every call waiting for a permit asks again.
+ */
+export function rulesChanged(owner) {
+  wake(reservedWaits.get(owner));
+  wake(owner);
+}
+
 /** The reason an aborted `signal` gives. */
 export function abortReason(signal) {
   return signal.reason !== undefined ? signal.reason : new Error('the operation was aborted');
@@ -60,19 +82,22 @@ export function sleep(ms, signal, owner) {
       return;
     }
     let timer;
+    let set;
     const onAbort = () => {
       clearTimeout(timer);
+      if (set) set.delete(done);
       reject(abortReason(signal));
     };
     const done = () => {
       clearTimeout(timer);
       if (signal) signal.removeEventListener('abort', onAbort);
+      if (set) set.delete(done);
       resolve();
     };
     timer = setTimeout(done, Math.max(0, ms));
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
     if (owner !== undefined) {
-      let set = waiting.get(owner);
+      set = waiting.get(owner);
       if (!set) waiting.set(owner, (set = new Set()));
       set.add(done);
     }
@@ -165,14 +190,16 @@ async function turn(adapter, url, signal) {
         // Timers may fire early, and a departure before this one may have left late: after the wait, confirm
         // until the limiter says go.
         // A departure held by the host's pushback is reserved again behind its cooldown: confirm that one next.
-        await sleep(decision.waitMs, signal);
+        // (woken early by a change of rules: confirming early answers what remains)
+        const owner = reservedKey(adapter.owner);
+        await sleep(decision.waitMs, signal, owner);
         for (let d = await adapter.depart(url, decision); d.waitMs > 0; d = await adapter.depart(url, decision)) {
           if (d.held) {
             decision.departsMs = d.departsMs;
             const deadline = signal && deadlines.get(signal);
             if (deadline !== undefined && performance.now() + d.waitMs > deadline) throw heldPastDeadline(url, d.waitMs);
           }
-          await sleep(d.waitMs, signal);
+          await sleep(d.waitMs, signal, owner);
         }
       } catch (reason) {
         // an aborted wait gives back its permit (its slot in the pacing stays spent)

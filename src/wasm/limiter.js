@@ -5,7 +5,7 @@
 // the request lifecycle (lifecycle.js) and the core's visit (turns.js). Every decision comes from the core.
 import { Limiter as RawLimiter } from './hostpace.js';
 import { DISPOSE, thrown } from './answer.js';
-import { kind, numberArg, urlArg, wake } from './lifecycle.js';
+import { kind, numberArg, rulesChanged, urlArg, wake } from './lifecycle.js';
 import { fetchOnTurns, scheduleOnTurns } from './turns.js';
 
 /** A raw limiter being wrapped by `Limiter.restore` (set only for the synchronous call of the constructor). */
@@ -123,6 +123,27 @@ export class Limiter {
 
   snapshot() {
     return this.#raw.snapshot();
+  }
+
+  /** Give the hosts `pattern` names a pace of their own (see hostpace.d.ts); waiting calls are decided anew. */
+  setPolicy(pattern, policy) {
+    thrown(this.#raw.setPolicy(pattern, policy));
+    rulesChanged(this);
+  }
+
+  /** Block the hosts `pattern` names, for `reason`; waiting calls for them reject with `HostBlocked`. */
+  block(pattern, reason) {
+    thrown(this.#raw.block(pattern, reason));
+    rulesChanged(this);
+  }
+
+  unblock(pattern) {
+    thrown(this.#raw.unblock(pattern));
+    rulesChanged(this);
+  }
+
+  rules() {
+    return thrown(this.#raw.rules());
   }
 
   /** `robotsTxt` as `host`'s robots.txt, fetched at `nowMs`: `robotsFetched` with status 200. */

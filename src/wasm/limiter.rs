@@ -3,7 +3,7 @@
 use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg};
 use super::batch::Slots;
 use super::glue;
-use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, Turn};
+use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, RuleShape, Turn};
 use super::{
     answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, is_user_agent, js_error, ms, ms_arg,
     refused, USER_AGENT_RULE,
@@ -518,6 +518,21 @@ impl JsLimiter {
         }
     }
 
+    /// Change the rule of `pattern` (a fresh one if none) with `change`; a rule left with no knob and no block is
+    /// removed.
+    fn change_rule(&self, pattern: &str, change: impl FnOnce(&mut crate::Rule)) -> Result<JsValue, JsValue> {
+        let mut registry = self.shared.registry.borrow_mut();
+        let held = registry.rule(pattern).map_err(core_error)?.cloned();
+        let mut rule = held.unwrap_or_else(|| crate::Rule { pattern: pattern.to_owned(), ..Default::default() });
+        change(&mut rule);
+        if rule.policy.is_empty() && rule.blocked.is_none() {
+            registry.remove_rule(pattern).map_err(core_error)?;
+        } else {
+            registry.set_rule(rule).map_err(core_error)?;
+        }
+        Ok(JsValue::UNDEFINED)
+    }
+
     /// What is known of `key`'s robots.txt, made fresh the first time.
     pub(super) fn robots_of(&self, key: &HostKey) -> std::cell::RefMut<'_, RobotsFile> {
         let id = self.shared.hosts.borrow_mut().ids_mut().intern(key) as usize;
@@ -681,7 +696,7 @@ impl JsLimiter {
             let key = self.shared.key(url)?;
             let now = self.shared.clock();
             let departs = instant_or(departs_ms, "departsMs", now)?;
-            let departure = self.shared.registry.borrow_mut().depart(&key, departs, now);
+            let departure = self.shared.registry.borrow_mut().depart(&key, departs, now).map_err(core_error)?;
             self.shared.decided(true);
             to_js(&Departure::new(departure, departs))
         })
@@ -891,6 +906,57 @@ impl JsLimiter {
                 Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),
                 None => Ok(JsValue::UNDEFINED),
             }
+        })
+    }
+
+    /// Give the hosts `pattern` names a pace of their own, at once: `example.com` (on any port), `example.com:8080`,
+    /// or a site, `*.example.com` (the domain and every host under it; the most precise rule wins). The knobs of
+    /// `policy` (`ratePerSec`, `burstCapacity`, `minIntervalSec`, `maxConcurrency`, `quota`) replace the config's
+    /// for them, slower or faster, but never faster than a host's robots.txt Crawl-delay or than its own pushback
+    /// taught; `null` gives them the config's again. Kept in `snapshot()`. A bad pattern or knob throws, naming it.
+    #[wasm_bindgen(js_name = setPolicy)]
+    pub fn set_policy(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] pattern: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PolicyPatch | null")] policy: JsValue,
+    ) -> JsValue {
+        answer(|| {
+            let pattern = args::string(&pattern, "pattern")?;
+            let patch =
+                if policy.is_null() || policy.is_undefined() { None } else { Some(args::policy_patch(&policy)?) };
+            self.change_rule(&pattern, |rule| rule.policy = patch.unwrap_or_default())
+        })
+    }
+
+    /// Block the hosts `pattern` names (as `setPolicy` names them), at once: `fetch`, `schedule`, `acquire` and
+    /// `visit` reject a URL on them with a `HostBlocked` error carrying `reason`, and nothing is sent there,
+    /// robots.txt included. Kept in `snapshot()`.
+    pub fn block(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] pattern: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] reason: JsValue,
+    ) -> JsValue {
+        answer(|| {
+            let (pattern, reason) = (args::string(&pattern, "pattern")?, args::string(&reason, "reason")?);
+            self.change_rule(&pattern, |rule| rule.blocked = Some(reason))
+        })
+    }
+
+    /// Lift the block on `pattern` (its own pace, if `setPolicy` gave it one, stays).
+    pub fn unblock(&self, #[wasm_bindgen(unchecked_param_type = "string")] pattern: JsValue) -> JsValue {
+        answer(|| {
+            let pattern = args::string(&pattern, "pattern")?;
+            self.change_rule(&pattern, |rule| rule.blocked = None)
+        })
+    }
+
+    /// Every rule `setPolicy` and `block` set, hosts' by name, then sites' by domain.
+    #[wasm_bindgen(unchecked_return_type = "RuleShape[]")]
+    pub fn rules(&self) -> JsValue {
+        answer(|| {
+            let rules: Vec<RuleShape> =
+                self.shared.registry.borrow().rules().into_iter().map(RuleShape::from).collect();
+            to_js(&rules)
         })
     }
 

@@ -29,19 +29,24 @@ pub(crate) fn js_error(message: impl std::fmt::Display) -> JsValue {
 }
 
 /// A JS `Error` for a core error: its message, and for a host given up on, the name `HostGivenUp` and `untilMs`
-/// (when it may be asked again), so that a crawler can tell it from a bad argument.
+/// (when it may be asked again), for a host a rule blocks, `HostBlocked` and `reason`, so that a crawler can tell
+/// them from a bad argument.
 pub(crate) fn core_error(error: crate::Error) -> JsValue {
     let js = js_sys::Error::new(&error.to_string());
-    if let crate::Error::HostGivenUp { until_ms, .. } = error {
-        js.set_name("HostGivenUp");
-        // a fresh Error object: setting a property cannot fail
-        let _ = js_sys::Reflect::set(&js, &JsValue::from_str("untilMs"), &JsValue::from_f64(until_ms));
-    }
+    let (name, field, value) = match error {
+        crate::Error::HostGivenUp { until_ms, .. } => ("HostGivenUp", "untilMs", JsValue::from_f64(until_ms)),
+        crate::Error::HostBlocked { reason, .. } => ("HostBlocked", "reason", JsValue::from_str(&reason)),
+        _ => return js.into(),
+    };
+    js.set_name(name);
+    // a fresh Error object: setting a property cannot fail
+    let _ = js_sys::Reflect::set(&js, &JsValue::from_str(field), &value);
     js.into()
 }
 
 /// The JS `Error` of a visit to `url` (at `host`) refused at `now`, named for what refused it: `RobotsDisallowed`
-/// (with `url` and `rule`), `RobotsUnavailable` (with `url` and `retryAfterMs`), or `HostGivenUp` (with `untilMs`).
+/// (with `url` and `rule`), `RobotsUnavailable` (with `url` and `retryAfterMs`), `HostBlocked` (with `reason`), or
+/// `HostGivenUp` (with `untilMs`).
 pub(crate) fn refused(url: &str, host: &str, refusal: crate::Refusal, now: crate::Instant) -> JsValue {
     let (name, message, fields): (&str, String, [(&str, JsValue); 2]) = match refusal {
         crate::Refusal::Disallowed(rule) => (
@@ -56,6 +61,9 @@ pub(crate) fn refused(url: &str, host: &str, refusal: crate::Refusal, now: crate
                 retry_ms.ceil()
             );
             ("RobotsUnavailable", message, [("url", url.into()), ("retryAfterMs", retry_ms.into())])
+        }
+        crate::Refusal::Blocked { reason } => {
+            return core_error(crate::Error::HostBlocked { host: host.to_owned(), reason });
         }
         crate::Refusal::GivenUp { until } => {
             let until_ms = until.as_millis_f64();

@@ -378,3 +378,23 @@ impl From<CoreViolation> for Violation {
         }
     }
 }
+
+/// An operator's rule as `Limiter.rules()` lists it (see `Limiter.setPolicy` and `Limiter.block`).
+#[derive(Clone, Debug, PartialEq, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleShape {
+    /// The hosts it applies to: `example.com` (any port), `example.com:8080`, or a site, `*.example.com`.
+    pub pattern: String,
+    /// Its knobs (those it does not set are the config's).
+    pub policy: crate::PolicyPatch,
+    /// Why its hosts are blocked, when they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub blocked: Option<String>,
+}
+
+impl From<&crate::Rule> for RuleShape {
+    fn from(rule: &crate::Rule) -> RuleShape {
+        RuleShape { pattern: rule.pattern.clone(), policy: rule.policy.clone(), blocked: rule.blocked.clone() }
+    }
+}

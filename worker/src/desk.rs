@@ -532,7 +532,11 @@ impl HostDesk {
             None => {
                 // tried on a copy when there is a bound, so a refusal reserves nothing again
                 let mut tried = deadline.map(|_| self.registry.clone());
-                let departure = tried.as_mut().unwrap_or(&mut self.registry).depart(&self.key, departs, now);
+                let departure = tried
+                    .as_mut()
+                    .unwrap_or(&mut self.registry)
+                    .depart(&self.key, departs, now)
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
                 match departure {
                     Departure::Held { departs: at, wait, layer } if deadline.is_some_and(|d| at > d) => {
                         held(self.key.as_str(), wait, layer)
