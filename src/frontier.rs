@@ -47,51 +47,28 @@ struct Queued {
     url: Box<str>,
 }
 
-/// Heap entries ordered by their `rank()` alone, a larger one first, through comparisons written out and inlined:
-/// the heaps compare entries at every level they sift through, and a tuple's comparison (or a derived one) can be
-/// a call of its own in the package.
-macro_rules! ordered_by_rank {
-    ($entry:ty) => {
-        impl Ord for $entry {
-            #[inline(always)]
-            fn cmp(&self, other: &$entry) -> std::cmp::Ordering {
-                self.rank().cmp(&other.rank())
-            }
-        }
-
-        impl PartialOrd for $entry {
-            #[inline(always)]
-            fn partial_cmp(&self, other: &$entry) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(other))
-            }
-
-            #[inline(always)]
-            fn le(&self, other: &$entry) -> bool {
-                self.rank() <= other.rank()
-            }
-        }
-
-        impl PartialEq for $entry {
-            #[inline(always)]
-            fn eq(&self, other: &$entry) -> bool {
-                self.rank() == other.rank()
-            }
-        }
-
-        impl Eq for $entry {}
-    };
+/// Queued URLs are ordered by priority, then order: their text plays no part.
+impl Ord for Queued {
+    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
+        (self.priority, self.order).cmp(&(other.priority, other.order))
+    }
 }
 
-// Queued URLs are ordered by priority, then order: their text plays no part.
-ordered_by_rank!(Queued);
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Queued) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Queued {}
 
 impl Queued {
-    /// The URL's place as one number: larger goes first (higher priority, then pushed earlier).
-    #[inline(always)]
-    fn rank(&self) -> u64 {
-        u64::from(self.priority as u32 ^ 0x8000_0000) << 32 | u64::from(u32::MAX - self.order.0)
-    }
-
     /// Whether `url` is what follows the host's origin.
     fn short(&self) -> bool {
         match self.url.as_bytes().first() {
@@ -101,25 +78,15 @@ impl Queued {
     }
 }
 
-/// A host in the ready heap: the earliest instant it may go (as last known), and its place among the hosts put in
-/// at the same instant. The heap's top is the earliest, then the first put in.
-#[derive(Clone, Copy, Debug)]
+/// A host in the ready heap (behind [`Reverse`]: the smallest entry is the top): the earliest instant it may go
+/// (as last known), then its place among the hosts put in at the same instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Ready {
     at: Instant,
-    /// From [`Frontier::next_order`]: no two entries share one.
+    /// From [`Frontier::next_order`]: no two entries share one, so the host never decides.
     order: u64,
     host: u32,
 }
-
-impl Ready {
-    /// The entry's place as one number: larger goes first (the earlier instant, then put in earlier).
-    #[inline(always)]
-    fn rank(&self) -> u128 {
-        !(u128::from(self.at.as_nanos()) << 64 | u128::from(self.order))
-    }
-}
-
-ordered_by_rank!(Ready);
 
 #[derive(Debug, Default)]
 struct HostQueue {
@@ -162,7 +129,7 @@ pub struct Frontier {
     queue_of: Vec<u32>,
     /// Hosts with URLs queued, by when they may go ([`Ready`]). An entry is a lower bound on the host's real ready
     /// time; stale entries are refreshed when they reach the top.
-    ready: BinaryHeap<Ready>,
+    ready: BinaryHeap<Reverse<Ready>>,
     order: u64,
     len: usize,
     max_queued: usize,
@@ -273,7 +240,7 @@ impl Frontier {
     /// Put host `h` in the ready heap at `at`, behind every entry already there for the same instant.
     fn schedule(&mut self, h: u32, at: Instant) {
         let order = self.next_order();
-        self.ready.push(Ready { at, order, host: h });
+        self.ready.push(Reverse(Ready { at, order, host: h }));
     }
 
     /// When host `h` may go next under `registry`'s pacing (asked through its remembered registry slot), and not
@@ -294,7 +261,7 @@ impl Frontier {
             self.schedule(h, at);
         }
         loop {
-            let &Ready { at: known, host: h, .. } = self.ready.peek()?;
+            let &Reverse(Ready { at: known, host: h, .. }) = self.ready.peek()?;
             let actual = self.departs(registry, h, now, held)?;
             if actual <= known {
                 return Some((actual, h));
@@ -497,35 +464,6 @@ mod tests {
             })
             .collect();
         assert_eq!(got, urls);
-    }
-
-    /// The heaps' one-number ranks order entries as the tuples they stand for do, at the ends of every range.
-    #[test]
-    fn ranks_order_as_their_tuples() {
-        let priorities = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX - 1, i32::MAX];
-        let counts = [0, 1, 2, u32::MAX - 1, u32::MAX];
-        let queued: Vec<Queued> = priorities
-            .iter()
-            .flat_map(|&priority| counts.iter().map(move |&n| Queued { priority, order: Reverse(n), url: "".into() }))
-            .collect();
-        let instants = [0, 1, u64::MAX - 1, u64::MAX].map(Instant::from_nanos);
-        let orders = [0, 1, u64::MAX];
-        let ready: Vec<Ready> =
-            instants.iter().flat_map(|&at| orders.iter().map(move |&order| Ready { at, order, host: 7 })).collect();
-        for a in &queued {
-            for b in &queued {
-                let tuples = (a.priority, a.order).cmp(&(b.priority, b.order));
-                assert_eq!(a.cmp(b), tuples, "{a:?} {b:?}");
-                assert_eq!(a <= b, tuples.is_le(), "{a:?} {b:?}");
-            }
-        }
-        for a in &ready {
-            for b in &ready {
-                let tuples = Reverse((a.at, a.order)).cmp(&Reverse((b.at, b.order)));
-                assert_eq!(a.cmp(b), tuples, "{a:?} {b:?}");
-                assert_eq!(a <= b, tuples.is_le(), "{a:?} {b:?}");
-            }
-        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 // The gateway Worker's wasm module stays within its budget: at most 512 KB gzipped, the deploy bundle's budget
-// (`deploy.test.mjs`). Measured on the build scripts/build-worker.sh makes (worker-build --release with opt-level z, wasm-opt), gzip -9. The budget
+// (`deploy.test.mjs`). Measured on the build scripts/build-worker.sh makes (worker-build --release, wasm-opt), gzip -9. The budget
 // is an alarm for growth nobody chose, far below what Cloudflare accepts (3 MB gzipped on the free plan): it is
 // raised only for a feature that needs the room, in the commit that adds it.
 import { test } from 'node:test';
