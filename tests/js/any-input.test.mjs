@@ -175,7 +175,8 @@ test(`${CALLS} calls with random JS values: no trap, no state lost`, async () =>
   const calls = surface(instances);
   const names = new Set(calls.map(([label]) => label));
   for (const expected of ['Limiter#acquire()', 'Limiter#observe()', 'Limiter#schedule()', 'Limiter#fetch()',
-    'Limiter.restore()', 'Frontier#push()', 'HostLimiter#throttle()', 'audit()', 'new Limiter()', 'Limiter#warnings']) {
+    'Limiter.restore()', 'Frontier#push()', 'HostLimiter#throttle()', 'audit()', 'new Limiter()', 'Limiter#warnings',
+    'Limiter#setPolicy()', 'Limiter#block()', 'Limiter#unblock()', 'Limiter#rules()']) {
     assert.ok(names.has(expected), `${expected} is called`);
   }
 
