@@ -26,6 +26,7 @@ pub mod headers;
 pub mod journal;
 pub mod protocol;
 pub mod router;
+pub mod rulebook;
 pub mod target;
 pub mod tenants;
 
