@@ -40,6 +40,8 @@ mod host_object;
 mod js;
 #[cfg(target_arch = "wasm32")]
 mod ledger;
+#[cfg(target_arch = "wasm32")]
+mod rules_object;
 
 pub use api::ApiError;
 pub use config::GatewayConfig;
