@@ -65,12 +65,17 @@ fn parse_answer<R: DeserializeOwned>(text: &str) -> Result<R, ApiError> {
 type SentAt = (Sent, f64, Option<Departure>);
 
 /// A host object's answer to a call that may send (`ask` with a request, `send`): with the target's response,
-/// what came of it, the waits slept, and the departure when the same call reserved it; else the answer's reply
+/// what came of it, the waits slept, and the departure when the same call reserved it; without one, a
+/// [`SendReply`] alone (sent and no answer came, or not sent yet) is what came of it too; else the answer's reply
 /// (`R`).
 fn sent<R: DeserializeOwned>(
     (text, response): (String, Option<web_sys::Response>),
 ) -> Result<Result<SentAt, R>, ApiError> {
     let Some(response) = response else {
+        // a send's reply is told from the operation's by its kind (no `AskReply` is a `noAnswer` or a `notYet`)
+        if let Ok(Answer::Ok(reply)) = serde_json::from_str::<Answer<SendReply>>(&text) {
+            return unsent(reply).map(Ok);
+        }
         return parse_answer(&text).map(Err);
     };
     let reply: SendReply =
