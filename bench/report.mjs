@@ -1084,7 +1084,8 @@ if (!floorResults) {
     p(
       '',
       'Durable Object calls per proxied request, counted by the objects themselves (`bench/workerd-floor/counted.mjs`',
-      'wraps the same build) on a gateway pacing 1/s with burst 1, including what runs after the answer:',
+      'wraps the same build) on a gateway pacing 1/s with burst 1, including what runs after the answer (the rules',
+      'object is asked once, when a host\'s object loads, never on a request\'s way after that):',
       '',
       ...callLines,
     );

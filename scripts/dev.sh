@@ -39,6 +39,13 @@ if ! grep -q '^GATEWAY_TOKEN=' .dev.vars 2>/dev/null; then
   printf 'GATEWAY_TOKEN=%s\n' "$token" > .dev.vars
 fi
 TOKEN=$(sed -n 's/^GATEWAY_TOKEN=//p' .dev.vars | head -1)
+# and a local operators' token (GATEWAY_ADMIN_TOKEN, label:token) for the admin routes (/v1/admin/hosts)
+if ! grep -q '^GATEWAY_ADMIN_TOKEN=' .dev.vars; then
+  admin=$(node -e "process.stdout.write(require('node:crypto').randomBytes(24).toString('hex'))")
+  umask 077
+  printf 'GATEWAY_ADMIN_TOKEN=dev:%s\n' "$admin" >> .dev.vars
+fi
+ADMIN_TOKEN=$(sed -n 's/^GATEWAY_ADMIN_TOKEN=dev://p' .dev.vars | head -1)
 
 # wrangler quiet and offline; its config and logs inside the ignored .wrangler/
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
@@ -49,6 +56,7 @@ cat <<MSG
   hostpace gateway  http://127.0.0.1:8787
   playground        http://127.0.0.1:8787/
   dev token         $TOKEN      (in .dev.vars)
+  admin token       ${ADMIN_TOKEN:-(GATEWAY_ADMIN_TOKEN in .dev.vars)}      (label dev; the operators' rules, /v1/admin/hosts)
   targets           $targets
   edits             to worker/src or src are rebuilt and served while this runs (wrangler's first
                     "The file worker/src,src changed" line is its start-up build: worker/build is up to date)

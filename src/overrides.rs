@@ -188,6 +188,27 @@ impl Rules {
         found
     }
 
+    /// Every rule that names `host`, the one that decides it first: its key's, its name's, then its sites' from
+    /// the nearest ([`Rules::find`] is the first of these).
+    pub(crate) fn concerning(&self, host: &HostKey) -> Vec<&Rule> {
+        let key = host.as_str();
+        let name = host_name(key);
+        let mut found: Vec<&Rule> = Vec::new();
+        found.extend(self.get_named(false, key).map(|c| &c.rule));
+        if name != key {
+            found.extend(self.get_named(false, name).map(|c| &c.rule));
+        }
+        let mut domain = name;
+        loop {
+            found.extend(self.get_named(true, domain).map(|c| &c.rule));
+            match domain.find('.') {
+                Some(i) => domain = &domain[i + 1..],
+                None => break,
+            }
+        }
+        found
+    }
+
     /// Where the rule of `name` is, or would be.
     fn place(&self, name: &Name) -> Result<usize, usize> {
         match name {

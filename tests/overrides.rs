@@ -75,6 +75,28 @@ fn a_site_rule_holds_for_the_site_and_every_host_under_it_and_the_most_precise_r
 }
 
 #[test]
+fn every_rule_naming_a_host_is_listed_the_deciding_one_first() {
+    let mut r = registry();
+    for pattern in ["*.example.com", "img.example.com", "img.example.com:8443", "*.img.example.com", "other.example"] {
+        r.set_rule(rate(pattern, 1.0)).unwrap();
+    }
+    let patterns = |url: &str| -> Vec<String> {
+        let h = key(url);
+        let all: Vec<String> = r.rules_for(&h).iter().map(|rule| rule.pattern.clone()).collect();
+        assert_eq!(all.first(), r.rule_for(&h).map(|rule| &rule.pattern), "{url}");
+        all
+    };
+    assert_eq!(
+        patterns("https://img.example.com:8443/"),
+        ["img.example.com:8443", "img.example.com", "*.img.example.com", "*.example.com"]
+    );
+    assert_eq!(patterns("https://a.img.example.com/"), ["*.img.example.com", "*.example.com"]);
+    assert_eq!(patterns("https://example.com/"), ["*.example.com"]);
+    assert!(patterns("https://example.org/").is_empty());
+    assert!(patterns("http://127.0.0.1:8080/").is_empty());
+}
+
+#[test]
 fn a_rule_applies_at_once_to_a_tracked_host_and_removing_it_restores_the_policy() {
     let mut r = registry();
     let h = key("https://a.example/");

@@ -1,8 +1,8 @@
 // The gateway's Worker build with its Durable Object calls counted: each object class wrapped in one that counts
 // the calls it receives, and the entry point extended with GET /__calls (the counts so far). For run.mjs only.
-import gateway, { HostObject as Host, TokenLedger as Ledger } from '../../worker/build/index.js';
+import gateway, { HostObject as Host, RulesObject as Rules, TokenLedger as Ledger } from '../../worker/build/index.js';
 
-const calls = { host: 0, ledger: 0 };
+const calls = { host: 0, ledger: 0, rules: 0 };
 
 /** `Inner`, an object class, wrapped in one that counts the calls it receives under `calls[name]`. */
 const counting = (Inner, name) =>
@@ -18,6 +18,7 @@ const counting = (Inner, name) =>
 
 export const HostObject = counting(Host, 'host');
 export const TokenLedger = counting(Ledger, 'ledger');
+export const RulesObject = counting(Rules, 'rules');
 
 export default class extends gateway {
   fetch(request) {

@@ -125,7 +125,14 @@ async function callCounts() {
       await new Promise((resolve) => setTimeout(resolve, 300)); // what runs after the answer
       const after = await calls();
       if (res.status !== 200) throw new Error(`${name}: status ${res.status}`);
-      out.push({ name, host: after.host - before.host, ledger: after.ledger - before.ledger, ms, waited: res.headers.get('hostpace-wait-ms') });
+      out.push({
+        name,
+        host: after.host - before.host,
+        ledger: after.ledger - before.ledger,
+        rules: after.rules - before.rules,
+        ms,
+        waited: res.headers.get('hostpace-wait-ms'),
+      });
     };
     const [a, b] = origins;
     const idle = () => new Promise((resolve) => setTimeout(resolve, 1000));
@@ -155,6 +162,8 @@ for (let i = 0; i < rounds[0].length; i++) {
   );
 }
 console.log('');
-console.log('| proxied request | host object calls | token ledger calls | answered after ms | Hostpace-Wait-Ms |');
-console.log('|---|---:|---:|---:|---:|');
-for (const c of callRows) console.log(`| ${c.name} | ${c.host} | ${c.ledger} | ${c.ms.toFixed(0)} | ${c.waited} |`);
+console.log('| proxied request | host object calls | token ledger calls | rules object calls | answered after ms | Hostpace-Wait-Ms |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const c of callRows) {
+  console.log(`| ${c.name} | ${c.host} | ${c.ledger} | ${c.rules} | ${c.ms.toFixed(0)} | ${c.waited} |`);
+}

@@ -168,6 +168,13 @@ impl Registry {
         self.rules.find(host).map(|c| &c.rule)
     }
 
+    /// Every rule that names `host`, the one that decides it first ([`Registry::rule_for`]): its key's, its
+    /// name's, then its sites' from the nearest. What a holder of one host needs to decide it as this registry
+    /// would (the gateway's host objects take these from the object that holds every rule).
+    pub fn rules_for(&self, host: &HostKey) -> Vec<&Rule> {
+        self.rules.concerning(host)
+    }
+
     /// The refusal of a host a rule blocks.
     fn blocked(&self, host: &HostKey) -> Option<Error> {
         if self.rules.is_empty() {

@@ -95,17 +95,28 @@ function testConfig() {
 /**
  * The gateway's Worker build under miniflare: workerd on 127.0.0.1 without wrangler's dev proxy in front (which
  * itself stalls under many concurrent large bodies), Durable Object state in a fresh temporary directory, the
- * decision log dropped. `vars` override wrangler.toml's [vars] (which miniflare does not read). Returns
- * `{ base, token, workerdPids, dispose }`; `workerdPids()` lists the workerd processes it started. `script`: a
- * module (under the repository) to run instead of worker/build/index.js, one that wraps it.
- * @param {{ vars?: Record<string, string>, token?: string, script?: string }} options
+ * decision log dropped (`logs`: an array the Worker's structured lines are pushed to instead, as `{ level,
+ * message }`). `vars` override wrangler.toml's [vars] (which miniflare does not read); `otherTokens` are more
+ * tenants' tokens (GATEWAY_TOKEN) besides `token`, `adminTokens` the operators' `label:token` entries
+ * (GATEWAY_ADMIN_TOKEN). Returns `{ base, token, workerdPids, dispose }`; `workerdPids()` lists the workerd
+ * processes it started. `script`: a module (under the repository) to run instead of worker/build/index.js, one
+ * that wraps it.
+ * @param {{ vars?: Record<string, string>, token?: string, otherTokens?: string[], adminTokens?: string[], script?: string, logs?: object[] }} options
  */
-export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c', script = 'worker/build/index.js' } = {}) {
+export async function startWorkerd({
+  vars = {},
+  token = 'test-token-7f3a9c',
+  otherTokens = [],
+  adminTokens = [],
+  script = 'worker/build/index.js',
+  logs,
+} = {}) {
   const { Miniflare, convertV4MiniflareOptions } = await import('miniflare');
   const tomlVars = readFileSync(`${root}wrangler.toml`, 'utf8').split(/^\[vars\]$/m)[1] ?? '';
   const bindings = {
     ...Object.fromEntries([...tomlVars.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]])),
-    GATEWAY_TOKEN: token,
+    GATEWAY_TOKEN: [token, ...otherTokens].join(','),
+    ...(adminTokens.length > 0 ? { GATEWAY_ADMIN_TOKEN: adminTokens.join(',') } : {}),
     ...vars,
   };
   const mf = new Miniflare(convertV4MiniflareOptions({
@@ -117,10 +128,11 @@ export async function startWorkerd({ vars = {}, token = 'test-token-7f3a9c', scr
     durableObjects: {
       HOSTS: { className: 'HostObject', useSQLite: true },
       LEDGER: { className: 'TokenLedger', useSQLite: true },
+      RULES: { className: 'RulesObject', useSQLite: true },
     },
     resourcePersistencePath: tempDir('hostpace-workerd-'),
     bindings,
-    handleStructuredLogs: () => {},
+    handleStructuredLogs: logs ? (line) => logs.push(line) : () => {},
   }));
   const base = (await mf.ready).href.replace(/\/$/, '');
   const workerdPids = async () => {
@@ -138,10 +150,18 @@ export class Gateway {
    * Start the gateway. `vars` override wrangler.toml's [vars] (strings); `persistTo` keeps Durable Object state
    * (default: a fresh temporary directory). Started means wrangler says it is ready and `/healthz` answers 200,
    * or, with `healthy: false` (a configuration under test), answers at all. `otherTokens`: more tokens the gateway
-   * accepts besides `token` (the one `request` sends).
-   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string, otherTokens?: string[], healthy?: boolean }} options
+   * accepts besides `token` (the one `request` sends); `adminTokens`: the operators' `label:token` entries
+   * (GATEWAY_ADMIN_TOKEN).
+   * @param {{ vars?: Record<string, string>, persistTo?: string, token?: string, otherTokens?: string[], adminTokens?: string[], healthy?: boolean }} options
    */
-  static async start({ vars = {}, persistTo = tempDir(), token = 'test-token-7f3a9c', otherTokens = [], healthy = true } = {}) {
+  static async start({
+    vars = {},
+    persistTo = tempDir(),
+    token = 'test-token-7f3a9c',
+    otherTokens = [],
+    adminTokens = [],
+    healthy = true,
+  } = {}) {
     if (!existsSync(`${root}worker/build/index.js`)) {
       throw new Error('worker/build/index.js is missing: run scripts/build-worker.sh first');
     }
@@ -161,6 +181,7 @@ export class Gateway {
         '--show-interactive-dev-session=false',
         '--var', `GATEWAY_TOKEN:${[token, ...otherTokens].join(',')}`,
       ];
+      if (adminTokens.length > 0) args.push('--var', `GATEWAY_ADMIN_TOKEN:${adminTokens.join(',')}`);
       for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
       const child = spawn(`${root}node_modules/.bin/wrangler`, args, {
         cwd: root,

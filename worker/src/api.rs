@@ -54,18 +54,26 @@ refusals! {
     InvalidHost = 400 "invalid_host",
     /// A query parameter that is unknown or out of place.
     InvalidQuery = 400 "invalid_query",
+    /// An operator's rule the core refuses: its pattern, a knob's value, a reason or note too long.
+    InvalidRule = 400 "invalid_rule",
     /// A private, loopback or reserved target.
     PrivateTarget = 403 "private_target",
     /// The token has used `CRAWL_MAX_HOSTS_PER_TOKEN` hosts.
     HostLimit = 403 "host_limit",
     /// The host's robots.txt disallows the URL.
     DisallowedByRobots = 403 "disallowed_by_robots",
+    /// An operator's rule blocks the host (the message carries the rule's reason): nothing is sent there.
+    HostBlocked = 403 "host_blocked",
+    /// An admin route asked with a tenant's token (`GATEWAY_TOKEN`), not an admin's (`GATEWAY_ADMIN_TOKEN`).
+    AdminOnly = 403 "admin_only",
     /// A departure not issued to this token for this host, used up or expired.
     NotYourDeparture = 403 "not_your_departure",
     /// No such route.
     NotFound = 404 "not_found",
     /// A host this token has not used, or one with no state.
     UnknownHost = 404 "unknown_host",
+    /// No operator's rule has this pattern.
+    UnknownRule = 404 "unknown_rule",
     /// The route does not take this method.
     MethodNotAllowed = 405 "method_not_allowed",
     /// `/v1/depart` of a departure already confirmed.
@@ -93,7 +101,7 @@ refusals! {
     HostGivenUp = 503 "host_given_up",
     /// The configuration is invalid.
     ConfigInvalid = 503 "config_invalid",
-    /// No `GATEWAY_TOKEN` secret.
+    /// No `GATEWAY_TOKEN` secret (or, on an admin route, no `GATEWAY_ADMIN_TOKEN`).
     NotConfigured = 503 "not_configured",
     /// The target did not answer in time.
     UpstreamTimeout = 504 "upstream_timeout",
@@ -288,6 +296,7 @@ mod tests {
         let codes: std::collections::HashSet<_> = Refusal::ALL.iter().map(|r| r.code()).collect();
         assert_eq!(codes.len(), Refusal::ALL.len() - 1, "one code is shared (body_too_large: 413 and 502)");
         assert_eq!((Refusal::HostGivenUp.status(), Refusal::HostGivenUp.code()), (503, "host_given_up"));
+        assert_eq!((Refusal::HostBlocked.status(), Refusal::HostBlocked.code()), (403, "host_blocked"));
         assert_eq!((Refusal::UpstreamBodyTooLarge.status(), Refusal::BodyTooLarge.status()), (502, 413));
         assert!(serde_json::from_str::<Refusal>("\"teapot\"").is_err());
         assert_eq!(Refusal::from_code("internal"), Some(Refusal::Internal));

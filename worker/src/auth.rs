@@ -21,26 +21,123 @@ pub fn configured_tokens(secret: &str) -> Vec<String> {
     secret.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
 }
 
-/// Check an `Authorization` header against the configured tokens; returns the index of the matching token. Every
-/// configured token is compared (no early exit), each in constant time.
-pub fn authorize(header: Option<&str>, tokens: &[String]) -> Result<usize, ApiError> {
-    if tokens.is_empty() {
-        return Err(ApiError::new(Refusal::NotConfigured, "the gateway has no GATEWAY_TOKEN secret configured"));
-    }
+/// The token an `Authorization` header carries (`Bearer <token>`), or 401 `unauthorized` saying what is wrong.
+fn bearer(header: Option<&str>) -> Result<&str, ApiError> {
     let unauthorized = |m: &str| ApiError::new(Refusal::Unauthorized, m);
     let header = header.ok_or_else(|| unauthorized("missing Authorization header (expected: Bearer <token>)"))?;
     let (scheme, given) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(unauthorized("the Authorization header must use the Bearer scheme"));
     }
-    let given = given.trim().as_bytes();
+    Ok(given.trim())
+}
+
+/// The index of the token in `tokens` equal to `given`: every token is compared (no early exit), each in constant
+/// time.
+fn find_token<'t>(given: &str, tokens: impl IntoIterator<Item = &'t str>) -> Option<usize> {
     let mut found = None;
-    for (i, token) in tokens.iter().enumerate() {
-        if constant_time_eq(given, token.as_bytes()) && found.is_none() {
+    for (i, token) in tokens.into_iter().enumerate() {
+        if constant_time_eq(given.as_bytes(), token.as_bytes()) && found.is_none() {
             found = Some(i);
         }
     }
-    found.ok_or_else(|| unauthorized("invalid token"))
+    found
+}
+
+/// Check an `Authorization` header against the configured tokens; returns the index of the matching token. Every
+/// configured token is compared (no early exit), each in constant time.
+pub fn authorize(header: Option<&str>, tokens: &[String]) -> Result<usize, ApiError> {
+    if tokens.is_empty() {
+        return Err(ApiError::new(Refusal::NotConfigured, "the gateway has no GATEWAY_TOKEN secret configured"));
+    }
+    let given = bearer(header)?;
+    find_token(given, tokens.iter().map(String::as_str))
+        .ok_or_else(|| ApiError::new(Refusal::Unauthorized, "invalid token"))
+}
+
+/// An operator's token from the `GATEWAY_ADMIN_TOKEN` secret: the label that names its holder (in the log line of
+/// each change it makes) and the token itself (never shown: its `Debug` hides it).
+#[derive(Clone, PartialEq, Eq)]
+pub struct AdminToken {
+    /// Who holds it, as the log names them (`ops`, `alice`).
+    pub label: String,
+    /// The bearer token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for AdminToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminToken").field("label", &self.label).field("token", &"…").finish()
+    }
+}
+
+/// The longest label of an admin token.
+pub const MAX_ADMIN_LABEL: usize = 64;
+
+/// The admin tokens of the `GATEWAY_ADMIN_TOKEN` secret: `label:token` entries separated by commas (several
+/// operators, or one label twice while its token is rotated); blanks are dropped. A label is 1 to
+/// [`MAX_ADMIN_LABEL`] ASCII letters, digits, `.`, `_` or `-`; the token is what follows the first colon. Every
+/// problem is listed (an entry without a label, an empty token, a token that is also one of the tenants' `tenants`,
+/// from `GATEWAY_TOKEN`), each naming its entry by position and label, never by its token. No entry: no admin
+/// token (the admin routes are off).
+pub fn configured_admin_tokens(secret: &str, tenants: &[String]) -> Result<Vec<AdminToken>, Vec<String>> {
+    let mut admins = Vec::new();
+    let mut problems = Vec::new();
+    let entries = secret.split(',').map(str::trim).filter(|e| !e.is_empty());
+    for (n, entry) in entries.enumerate().map(|(i, e)| (i + 1, e)) {
+        let Some((label, token)) = entry.split_once(':') else {
+            problems.push(format!("GATEWAY_ADMIN_TOKEN entry {n} has no label (expected label:token)"));
+            continue;
+        };
+        let (label, token) = (label.trim(), token.trim());
+        let label_ok = !label.is_empty()
+            && label.len() <= MAX_ADMIN_LABEL
+            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        if !label_ok {
+            problems.push(format!(
+                "GATEWAY_ADMIN_TOKEN entry {n}: its label must be 1 to {MAX_ADMIN_LABEL} letters, digits, '.', '_' or \
+                 '-' (expected label:token)"
+            ));
+            continue;
+        }
+        if token.is_empty() {
+            problems.push(format!("GATEWAY_ADMIN_TOKEN entry {n} ({label}) has no token after its label"));
+        } else if find_token(token, tenants.iter().map(String::as_str)).is_some() {
+            problems.push(format!(
+                "GATEWAY_ADMIN_TOKEN entry {n} ({label}) is also a tenant's token (GATEWAY_TOKEN): an admin token \
+                 must be one of its own"
+            ));
+        } else {
+            admins.push(AdminToken { label: label.to_owned(), token: token.to_owned() });
+        }
+    }
+    if problems.is_empty() {
+        Ok(admins)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Check an `Authorization` header on an admin route: the label of the admin token it carries. Every admin and
+/// tenant token is compared, each in constant time. A tenant's token (one of `tenants`) is 403 `admin_only`; no
+/// token, or one that is neither, 401 `unauthorized` (503 `not_configured` while no admin token is configured).
+pub fn authorize_admin(header: Option<&str>, admins: &[AdminToken], tenants: &[String]) -> Result<String, ApiError> {
+    let given = bearer(header)?;
+    let admin = find_token(given, admins.iter().map(|a| a.token.as_str()));
+    let tenant = find_token(given, tenants.iter().map(String::as_str));
+    match (admin, tenant) {
+        (Some(i), _) => Ok(admins[i].label.clone()),
+        (None, Some(_)) => Err(ApiError::new(
+            Refusal::AdminOnly,
+            "this route changes or shows operators' rules: it takes an admin token (GATEWAY_ADMIN_TOKEN), not a \
+             tenant's",
+        )),
+        (None, None) if admins.is_empty() => Err(ApiError::new(
+            Refusal::NotConfigured,
+            "the gateway has no GATEWAY_ADMIN_TOKEN secret configured: the admin routes are off",
+        )),
+        (None, None) => Err(ApiError::new(Refusal::Unauthorized, "invalid token")),
+    }
 }
 
 /// A stable, non-reversible name for a token (FNV-1a 64, hex): the name of the Durable Object that counts the
@@ -85,6 +182,45 @@ mod tests {
         }
         assert_eq!(authorize(Some("Bearer x"), &[]).unwrap_err().status(), 503);
         assert_eq!(authorize(Some("Bearer "), &configured_tokens("")).unwrap_err().status(), 503);
+    }
+
+    #[test]
+    fn admin_tokens_are_labelled_and_never_a_tenants() {
+        let tenants = configured_tokens("tenant-a,tenant-b");
+        let admins = configured_admin_tokens(" ops:s3cret-1 , alice: s3cret:2 ,, ops:s3cret-3", &tenants).unwrap();
+        let labels: Vec<(&str, &str)> = admins.iter().map(|a| (a.label.as_str(), a.token.as_str())).collect();
+        assert_eq!(labels, [("ops", "s3cret-1"), ("alice", "s3cret:2"), ("ops", "s3cret-3")]);
+        assert!(!format!("{admins:?}").contains("s3cret"), "Debug never shows a token");
+        assert_eq!(configured_admin_tokens("", &tenants), Ok(vec![]));
+        let problems = configured_admin_tokens("s3cret,:x,ops:,bad label:y,ops:tenant-b,ok:z", &tenants).unwrap_err();
+        assert_eq!(problems.len(), 5, "{problems:?}");
+        for (problem, says) in problems.iter().zip([
+            "entry 1 has no label",
+            "entry 2: its label",
+            "entry 3 (ops) has no token",
+            "entry 4: its label",
+            "entry 5 (ops) is also a tenant's",
+        ]) {
+            assert!(problem.contains(says), "{problem}");
+        }
+        assert!(!problems.join(" ").contains("s3cret") && !problems.join(" ").contains("tenant-b"));
+    }
+
+    #[test]
+    fn an_admin_route_takes_an_admin_token_and_refuses_a_tenants() {
+        let tenants = configured_tokens("tenant-a");
+        let admins = configured_admin_tokens("ops:admin-1,alice:admin-2", &tenants).unwrap();
+        assert_eq!(authorize_admin(Some("Bearer admin-2"), &admins, &tenants), Ok("alice".to_owned()));
+        let code =
+            |header, admins: &[AdminToken]| authorize_admin(header, admins, &tenants).map_err(|e| (e.status(), e.code));
+        assert_eq!(code(Some("Bearer tenant-a"), &admins), Err((403, Refusal::AdminOnly)));
+        assert_eq!(code(Some("Bearer tenant-a"), &[]), Err((403, Refusal::AdminOnly)));
+        assert_eq!(code(None, &admins), Err((401, Refusal::Unauthorized)));
+        assert_eq!(code(Some("Basic admin-1"), &admins), Err((401, Refusal::Unauthorized)));
+        assert_eq!(code(Some("Bearer admin"), &admins), Err((401, Refusal::Unauthorized)));
+        assert_eq!(code(Some("Bearer admin-1"), &[]), Err((503, Refusal::NotConfigured)));
+        // an admin token is no tenant's: the tenants' routes refuse it
+        assert_eq!(authorize(Some("Bearer admin-1"), &tenants).unwrap_err().code, Refusal::Unauthorized);
     }
 
     #[test]

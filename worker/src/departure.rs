@@ -1,5 +1,6 @@
 //! Sleeping a wait the core computed, and the "confirm until go" loop the host's object confirms departures with:
-//! ask the desk to confirm a departure, sleep the wait it names, ask again ([`confirm_until_go`]).
+//! ask the desk to confirm a departure, sleep the wait it names (or less, when a change of the host's rules
+//! wakes it), ask again ([`confirm_until_go`]).
 
 use crate::api::ApiError;
 use std::future::Future;
@@ -55,11 +56,20 @@ pub(crate) enum Confirmed {
 
 /// Confirm a departure until it may go: `confirm` answers the milliseconds still to wait (zero or less: go);
 /// each wait is slept with `timer` and the departure confirmed again, `rounds` times at most (a late timer
-/// elsewhere must not bring two departures closer than the host's spacing).
-pub(crate) async fn confirm_until_go<F, C>(rounds: u32, timer: Timer, mut confirm: C) -> Result<Confirmed, ApiError>
+/// elsewhere must not bring two departures closer than the host's spacing). `pause` sleeps a timer's duration and
+/// says whether something woke it before its end (the departure is then confirmed at once, and only the time
+/// that went by counts as waited).
+pub(crate) async fn confirm_until_go<F, C, P, S>(
+    rounds: u32,
+    timer: Timer,
+    mut confirm: C,
+    mut pause: P,
+) -> Result<Confirmed, ApiError>
 where
     C: FnMut() -> F,
     F: Future<Output = Result<f64, ApiError>>,
+    P: FnMut(Duration) -> S,
+    S: Future<Output = bool>,
 {
     let mut waited_ms = 0.0;
     for _ in 0..rounds {
@@ -67,8 +77,9 @@ where
         if wait <= 0.0 {
             return Ok(Confirmed::Go { waited_ms });
         }
-        sleep(wait, timer).await;
-        waited_ms += wait;
+        let started = crate::js::now_ms();
+        let woken = pause(Duration::from_millis(timer.millis(wait))).await;
+        waited_ms += if woken { (crate::js::now_ms() - started).clamp(0.0, wait) } else { wait };
     }
     Ok(Confirmed::NotYet { waited_ms })
 }

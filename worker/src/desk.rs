@@ -11,7 +11,7 @@ use crate::tenants::{Refusal, SavedTenants, Scope, Tenants, Use, RESERVATION_GRA
 use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming};
 use hostpace::{
     Decision, Departure, Error, HostKey, Instant, Layer, Observation, Outcome, Policy, Refusal as Refused, Registry,
-    Response, RobotsOutcome, RobotsUse, Snapshot, Turn, Visit, Why,
+    Response, RobotsOutcome, RobotsUse, Rule, Snapshot, Turn, Visit, Why,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -100,6 +100,23 @@ pub fn given_up(host: &str, until: Instant, now: Instant) -> ApiError {
         crate::api::retry_after_secs(wait_ms),
     );
     ApiError::new(api::Refusal::HostGivenUp, message).waiting(wait_ms)
+}
+
+/// 403 `host_blocked`: an operator's rule blocks `host`, for `reason`.
+pub fn host_blocked(host: &str, reason: &str) -> ApiError {
+    ApiError::new(
+        api::Refusal::HostBlocked,
+        format!("{host} is blocked by the gateway's operators: {}; nothing was sent", bounded(reason.to_owned())),
+    )
+}
+
+/// An error of the core's registry as the API answers it: [`Error::HostBlocked`] is 403 `host_blocked`, any other
+/// a failure of the gateway's (500 `internal`).
+fn registry_error(e: Error) -> ApiError {
+    match e {
+        Error::HostBlocked { host, reason } => host_blocked(&host, &reason),
+        e => ApiError::internal(e.to_string()),
+    }
 }
 
 /// 503 `departure_held` with `Retry-After`: a departure to `host` held behind a cooldown may go only `wait` from
@@ -332,6 +349,46 @@ impl HostDesk {
         self.registry.last_seen()
     }
 
+    /// Whether the registry tracks the host (it has decided or learned something): a host without state needs no
+    /// storage.
+    pub fn tracked(&self) -> bool {
+        self.registry.host(&self.key).is_some()
+    }
+
+    /// Why an operator's rule blocks the host, if one does (the core's [`Registry::rule_for`]).
+    pub fn blocked(&self) -> Option<&str> {
+        self.registry.rule_for(&self.key).and_then(|rule| rule.blocked.as_deref())
+    }
+
+    /// Make `rules` (the operators' rules that concern the host, as the rules object holds them) the host's: each
+    /// one not among them is removed ([`Registry::remove_rule`]), each new or changed one set
+    /// ([`Registry::set_rule`]: at once, keeping what the host owes and what it taught). A rule the core refuses is
+    /// left out and named in the answer.
+    pub fn apply_rules(&mut self, rules: &[Rule]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let stale: Vec<String> = self
+            .registry
+            .rules()
+            .into_iter()
+            .filter(|held| !rules.iter().any(|r| r.pattern == held.pattern))
+            .map(|held| held.pattern.clone())
+            .collect();
+        for pattern in stale {
+            if let Err(e) = self.registry.remove_rule(&pattern) {
+                problems.push(e.to_string());
+            }
+        }
+        for rule in rules {
+            if self.registry.rule(&rule.pattern).ok().flatten() == Some(rule) {
+                continue;
+            }
+            if let Err(e) = self.registry.set_rule(rule.clone()) {
+                problems.push(e.to_string());
+            }
+        }
+        problems
+    }
+
     /// Until when the host is given up on at `now` (it pushed back for [`hostpace::GIVE_UP_AFTER`]), if it is.
     pub fn given_up_until(&self, now: Instant) -> Option<Instant> {
         self.registry.host(&self.key).and_then(|s| s.given_up(now))
@@ -388,6 +445,9 @@ impl HostDesk {
             // a token that comes to the host finds it as the host's own answers to it and to the gateway left it,
             // never as other tokens' reports alone did: their streak is forgotten, the cooldown in force stays
             self.registry.forget_pushback(&self.key, now);
+        }
+        if let Some(reason) = self.blocked() {
+            return Ok((Turn::Refuse(Refused::Blocked { reason: reason.to_owned() }), None));
         }
         if let Some(until) = self.given_up_until(now) {
             return Ok((Turn::Refuse(Refused::GivenUp { until }), None));
@@ -518,7 +578,8 @@ impl HostDesk {
     /// (the token's reservation counts, may be confirmed and expires from the new instant, and is saved so). A
     /// departure that may not go is refused, nothing reserved again, and the issued one given back with its
     /// permit: 503 `departure_held` when the new instant is past `deadline`, 503 `host_given_up` while the host
-    /// is given up on (whatever the deadline), each with `Retry-After`.
+    /// is given up on (whatever the deadline), each with `Retry-After`; 403 `host_blocked` when an operator's rule
+    /// blocks the host (the core's `depart` refuses it).
     pub fn depart(
         &mut self,
         departs: Instant,
@@ -532,16 +593,14 @@ impl HostDesk {
             None => {
                 // tried on a copy when there is a bound, so a refusal reserves nothing again
                 let mut tried = deadline.map(|_| self.registry.clone());
-                let departure = tried
-                    .as_mut()
-                    .unwrap_or(&mut self.registry)
-                    .depart(&self.key, departs, now)
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
+                let departure = tried.as_mut().unwrap_or(&mut self.registry).depart(&self.key, departs, now);
                 match departure {
-                    Departure::Held { departs: at, wait, layer } if deadline.is_some_and(|d| at > d) => {
+                    Err(e @ Error::HostBlocked { .. }) => registry_error(e),
+                    Err(e) => return Err(registry_error(e)),
+                    Ok(Departure::Held { departs: at, wait, layer }) if deadline.is_some_and(|d| at > d) => {
                         held(self.key.as_str(), wait, layer)
                     }
-                    _ => {
+                    Ok(departure) => {
                         if let Some(tried) = tried {
                             self.registry = tried;
                         }
@@ -641,9 +700,12 @@ impl HostDesk {
     /// `None` if the host never made a decision or observation.
     pub fn report(&self, now: Instant) -> Option<HostReport> {
         let stats = self.registry.stats(&self.key, now)?;
+        let rule = self.registry.rule_for(&self.key);
+        let policy = self.registry.policy();
         Some(HostReport {
             host: self.key.to_string(),
-            policy: self.registry.policy().clone(),
+            policy: rule.map_or_else(|| policy.clone(), |r| r.policy.applied_to(policy)),
+            blocked: rule.and_then(|r| r.blocked.clone()),
             stats,
             robots_fetched_ms: self.robots.fetched_at().map(ms),
             robots_due_ms: ms(self.robots.due()),
@@ -1339,6 +1401,105 @@ mod tests {
         let margin = Duration::from_secs_f64(0.2 * hostpace::SPACING_MARGIN);
         let wait = Duration::from_millis(25) + margin;
         assert_eq!(desk.depart(second.departs, None, None, t(200)), Ok(Departure::Wait(wait)));
+    }
+
+    fn rule(pattern: &str, body: &str) -> Rule {
+        serde_json::from_str::<crate::protocol::RuleBody>(body).unwrap().rule(pattern)
+    }
+
+    /// The spacing between two departures reserved at `at` (ms), the host's robots.txt not asked.
+    fn spacing(desk: &mut HostDesk, at: u64) -> u64 {
+        let first = go(desk.ask(None, None, t(at)).unwrap()).departs;
+        let second = go(desk.ask(None, None, t(at)).unwrap()).departs;
+        (second.as_nanos() - first.as_nanos()) / 1_000_000
+    }
+
+    #[test]
+    fn rules_given_to_a_desk_slow_or_speed_its_host_at_once_and_removed_give_back_the_policy() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        assert_eq!(spacing(&mut desk, 0), 200);
+        assert!(desk.apply_rules(&[rule("example.com", r#"{"ratePerSec":1}"#)]).is_empty());
+        assert_eq!(spacing(&mut desk, 10_000), 1000);
+        let report = desk.report(t(10_000)).unwrap();
+        assert_eq!((report.policy.rate_per_sec, report.blocked), (1.0, None), "the policy in force is the rule's");
+        // a site's rule reaches the host under it; the more precise one wins while both are there
+        let site = rule("*.com", r#"{"ratePerSec":1}"#);
+        assert_eq!(desk.apply_rules(&[site]).len(), 1, "the core refuses a rule: it is named");
+        let site = rule("*.example.com", r#"{"ratePerSec":20}"#);
+        assert!(desk.apply_rules(&[rule("example.com", r#"{"ratePerSec":1}"#), site.clone()]).is_empty());
+        assert_eq!(spacing(&mut desk, 20_000), 1000);
+        assert!(desk.apply_rules(std::slice::from_ref(&site)).is_empty());
+        assert_eq!(spacing(&mut desk, 30_000), 50, "faster than the policy");
+        assert!(desk.apply_rules(&[]).is_empty());
+        assert_eq!(spacing(&mut desk, 40_000), 200, "the policy again");
+        assert_eq!(desk.report(t(40_000)).unwrap().policy, policy(5.0, 1.0));
+    }
+
+    #[test]
+    fn a_faster_rule_never_outruns_the_crawl_delay_nor_what_pushback_taught() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        let fetch = robots_first(&mut desk, RULE, t(0));
+        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nCrawl-delay: 2\n", UA, t(10)).unwrap();
+        desk.apply_rules(&[rule("example.com", r#"{"ratePerSec":100,"minIntervalSec":0}"#)]);
+        let first = go(desk.ask(None, Some(RULE), t(20)).unwrap()).departs;
+        let second = go(desk.ask(None, Some(RULE), t(20)).unwrap()).departs;
+        assert_eq!(second.as_nanos() - first.as_nanos(), 2_000_000_000, "Crawl-delay holds");
+        // pushback halves the pace; a faster rule set afterwards keeps the slower pace the host taught
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        go(desk.ask(None, None, t(0)).unwrap());
+        desk.observe(&throttled(&[("retry-after", "1")]), None, t(10)).unwrap();
+        let slowed = spacing(&mut desk, 5_000);
+        assert_eq!(slowed, 400, "5/s halved");
+        desk.apply_rules(&[rule("example.com", r#"{"ratePerSec":50}"#)]);
+        assert_eq!(spacing(&mut desk, 10_000), slowed, "the rule does not undo what pushback taught");
+    }
+
+    #[test]
+    fn a_blocked_host_refuses_every_turn_and_every_departure_and_robots_txt_is_not_fetched() {
+        let mut desk = HostDesk::new(Policy { max_concurrency: 2, ..policy(5.0, 1.0) }, key()).unwrap();
+        let alice = Asker { token: "token-a", max_reservations: 4, waits: true };
+        let pending = go(desk.ask_as(alice, "a1".into(), None, None, t(0)).unwrap().0);
+        assert_eq!(desk.report(t(0)).unwrap().stats.in_flight, 1);
+        let decisions = desk.report(t(0)).unwrap().stats.decisions;
+        assert!(desk
+            .apply_rules(&[rule("*.example.com", r#"{"blocked":{"reason":"the owner opted out"}}"#)])
+            .is_empty());
+        assert_eq!(desk.blocked(), Some("the owner opted out"));
+        let refused = Turn::Refuse(Refused::Blocked { reason: "the owner opted out".into() });
+        assert_eq!(desk.ask(None, Some(RULE), t(10)).unwrap(), refused, "robots.txt is due, and not fetched");
+        assert_eq!(desk.ask_as(alice, "a2".into(), None, Some(RULE), t(10)).unwrap(), (refused.clone(), None));
+        let bob = Asker { token: "token-b", max_reservations: 1, waits: false };
+        assert_eq!(desk.ask_as(bob, "b1".into(), Some(Duration::ZERO), None, t(10)).unwrap(), (refused, None));
+        // the departure reserved before the block may not go: refused, given back with its permit
+        let e = desk.depart(pending.departs, None, Some(("token-a", "a1")), t(10)).unwrap_err();
+        assert_eq!((e.status(), e.code), (403, api::Refusal::HostBlocked));
+        assert!(e.message.contains("the owner opted out") && e.message.contains("nothing was sent"), "{}", e.message);
+        assert_eq!(desk.claim("token-a", "a1", Use::Depart, t(10)).unwrap_err().code, api::Refusal::NotYourDeparture);
+        let report = desk.report(t(10)).unwrap();
+        assert_eq!((report.stats.in_flight, report.stats.decisions), (0, decisions), "nothing reserved since");
+        assert_eq!(report.blocked.as_deref(), Some("the owner opted out"));
+        assert!(
+            report.summary().ends_with("blocked: the owner opted out · robots.txt: pending"),
+            "{}",
+            report.summary()
+        );
+        // a gateway's own departure (no token) is refused too
+        assert_eq!(desk.depart(t(10), None, None, t(10)).unwrap_err().code, api::Refusal::HostBlocked);
+        // lifted: robots.txt first, then requests
+        assert!(desk.apply_rules(&[]).is_empty());
+        robots_first(&mut desk, RULE, t(20));
+    }
+
+    #[test]
+    fn a_restored_desk_keeps_its_rules_until_it_is_given_them_again() {
+        let mut desk = HostDesk::new(policy(5.0, 1.0), key()).unwrap();
+        go(desk.ask(None, None, t(0)).unwrap());
+        desk.apply_rules(&[rule("example.com", r#"{"minIntervalSec":2}"#)]);
+        let saved = desk.save(t(1));
+        let mut back = HostDesk::restore(&saved, None, policy(5.0, 1.0), key()).unwrap();
+        assert_eq!(back.report(t(1)).unwrap().policy.min_interval_sec, 2.0, "the rule is in the snapshot");
+        assert!(back.apply_rules(&[]).is_empty());
+        assert_eq!(back.report(t(1)).unwrap().policy, policy(5.0, 1.0));
     }
 
     #[test]

@@ -4,16 +4,22 @@
 //! by the runtime's output gate) and only then answers. The one exception is the confirmation of a request the
 //! object sends itself (`send`), written a while after its answer (see [`HostObject::save_after_answer`]). No
 //! `RefCell` borrow lives across an `.await`. No alarms are used (so none is exported).
+//!
+//! The operators' rules that concern the host come from the rules object (`crate::rules_object`): asked once, when
+//! the object loads its desk (which registers the host there), then pushed by it on every change
+//! ([`HostCall::Rules`]); never asked on a request's way. A change applies at once: callers held in the object wake
+//! and ask again, and a departure waiting for its instant is confirmed again (a host now blocked refuses it).
 
 use crate::api::{ApiError, Refusal};
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
-use crate::desk::{bounded, given_up, Asker, HostDesk, RobotsRule, TURN_RECHECK};
+use crate::desk::{bounded, given_up, host_blocked, Asker, HostDesk, RobotsRule, TURN_RECHECK};
 use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
     robots_entry, Answer, AskReply, AskRequest, Claim, DepartReply, DepartRequest, Departure, HostCall, HostReport,
-    ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
+    HostRules, HostRulesRequest, ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, RuleEntry,
+    RulesApplied, SendReply, SendRequest, StatsRequest,
 };
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Refusal as Refused, Response as CoreResponse, RetryBudget, Turn};
@@ -43,7 +49,12 @@ pub struct HostObject {
     env: Env,
     /// The desk and its row in storage, shared with the write made a while after an answer.
     stored: Rc<Stored>,
-    waiters: RefCell<Vec<js_sys::Function>>,
+    /// Callers held in the object (for a permit, robots.txt, a token's turn), woken by what may let them go.
+    waiters: Waiters,
+    /// Departures waiting for their instant, woken early by a change of the host's rules.
+    rule_waiters: Waiters,
+    /// The revision of the operators' rules the desk holds (0 before it is loaded).
+    rules_revision: Cell<u64>,
     /// Each token's recent departures (memory only: see [`crate::journal`]).
     journal: RefCell<Journal>,
     /// When the object last sent a request to the host or had an answer (epoch ms; 0: never).
@@ -68,6 +79,42 @@ fn reply<T: Serialize>(value: &T) -> Result<Response, ApiError> {
 /// A caller's bound on waiting, in milliseconds, as a duration (none: no bound).
 fn bound(max_wait_ms: Option<f64>) -> Option<Duration> {
     max_wait_ms.and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok())
+}
+
+/// Sleepers that something may wake before their time: each sleep puts its wake-up here, and takes it back when
+/// its timer ends first.
+#[derive(Default)]
+struct Waiters {
+    next: Cell<u64>,
+    woken_by: RefCell<Vec<(u64, js_sys::Function)>>,
+}
+
+impl Waiters {
+    /// Sleep `wait`, or less when [`Waiters::wake_all`] comes first; whether it did.
+    async fn sleep(&self, wait: Duration) -> bool {
+        let id = self.next.replace(self.next.get() + 1);
+        let waiter = js::new_waiter();
+        let promise: js_sys::Promise = js::get(&waiter, "promise").unchecked_into();
+        if let Ok(resolve) = js::get(&waiter, "resolve").dyn_into::<js_sys::Function>() {
+            self.woken_by.borrow_mut().push((id, resolve));
+        }
+        let woken = wasm_bindgen_futures::JsFuture::from(promise);
+        let timer = worker::Delay::from(wait);
+        futures_util::pin_mut!(woken, timer);
+        let early = matches!(futures_util::future::select(woken, timer).await, futures_util::future::Either::Left(_));
+        if !early {
+            self.woken_by.borrow_mut().retain(|(i, _)| *i != id);
+        }
+        early
+    }
+
+    /// Wake every sleeper.
+    fn wake_all(&self) {
+        let waiters: Vec<(u64, js_sys::Function)> = self.woken_by.borrow_mut().drain(..).collect();
+        for (_, resolve) in waiters {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -123,8 +170,70 @@ impl HostObject {
         crate::gateway::bindings::config(&self.env)
     }
 
-    /// Run `f` on the host's desk (loaded from storage, or fresh, on first use) at `now`; when `save`, persist the
-    /// desk before returning. Synchronous: the borrow ends before any await.
+    /// Load the host's desk on first use: the operators' rules that concern the host are asked of the rules
+    /// object (which registers the host, and pushes it every later change of them), then the desk is read from
+    /// storage (or fresh) and given them. Loaded, nothing is asked.
+    async fn ready(&self, host: &str) -> Result<(), ApiError> {
+        if self.stored.desk.borrow().is_some() {
+            return Ok(());
+        }
+        let req = HostRulesRequest { host: host.to_owned() };
+        let rules = crate::gateway::host_client::call_rules(&self.env, req).await.map_err(|e| {
+            // no rule known, no decision: a host an operator blocked must not be served from a guess
+            ApiError::new(e.code, format!("the rules of {host} could not be asked of the rules object: {}", e.message))
+        })?;
+        self.install(&rules).map(|_| ())
+    }
+
+    /// Give the desk `rules` (the desk loaded from storage, or fresh, first if it is not yet): the rules of
+    /// `rules.host` at a revision, the rules object's. A revision no newer than the desk's is not applied (a push
+    /// that crossed a later one).
+    fn install(&self, rules: &HostRules) -> Result<RulesApplied, ApiError> {
+        let mut slot = self.stored.desk.borrow_mut();
+        let fresh = slot.is_none();
+        let desk = match &mut *slot {
+            Some(desk) if desk.key().as_str() == rules.host => desk,
+            Some(desk) => {
+                return Err(ApiError::internal(format!("object of {} given the rules of {}", desk.key(), rules.host)));
+            }
+            // the configuration is needed only to load the desk, on first use
+            empty => {
+                let mut desk = self.load(&rules.host, &self.config()?)?;
+                // jitter from the platform's randomness: hosts pushed back together come back apart
+                desk.set_random(hostpace::Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
+                empty.insert(desk)
+            }
+        };
+        if !fresh && rules.revision <= self.rules_revision.get() {
+            return Ok(RulesApplied { applied: false, problems: Vec::new() });
+        }
+        let problems = desk.apply_rules(&rules.rules.iter().map(RuleEntry::rule).collect::<Vec<_>>());
+        self.rules_revision.set(rules.revision);
+        for problem in &problems {
+            crate::gateway::logs::error(&ApiError::internal(format!(
+                "a rule of {} is not applied: {problem}",
+                rules.host
+            )));
+        }
+        Ok(RulesApplied { applied: true, problems })
+    }
+
+    /// The operators' rules of the host changed (pushed by the rules object): applied at once, stored with the
+    /// host's state when it has any, and every caller waiting in the object asks or confirms again.
+    fn handle_rules(&self, rules: HostRules) -> Result<RulesApplied, ApiError> {
+        let applied = self.install(&rules)?;
+        if applied.applied {
+            if self.with_desk(&rules.host, false, |desk, _| Ok(desk.tracked()))? {
+                self.save(&rules.host)?;
+            }
+            self.wake_all();
+            self.rule_waiters.wake_all();
+        }
+        Ok(applied)
+    }
+
+    /// Run `f` on the host's desk (loaded by [`HostObject::ready`]) at `now`; when `save`, persist the desk before
+    /// returning. Synchronous: the borrow ends before any await.
     fn with_desk<R>(
         &self,
         host: &str,
@@ -137,13 +246,7 @@ impl HostObject {
             Some(desk) => {
                 return Err(ApiError::internal(format!("object of {} asked about {host}", desk.key())));
             }
-            // the configuration is needed only to load the desk, on first use
-            empty => {
-                let mut desk = self.load(host, &self.config()?)?;
-                // jitter from the platform's randomness: hosts pushed back together come back apart
-                desk.set_random(hostpace::Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
-                empty.insert(desk)
-            }
+            None => return Err(ApiError::internal(format!("the desk of {host} is not loaded"))),
         };
         let now = now();
         let out = f(desk, now)?;
@@ -296,6 +399,7 @@ impl HostObject {
                     return Ok(AskReply::Disallowed { rule: bounded(rule.to_string()) })
                 }
                 (Turn::Refuse(Refused::GivenUp { until }), now) => return Err(given_up(&req.host, until, now)),
+                (Turn::Refuse(Refused::Blocked { reason }), _) => return Err(host_blocked(&req.host, &reason)),
                 (Turn::Refuse(Refused::RobotsUnreachable { retry_at }), now) => {
                     let retry_after_ms = retry_at.saturating_duration_since(now).as_secs_f64() * 1000.0;
                     return Ok(AskReply::Unavailable { retry_after_ms });
@@ -315,22 +419,11 @@ impl HostObject {
     }
 
     async fn hold(&self, wait: Duration) {
-        let waiter = js::new_waiter();
-        let promise: js_sys::Promise = js::get(&waiter, "promise").unchecked_into();
-        if let Ok(resolve) = js::get(&waiter, "resolve").dyn_into::<js_sys::Function>() {
-            self.waiters.borrow_mut().push(resolve);
-        }
-        let woken = wasm_bindgen_futures::JsFuture::from(promise);
-        let timer = worker::Delay::from(wait);
-        futures_util::pin_mut!(woken, timer);
-        futures_util::future::select(woken, timer).await;
+        self.waiters.sleep(wait).await;
     }
 
     fn wake_all(&self) {
-        let waiters: Vec<js_sys::Function> = self.waiters.borrow_mut().drain(..).collect();
-        for resolve in waiters {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        }
+        self.waiters.wake_all();
     }
 
     /// Confirm a departure: `claim`'s (a token's own, taken once and confirmed for the instant it was reserved
@@ -378,10 +471,12 @@ impl HostObject {
             }
             Ok(departure.wait().as_secs_f64() * 1000.0)
         };
-        let confirmed = match confirm_until_go(100, Timer::PastTheWait, confirm).await {
+        // a change of the host's rules wakes the wait: a host now blocked refuses the departure at once
+        let pause = |wait: Duration| self.rule_waiters.sleep(wait);
+        let confirmed = match confirm_until_go(100, Timer::PastTheWait, confirm, pause).await {
             Ok(confirmed) => confirmed,
             Err(e) => {
-                if matches!(e.code, Refusal::DepartureHeld | Refusal::HostGivenUp) {
+                if matches!(e.code, Refusal::DepartureHeld | Refusal::HostGivenUp | Refusal::HostBlocked) {
                     self.save(host)?;
                     if let Some(c) = entry {
                         self.journal.borrow_mut().cancelled(&c.token, &c.id);
@@ -600,7 +695,9 @@ impl DurableObject for HostObject {
             state,
             env,
             stored: Rc::new(stored),
-            waiters: RefCell::new(Vec::new()),
+            waiters: Waiters::default(),
+            rule_waiters: Waiters::default(),
+            rules_revision: Cell::new(0),
             journal: RefCell::new(Journal::default()),
             last_exchange: Cell::new(0.0),
         }
@@ -615,7 +712,16 @@ impl DurableObject for HostObject {
                 return answered(&Answer::<()>::Refused(e));
             }
         };
+        // pushed rules load the desk themselves; any other call needs it loaded (with its rules) first
+        let ready = match &call {
+            HostCall::Rules(_) => Ok(()),
+            call => self.ready(call.host()).await,
+        };
+        if let Err(e) = ready {
+            return answered(&Answer::<()>::Refused(e));
+        }
         let answer = match call {
+            HostCall::Rules(rules) => self.handle_rules(rules).and_then(|r| reply(&r)),
             HostCall::Ask(req) => self.handle_ask(req).await,
             HostCall::Depart(req) => self.handle_depart(req).await.and_then(|r| reply(&r)),
             HostCall::Send(req) => self.handle_send(req).await,

@@ -26,6 +26,7 @@ pub mod headers;
 pub mod journal;
 pub mod protocol;
 pub mod router;
+pub mod rulebook;
 pub mod target;
 pub mod tenants;
 
@@ -39,6 +40,8 @@ mod host_object;
 mod js;
 #[cfg(target_arch = "wasm32")]
 mod ledger;
+#[cfg(target_arch = "wasm32")]
+mod rules_object;
 
 pub use api::ApiError;
 pub use config::GatewayConfig;

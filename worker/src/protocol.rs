@@ -1,11 +1,14 @@
 //! JSON bodies: the public API's requests and answers, and the Worker ↔ Durable Object protocol: a [`HostCall`]
 //! (one enum of operations, each with its request) goes in the body of a call to a host's object, its
-//! [`Answer`] (the operation's [`HostOperation::Reply`], or an [`ApiError`]) comes back. Instants cross as epoch
-//! milliseconds (JSON numbers hold them exactly enough; the objects keep nanoseconds inside).
+//! [`Answer`] (the operation's [`HostOperation::Reply`], or an [`ApiError`]) comes back; a [`RulesCall`] goes to
+//! the rules object the same way ([`RulesOperation::Reply`]). Instants cross as epoch milliseconds (JSON numbers
+//! hold them exactly enough; the objects keep nanoseconds inside).
 
 use crate::api::{ApiError, Refusal};
 use crate::journal::Departed;
-use hostpace::{Decision, HostStats, Instant, Observation, Policy, RetryVerdict, RobotsOutcome};
+use hostpace::{
+    Decision, HostStats, Instant, Observation, Policy, PolicyPatch, Quota, RetryVerdict, RobotsOutcome, Rule,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -393,8 +396,11 @@ pub struct RobotsReply {
 pub struct HostReport {
     /// The host key.
     pub host: String,
-    /// The policy in force.
+    /// The policy in force: the gateway's, with the knobs of the operators' rule that decides the host.
     pub policy: Policy,
+    /// Why an operator's rule blocks the host, when one does (nothing is sent there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
     /// State and counters now.
     pub stats: HostStats,
     /// When robots.txt was last fetched successfully (epoch ms).
@@ -438,6 +444,9 @@ impl HostReport {
         }
         if s.server_quota_remaining_ms > 0.0 {
             parts.push(format!("server quota spent for {}", secs(s.server_quota_remaining_ms)));
+        }
+        if let Some(reason) = &self.blocked {
+            parts.push(format!("blocked: {reason}"));
         }
         parts.push(format!("robots.txt: {}", self.robots.status));
         parts.join(" · ")
@@ -550,6 +559,8 @@ pub enum HostCall {
     Robots(RobotsRequest),
     /// The host's report with a token's departures: a [`HostReport`] (404 `unknown_host` without state).
     Stats(StatsRequest),
+    /// The operators' rules that concern the host now, pushed by the rules object: a [`RulesApplied`].
+    Rules(HostRules),
 }
 
 impl HostCall {
@@ -562,6 +573,7 @@ impl HostCall {
             HostCall::Observe(r) => &r.host,
             HostCall::Robots(r) => &r.host,
             HostCall::Stats(r) => &r.host,
+            HostCall::Rules(r) => &r.host,
         }
     }
 }
@@ -592,6 +604,7 @@ host_operations! {
     ObserveRequest => Observe, ObserveReply;
     RobotsRequest => Robots, RobotsReply;
     StatsRequest => Stats, HostReport;
+    HostRules => Rules, RulesApplied;
 }
 
 /// A Durable Object's answer to a call (its body, as JSON): the operation's reply, or the error it gave, as the
@@ -621,6 +634,233 @@ impl<R> From<Answer<R>> for Result<R, ApiError> {
             Answer::Refused(e) => Err(e),
         }
     }
+}
+
+/// The name of the one rules object (in the `RULES` namespace): it holds every operator's rule.
+pub const RULES_OBJECT: &str = "rules";
+
+/// `blocked` in a rule: why its hosts are refused everything.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Blocked {
+    /// Why, as every request to a host it blocks is told (`403 host_blocked`).
+    pub reason: String,
+}
+
+/// An operator's rule without its pattern: the body of `PUT /v1/admin/hosts/{pattern}`, and what the rules object
+/// stores. The knobs are the core's [`PolicyPatch`] (a knob not given keeps the gateway's); `blocked` refuses the
+/// hosts everything; `note` is free text for the operators. A field the gateway does not know is refused.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleBody {
+    /// Requests per second to each host of the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_sec: Option<f64>,
+    /// The token bucket's capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_capacity: Option<f64>,
+    /// The interval floor between two departures to a host, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_interval_sec: Option<f64>,
+    /// Requests in flight at once per host (0: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    /// A quota per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<Quota>,
+    /// The hosts are blocked, for this reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<Blocked>,
+    /// Free text for the operators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl RuleBody {
+    /// The core's rule of `pattern` with this body.
+    pub fn rule(&self, pattern: &str) -> Rule {
+        Rule {
+            pattern: pattern.to_owned(),
+            policy: PolicyPatch {
+                rate_per_sec: self.rate_per_sec,
+                burst_capacity: self.burst_capacity,
+                min_interval_sec: self.min_interval_sec,
+                max_concurrency: self.max_concurrency,
+                quota: self.quota,
+            },
+            blocked: self.blocked.as_ref().map(|b| b.reason.clone()),
+            note: self.note.clone(),
+        }
+    }
+
+    /// The body of the core's `rule`.
+    pub fn of(rule: &Rule) -> RuleBody {
+        let p = &rule.policy;
+        RuleBody {
+            rate_per_sec: p.rate_per_sec,
+            burst_capacity: p.burst_capacity,
+            min_interval_sec: p.min_interval_sec,
+            max_concurrency: p.max_concurrency,
+            quota: p.quota,
+            blocked: rule.blocked.clone().map(|reason| Blocked { reason }),
+            note: rule.note.clone(),
+        }
+    }
+}
+
+/// An operator's rule as the gateway holds and lists it: its pattern (as the core writes it: `example.com`,
+/// `example.com:8080`, `*.example.com`), its body, and who set it when.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleEntry {
+    /// The hosts it names.
+    pub pattern: String,
+    /// Its knobs, block and note.
+    #[serde(flatten)]
+    pub body: RuleBody,
+    /// The label of the admin token that set it.
+    pub set_by: String,
+    /// When it was set (epoch ms).
+    pub set_ms: f64,
+}
+
+impl RuleEntry {
+    /// The core's rule.
+    pub fn rule(&self) -> Rule {
+        self.body.rule(&self.pattern)
+    }
+}
+
+/// Worker → rules object: set the rule of `pattern` (replacing the one it has), as the admin labelled `by`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetRuleRequest {
+    /// The pattern, as the request's path gave it (the core checks and normalizes it).
+    pub pattern: String,
+    /// The rule.
+    pub body: RuleBody,
+    /// The admin token's label.
+    pub by: String,
+}
+
+/// Worker → rules object: remove the rule of `pattern`, as the admin labelled `by`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoveRuleRequest {
+    /// The pattern, as the request's path gave it.
+    pub pattern: String,
+    /// The admin token's label.
+    pub by: String,
+}
+
+/// Worker → rules object: every rule.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListRulesRequest {}
+
+/// Host object → rules object, when it loads its host: the rules that concern `host` (and, from now on, every
+/// change of them, pushed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostRulesRequest {
+    /// The host key.
+    pub host: String,
+}
+
+/// Rules object → Worker: what a change did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleChange {
+    /// The rules' revision the change made.
+    pub revision: u64,
+    /// The rule set (none for a removal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleEntry>,
+    /// The rule the pattern had before (none for a new one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<RuleEntry>,
+    /// Host objects that applied it before the answer.
+    pub hosts: u32,
+    /// Host objects the change concerns that could not be reached, with what failed (they apply it when they are
+    /// next loaded; setting the rule again pushes it again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreached: Vec<String>,
+}
+
+/// Rules object → Worker: every rule (`GET /v1/admin/hosts`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleList {
+    /// The rules' revision (each change counts one).
+    pub revision: u64,
+    /// Every rule: hosts' by name, then sites' by domain.
+    pub rules: Vec<RuleEntry>,
+    /// Stored rules the gateway's configuration now refuses (they apply to no host until set again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+/// The rules that concern one host at a revision, the deciding one first: the rules object's answer to a
+/// [`HostRulesRequest`], and what it pushes to a host's object on each change that concerns the host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostRules {
+    /// The host key.
+    pub host: String,
+    /// The rules' revision they are of: a host object applies no revision older than one it has.
+    pub revision: u64,
+    /// The rules naming the host (its key's, its name's, its sites').
+    pub rules: Vec<RuleEntry>,
+}
+
+/// Host object → rules object: whether a push was applied (not when the object has a later revision).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RulesApplied {
+    /// The rules are the object's now.
+    pub applied: bool,
+    /// Rules the host's registry refused (named by the core's error).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+/// Worker or host object → the rules object: one call, with its request (`{"op":"set","with":{…}}`), answered
+/// with its [`RulesOperation::Reply`] inside an [`Answer`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", content = "with", rename_all = "camelCase")]
+pub enum RulesCall {
+    /// Set a rule and push it to the host objects it concerns: a [`RuleChange`].
+    Set(SetRuleRequest),
+    /// Remove a rule and push that to the host objects it concerned: a [`RuleChange`] (404 `unknown_rule`).
+    Remove(RemoveRuleRequest),
+    /// Every rule: a [`RuleList`].
+    List(ListRulesRequest),
+    /// A host's rules, the host registered for pushes: [`HostRules`].
+    Host(HostRulesRequest),
+}
+
+/// A request to the rules object and the reply it gets: what ties each [`RulesCall`] to its answer's type.
+pub trait RulesOperation: Into<RulesCall> {
+    /// The object's reply.
+    type Reply: Serialize + serde::de::DeserializeOwned;
+}
+
+macro_rules! rules_operations {
+    ($($request:ident => $variant:ident, $reply:ty;)*) => {$(
+        impl From<$request> for RulesCall {
+            fn from(r: $request) -> RulesCall {
+                RulesCall::$variant(r)
+            }
+        }
+        impl RulesOperation for $request {
+            type Reply = $reply;
+        }
+    )*};
+}
+
+rules_operations! {
+    SetRuleRequest => Set, RuleChange;
+    RemoveRuleRequest => Remove, RuleChange;
+    ListRulesRequest => List, RuleList;
+    HostRulesRequest => Host, HostRules;
 }
 
 /// What `GET /v1/hosts/{host}` says of the host's robots.txt.
@@ -740,6 +980,48 @@ mod tests {
         let unknown = r#"{"refused":{"code":"teapot","message":"x"}}"#;
         let e = serde_json::from_str::<Answer<DepartReply>>(unknown).unwrap_err().to_string();
         assert!(e.contains("unknown error code \"teapot\""), "{e}");
+    }
+
+    #[test]
+    fn a_rule_body_takes_the_knobs_a_block_and_a_note_and_refuses_anything_else() {
+        let text = r#"{"ratePerSec":0.5,"quota":{"limit":100,"windowSec":3600.0},"blocked":{"reason":"opted out"},"note":"ticket 7"}"#;
+        let body: RuleBody = serde_json::from_str(text).unwrap();
+        let rule = body.rule("*.example.com");
+        assert_eq!((rule.policy.rate_per_sec, rule.blocked.as_deref()), (Some(0.5), Some("opted out")));
+        assert_eq!(RuleBody::of(&rule), body);
+        assert_eq!(serde_json::to_string(&body).unwrap(), text, "written back as given");
+        for (bad, says) in [
+            (r#"{"ratePerSecond":1}"#, "unknown field `ratePerSecond`"),
+            (r#"{"blocked":{"why":"x"}}"#, "unknown field `why`"),
+            (r#"{"blocked":"x"}"#, "invalid type"),
+            (r#"{"maxConcurrency":-1}"#, "invalid value"),
+            (r#"{"quota":{"limit":1}}"#, "missing field `windowSec`"),
+        ] {
+            let e = serde_json::from_str::<RuleBody>(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        // an entry lists the body's fields beside its pattern and who set it
+        let entry = RuleEntry { pattern: "a.example".into(), body, set_by: "ops".into(), set_ms: 5.0 };
+        let json = serde_json::to_string(&entry).unwrap();
+        assert!(
+            json.starts_with(r#"{"pattern":"a.example","ratePerSec":0.5,"#)
+                && json.ends_with(r#""setBy":"ops","setMs":5.0}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<RuleEntry>(&json).unwrap(), entry);
+    }
+
+    #[test]
+    fn rules_calls_name_their_operation() {
+        let call: RulesCall = HostRulesRequest { host: "a.example".into() }.into();
+        assert_eq!(serde_json::to_string(&call).unwrap(), r#"{"op":"host","with":{"host":"a.example"}}"#);
+        let list: RulesCall = ListRulesRequest {}.into();
+        assert_eq!(serde_json::to_string(&list).unwrap(), r#"{"op":"list","with":{}}"#);
+        let push = HostCall::from(HostRules { host: "a.example".into(), revision: 3, rules: vec![] });
+        assert_eq!(push.host(), "a.example");
+        let json = serde_json::to_string(&push).unwrap();
+        assert_eq!(json, r#"{"op":"rules","with":{"host":"a.example","revision":3,"rules":[]}}"#);
+        assert_eq!(serde_json::from_str::<HostCall>(&json).unwrap(), push);
     }
 
     #[test]

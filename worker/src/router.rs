@@ -30,6 +30,16 @@ impl<H> Route<H> {
         Route { method: "POST", path, usage: "", handler }
     }
 
+    /// `PUT` on `path`.
+    pub const fn put(path: &'static str, handler: H) -> Route<H> {
+        Route { method: "PUT", path, usage: "", handler }
+    }
+
+    /// `DELETE` on `path`.
+    pub const fn delete(path: &'static str, handler: H) -> Route<H> {
+        Route { method: "DELETE", path, usage: "", handler }
+    }
+
     /// The rest of `path` the route's `{name}` segment takes (empty for an exact path), or `None` when the route
     /// does not have `path`.
     pub fn param<'p>(&self, path: &'p str) -> Option<&'p str> {
@@ -142,6 +152,26 @@ mod tests {
         let e = method_not_allowed("POST", "/v1/fetch", "GET");
         assert_eq!((e.status(), e.code), (405, Refusal::MethodNotAllowed));
         assert_eq!(e.message, "POST is not allowed on /v1/fetch (allowed: GET)");
+    }
+
+    #[test]
+    fn the_admin_routes_put_and_delete_a_pattern_and_list_them_all() {
+        const ADMIN: [Route<u8>; 4] = [
+            Route::get("/v1/hosts/{host}", 1),
+            Route::get("/v1/admin/hosts", 2),
+            Route::put("/v1/admin/hosts/{pattern}", 3),
+            Route::delete("/v1/admin/hosts/{pattern}", 4),
+        ];
+        let found = |method, path| match find(&ADMIN, method, path) {
+            Matched::Found { route, param } => Some((route.handler, param.to_owned())),
+            _ => None,
+        };
+        assert_eq!(found("GET", "/v1/admin/hosts"), Some((2, String::new())));
+        assert_eq!(found("PUT", "/v1/admin/hosts/*.example.com"), Some((3, "*.example.com".into())));
+        assert_eq!(found("DELETE", "/v1/admin/hosts/a.example:8080"), Some((4, "a.example:8080".into())));
+        assert_eq!(found("GET", "/v1/hosts/admin"), Some((1, "admin".into())));
+        assert_eq!(find(&ADMIN, "POST", "/v1/admin/hosts/a"), Matched::WrongMethod { allow: "PUT, DELETE".into() });
+        assert_eq!(find(&ADMIN, "PUT", "/v1/admin/hosts"), Matched::WrongMethod { allow: "GET".into() });
     }
 
     #[test]

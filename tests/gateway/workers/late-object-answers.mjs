@@ -1,8 +1,8 @@
 // The gateway's Worker build, with every answer of a host's object reaching the Worker 0–300 ms after the object
 // gave it: what a busy Worker isolate does to that hop. The objects themselves are the build's, unchanged.
-import Gateway, { HostObject, TokenLedger } from '../../../worker/build/index.js';
+import Gateway, { HostObject, RulesObject, TokenLedger } from '../../../worker/build/index.js';
 
-export { HostObject, TokenLedger };
+export { HostObject, RulesObject, TokenLedger };
 
 const late = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
 

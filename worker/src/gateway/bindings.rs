@@ -1,8 +1,8 @@
-//! The Worker's bindings, read once per isolate: the configuration from `[vars]` and the bearer tokens from the
-//! `GATEWAY_TOKEN` secret (a new value comes with a new isolate).
+//! The Worker's bindings, read once per isolate: the configuration from `[vars]`, the tenants' bearer tokens from
+//! the `GATEWAY_TOKEN` secret and the operators' from `GATEWAY_ADMIN_TOKEN` (a new value comes with a new isolate).
 
-use crate::api::ApiError;
-use crate::auth::{authorize, configured_tokens};
+use crate::api::{ApiError, Refusal};
+use crate::auth::{authorize, authorize_admin, configured_admin_tokens, configured_tokens, AdminToken};
 use crate::config::{is_placeholder_user_agent, ConfigProblems, GatewayConfig, PLACEHOLDER_USER_AGENT};
 use crate::gateway::logs;
 use crate::target::internal_host;
@@ -13,6 +13,7 @@ use worker::{Env, Request};
 thread_local! {
     static CONFIG: RefCell<Option<Result<GatewayConfig, ConfigProblems>>> = const { RefCell::new(None) };
     static TOKENS: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+    static ADMIN_TOKENS: RefCell<Option<Result<Vec<AdminToken>, ApiError>>> = const { RefCell::new(None) };
 }
 
 /// A secret, else a variable, named `name`, as a string.
@@ -71,6 +72,15 @@ pub(crate) fn config(env: &Env) -> Result<GatewayConfig, ApiError> {
     configuration(env).map_err(|p| p.to_error())
 }
 
+/// The tenants' tokens (`GATEWAY_TOKEN`), read once per isolate.
+fn tenant_tokens(env: &Env) -> Vec<String> {
+    TOKENS.with(|t| {
+        t.borrow_mut()
+            .get_or_insert_with(|| configured_tokens(&string_binding(env, "GATEWAY_TOKEN").unwrap_or_default()))
+            .clone()
+    })
+}
+
 /// The configured token that the `Authorization` header `given` carries (401 if none does).
 pub(crate) fn authenticate(given: Option<&str>, env: &Env) -> Result<String, ApiError> {
     TOKENS.with(|t| {
@@ -80,4 +90,27 @@ pub(crate) fn authenticate(given: Option<&str>, env: &Env) -> Result<String, Api
         let i = authorize(given, tokens)?;
         Ok(tokens[i].clone())
     })
+}
+
+/// The label of the admin token (`GATEWAY_ADMIN_TOKEN`) that the `Authorization` header `given` carries: 403
+/// `admin_only` for a tenant's token, 401 for none. An invalid `GATEWAY_ADMIN_TOKEN` answers 503 `config_invalid`
+/// naming each problem (logged once per isolate, when it is read).
+pub(crate) fn authenticate_admin(given: Option<&str>, env: &Env) -> Result<String, ApiError> {
+    let tenants = tenant_tokens(env);
+    let admins = ADMIN_TOKENS.with(|a| {
+        a.borrow_mut()
+            .get_or_insert_with(|| {
+                let secret = string_binding(env, "GATEWAY_ADMIN_TOKEN").unwrap_or_default();
+                configured_admin_tokens(&secret, &tenants).map_err(|problems| {
+                    let e = ApiError::new(
+                        Refusal::ConfigInvalid,
+                        format!("invalid configuration: {}", problems.join("; ")),
+                    );
+                    logs::error(&e);
+                    e
+                })
+            })
+            .clone()
+    })?;
+    authorize_admin(given, &admins, &tenants)
 }

@@ -102,10 +102,12 @@ impl FetchRun<'_> {
             let turn = match self.visit.take_turn(self.max_wait, true, self.asker.clone(), Some(&self.request)).await {
                 Ok(turn) => turn,
                 Err(e) => {
-                    // a departure held past the caller's bound, a host given up on: nothing was sent
+                    // a departure held past the caller's bound, a host given up on or blocked: nothing was sent
                     self.discard_previous();
                     if let Some(ms) = e.wait_ms {
                         self.visit.log("request", self.attempt, ms as f64, "cooldown", Some(e.status()));
+                    } else if e.code == Refusal::HostBlocked {
+                        self.visit.log("request", self.attempt, 0.0, "blocked", Some(e.status()));
                     }
                     return Err(e);
                 }

@@ -1,13 +1,14 @@
 //! Calls to the gateway's Durable Objects: one message each way, as JSON bodies through [`js::object_call`] — a
-//! [`HostCall`] (or a [`LedgerCall`]) in, an [`Answer`] out, whose error is the [`ApiError`] the object gave —
-//! and [`HostClient`], the calls to one host's object.
+//! [`HostCall`] (or a [`LedgerCall`], a [`RulesCall`]) in, an [`Answer`] out, whose error is the [`ApiError`] the
+//! object gave — and [`HostClient`], the calls to one host's object.
 
 use crate::api::ApiError;
 use crate::js;
 use crate::ledger::LedgerCall;
 use crate::protocol::{
     Answer, AskReply, AskRequest, AskerWire, Claim, DepartRequest, Departure, HostCall, HostOperation, HostReport,
-    ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, SendReply, SendRequest, StatsRequest,
+    HostRules, ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, RulesApplied, RulesCall,
+    RulesOperation, SendReply, SendRequest, StatsRequest, RULES_OBJECT,
 };
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
@@ -26,6 +27,19 @@ pub(crate) fn object_stub(env: &Env, binding: &str, name: &str, what: &str) -> R
 /// Call the token ledger behind `stub`: its reply to `call`.
 pub(crate) async fn call_ledger<R: DeserializeOwned>(stub: &JsValue, call: &LedgerCall) -> Result<R, ApiError> {
     parse_answer(&called(stub, call).await?.0)
+}
+
+/// The rules object's reply to `op` (see [`RulesCall`]).
+pub(crate) async fn call_rules<O: RulesOperation>(env: &Env, op: O) -> Result<O::Reply, ApiError> {
+    let stub = object_stub(env, "RULES", RULES_OBJECT, "rules object")?;
+    let call: RulesCall = op.into();
+    parse_answer(&called(&stub, &call).await?.0)
+}
+
+/// Push `rules` to the object of their host: whether it applied them.
+pub(crate) async fn push_rules(env: &Env, rules: HostRules) -> Result<RulesApplied, ApiError> {
+    let key = HostKey::parse(&rules.host).map_err(|e| ApiError::internal(e.to_string()))?;
+    HostClient::new(env, &key)?.call(rules).await
 }
 
 /// Call the object behind `stub` with `call` (as JSON, the request's body): the text it answered, and the target's
@@ -51,12 +65,17 @@ fn parse_answer<R: DeserializeOwned>(text: &str) -> Result<R, ApiError> {
 type SentAt = (Sent, f64, Option<Departure>);
 
 /// A host object's answer to a call that may send (`ask` with a request, `send`): with the target's response,
-/// what came of it, the waits slept, and the departure when the same call reserved it; else the answer's reply
+/// what came of it, the waits slept, and the departure when the same call reserved it; without one, a
+/// [`SendReply`] alone (sent and no answer came, or not sent yet) is what came of it too; else the answer's reply
 /// (`R`).
 fn sent<R: DeserializeOwned>(
     (text, response): (String, Option<web_sys::Response>),
 ) -> Result<Result<SentAt, R>, ApiError> {
     let Some(response) = response else {
+        // a send's reply is told from the operation's by its kind (no `AskReply` is a `noAnswer` or a `notYet`)
+        if let Ok(Answer::Ok(reply)) = serde_json::from_str::<Answer<SendReply>>(&text) {
+            return unsent(reply).map(Ok);
+        }
         return parse_answer(&text).map(Err);
     };
     let reply: SendReply =

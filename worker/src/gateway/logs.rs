@@ -1,6 +1,8 @@
-//! The Worker's structured log lines: one per decision, and one per error the gateway itself caused.
+//! The Worker's structured log lines: one per decision, one per change of the operators' rules, and one per error
+//! the gateway itself caused.
 
 use crate::api::ApiError;
+use crate::protocol::RuleChange;
 use std::time::Duration;
 use worker::Context;
 
@@ -35,6 +37,21 @@ pub(crate) fn decision(ctx: &Context, d: &Decision<'_>) {
         worker::Delay::from(Duration::ZERO).await;
         worker::console_log!("{line}");
     });
+}
+
+/// Log a change of the operators' rules, at once: `{"event":"rule","action":"set"|"remove","pattern","rule","by",
+/// "at","atMs","revision","hosts","unreached"}` — what changed (the rule set, or `null` when removed), who changed it
+/// (the admin token's label, never the token), when (ISO 8601 and epoch ms), and how many host objects applied it
+/// before the answer (and how many could not be reached).
+pub(crate) fn rule_change(action: &'static str, change: &RuleChange, by: &str, at_ms: f64) {
+    let pattern = change.rule.as_ref().or(change.previous.as_ref()).map(|r| r.pattern.as_str());
+    let at = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(at_ms)).to_iso_string().as_string();
+    let line = serde_json::json!({
+        "event": "rule", "action": action, "pattern": pattern, "rule": change.rule.as_ref().map(|r| &r.body),
+        "by": by, "at": at, "atMs": at_ms.round(), "revision": change.revision, "hosts": change.hosts,
+        "unreached": change.unreached.len(),
+    });
+    worker::console_log!("{line}");
 }
 
 /// Log an error (a 5xx answer, or a report that failed after the answer left).

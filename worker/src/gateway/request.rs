@@ -16,12 +16,41 @@ use serde::de::DeserializeOwned;
 use std::time::Duration;
 use worker::{Context, Env, Request};
 
-/// The largest JSON request body accepted (`/v1/acquire`, `/v1/depart`, `/v1/observe`).
+/// The largest JSON request body accepted (`/v1/acquire`, `/v1/depart`, `/v1/observe`, the admin routes).
 const MAX_JSON_BODY: usize = 64 * 1024;
 
 /// A request header, if present (and readable).
 pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
     req.headers().get(name).ok().flatten()
+}
+
+/// The body of `req` as JSON of type `T`: 413 past [`MAX_JSON_BODY`] bytes (refused by its `Content-Length` before
+/// any byte is read, when it declares one), 400 `invalid_json` when it does not parse (naming what is wrong).
+pub(crate) async fn read_json<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
+    parse_json(&read_body(req).await?)
+}
+
+/// `text` as JSON of type `T`: 400 `invalid_json` naming what is wrong when it does not parse.
+pub(crate) fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
+    serde_json::from_str(text).map_err(|e| ApiError::new(Refusal::InvalidJson, format!("invalid JSON body: {e}")))
+}
+
+/// The body of `req` as text: 413 past [`MAX_JSON_BODY`] bytes (refused by its `Content-Length` before any byte is
+/// read, when it declares one).
+pub(crate) async fn read_body(req: &Request) -> Result<String, ApiError> {
+    let too_large =
+        || ApiError::new(Refusal::BodyTooLarge, format!("the request body is larger than {MAX_JSON_BODY} bytes"));
+    let declared = header(req, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_JSON_BODY as u64) {
+        return Err(too_large());
+    }
+    let (text, truncated) = js::read_text(req.inner().body(), MAX_JSON_BODY)
+        .await
+        .map_err(|_| ApiError::new(Refusal::InvalidJson, "the request body could not be read"))?;
+    if truncated {
+        return Err(too_large());
+    }
+    Ok(text)
 }
 
 /// An authenticated request on its way through a route's handler.
@@ -47,22 +76,9 @@ impl<'a> Caller<'a> {
         header(self.req, name)
     }
 
-    /// The body as JSON of type `T`: 413 past [`MAX_JSON_BODY`] bytes (refused by its `Content-Length` before any
-    /// byte is read, when it declares one), 400 `invalid_json` when it does not parse.
+    /// The body as JSON of type `T` (see [`read_json`]).
     pub async fn read_json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
-        let too_large =
-            || ApiError::new(Refusal::BodyTooLarge, format!("the request body is larger than {MAX_JSON_BODY} bytes"));
-        let declared = self.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
-        if declared.is_some_and(|n| n > MAX_JSON_BODY as u64) {
-            return Err(too_large());
-        }
-        let (text, truncated) = js::read_text(self.req.inner().body(), MAX_JSON_BODY)
-            .await
-            .map_err(|_| ApiError::new(Refusal::InvalidJson, "the request body could not be read"))?;
-        if truncated {
-            return Err(too_large());
-        }
-        serde_json::from_str(&text).map_err(|e| ApiError::new(Refusal::InvalidJson, format!("invalid JSON body: {e}")))
+        read_json(self.req).await
     }
 
     /// `url` checked as a target the gateway may fetch.

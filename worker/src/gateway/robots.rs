@@ -7,11 +7,11 @@
 //! address is not followed), and sent at its host's turn, a departure of that host's own taken within the
 //! deadline (the permit of the hop before is given back first, so a hop to the same host never waits for its
 //! own). The hop's host's own robots.txt is not asked, and the hop does not count against a token's hosts. A
-//! redirect not followed is reported as its 3xx, which the core reads as "unavailable": everything allowed. Any
-//! failure on the way (no answer, a hop that may not go in time) is reported as no answer: the host's object
-//! always hears back.
+//! redirect not followed (a hop to a private address, or to a host an operator blocked) is reported as its 3xx,
+//! which the core reads as "unavailable": everything allowed. Any failure on the way (no answer, a hop that may
+//! not go in time) is reported as no answer: the host's object always hears back.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Refusal};
 use crate::gateway::host_client::{HostClient, Sent};
 use crate::gateway::logs;
 use crate::gateway::turn::{send_at, HostVisit};
@@ -119,6 +119,10 @@ async fn follow(
                 match hop_turn(visit, &target, deadline_ms, asker, journal.clone()).await {
                     Ok(Some(hop)) => at = hop,
                     Ok(None) => return None,
+                    // a hop to a host an operator blocked is not followed: the redirect counts as its 3xx
+                    Err(e) if e.code == Refusal::HostBlocked => {
+                        return Some(Fetched { status, headers: js::pairs(&response.headers()), body: String::new() })
+                    }
                     Err(e) => {
                         logs::error(&e);
                         return None;

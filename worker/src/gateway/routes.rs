@@ -1,10 +1,12 @@
 //! The Worker's entry point and its routes, in one table: method and path → handler ([`router::find`] matches
 //! a request against it; a wrong method is 405 with `Allow`, an unknown path 404). Every route but `/healthz`
-//! needs a bearer token, checked before the configuration is read. Errors answer as
+//! needs a bearer token, checked before the configuration is read: a tenant's (`GATEWAY_TOKEN`), or on the admin
+//! routes (`/v1/admin/…`) an operator's (`GATEWAY_ADMIN_TOKEN`). Errors answer as
 //! `{ "error": { "code", "message" } }`; 5xx ones are logged.
 
 use crate::api::{ApiError, Refusal};
-use crate::gateway::bindings::{authenticate, serving_config};
+use crate::gateway::admin::{self, Admin};
+use crate::gateway::bindings::{authenticate, authenticate_admin, serving_config};
 use crate::gateway::logs;
 use crate::gateway::request::{header, Caller};
 use crate::gateway::responses::{error_response, method_not_allowed};
@@ -27,10 +29,12 @@ enum Handler {
     Open(fn(&Request, &Env) -> Result<Response, ApiError>),
     /// Needs a bearer token; answers the authenticated request.
     Token(for<'a> fn(Caller<'a>) -> Reply<'a>),
+    /// Needs an admin token; answers the request with the token's label.
+    Admin(for<'a> fn(Admin<'a>) -> Reply<'a>),
 }
 
 /// The routes, in the order the 404 answer lists them.
-static ROUTES: [Route<Handler>; 8] = [
+static ROUTES: [Route<Handler>; 11] = [
     Route::get("/v1/fetch", Handler::Token(|c| Box::pin(fetch::handle_fetch(c)))).usage("?url="),
     Route::post("/v1/acquire", Handler::Token(|c| Box::pin(permission::handle_acquire(c)))),
     Route::post("/v1/depart", Handler::Token(|c| Box::pin(permission::handle_depart(c)))),
@@ -38,6 +42,9 @@ static ROUTES: [Route<Handler>; 8] = [
     Route::post("/v1/cancel", Handler::Token(|c| Box::pin(permission::handle_cancel(c)))),
     Route::get("/v1/hosts", Handler::Token(|c| Box::pin(reports::handle_hosts(c)))).usage("?detail=1"),
     Route::get("/v1/hosts/{host}", Handler::Token(|c| Box::pin(reports::handle_host(c)))),
+    Route::get("/v1/admin/hosts", Handler::Admin(|a| Box::pin(admin::handle_list(a)))),
+    Route::put("/v1/admin/hosts/{pattern}", Handler::Admin(|a| Box::pin(admin::handle_put(a)))),
+    Route::delete("/v1/admin/hosts/{pattern}", Handler::Admin(|a| Box::pin(admin::handle_delete(a)))),
     Route::get("/healthz", Handler::Open(reports::handle_healthz)),
 ];
 
@@ -65,6 +72,10 @@ async fn answer(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiE
             let token = authenticate(header(&req, "authorization").as_deref(), env)?;
             let cfg = serving_config(env, &req).map_err(|p| p.to_error())?;
             handle(Caller { req: &req, env, ctx, cfg: &cfg, token: &token, param }).await
+        }
+        Handler::Admin(handle) => {
+            let label = authenticate_admin(header(&req, "authorization").as_deref(), env)?;
+            handle(Admin { req: &req, env, label: &label, param }).await
         }
     }
 }
