@@ -695,8 +695,8 @@ p(
   'npm run build:pkg        # prints the gzipped size; tests/js/size.test.mjs enforces the budget',
   '```',
   '',
-  'The package\'s wasm module as `npm run build:pkg` leaves it in `pkg/`, gzipped here with Node\'s zlib at level 9',
-  '(the size test\'s measure).',
+  'The package\'s wasm module as `npm run build:pkg` leaves it in `pkg/` (built at `opt-level = "s"`: at 3 it is',
+  'past the budget), gzipped here with Node\'s zlib at level 9 (the size test\'s measure).',
   '',
 );
 if (!pkg) p('Not measured: no `pkg/hostpace_bg.wasm`. Run `npm run build:pkg`.');
@@ -1032,7 +1032,7 @@ p(
   '```',
   '',
   'The Worker\'s wasm module as `scripts/build-worker.sh` leaves it (worker-build `--release` with the workspace\'s',
-  'release profile, `opt-level = 3`, and `strip = true` for this build, then npm binaryen\'s wasm-opt), gzipped at',
+  'release profile at `opt-level = "s"` and `strip = true` for this build, then npm binaryen\'s wasm-opt), gzipped at',
   'level 9.',
   'Most of it is workers-rs (its `url` crate, serde-wasm-bindgen, the futures glue of each async handler) and',
   'serde_json; the hostpace core is a small part.',
