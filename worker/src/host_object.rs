@@ -296,6 +296,10 @@ impl HostObject {
                     return Ok(AskReply::Disallowed { rule: bounded(rule.to_string()) })
                 }
                 (Turn::Refuse(Refused::GivenUp { until }), now) => return Err(given_up(&req.host, until, now)),
+                (Turn::Refuse(Refused::Blocked { reason }), _) => {
+                    // the gateway sets no operators' rules yet: a block cannot come from its configuration
+                    return Err(ApiError::internal(format!("{} is blocked by an operator's rule: {reason}", req.host)));
+                }
                 (Turn::Refuse(Refused::RobotsUnreachable { retry_at }), now) => {
                     let retry_after_ms = retry_at.saturating_duration_since(now).as_secs_f64() * 1000.0;
                     return Ok(AskReply::Unavailable { retry_after_ms });
