@@ -303,8 +303,10 @@ impl Frontier {
     /// Pop the next URL whose host may depart at `now` and reserve its departure in `registry` (what
     /// [`Frontier::pop_id`] then [`Registry::acquire`] do, in one step): the URL, its host's id and the decision
     /// (its wait is zero unless the registry changed between the frontier's look and the reservation, which
-    /// cannot happen inside this call). `Ok(None)` when no host may depart now ([`Frontier::next_wait`] says how
-    /// long). A registry error (the host bound reached) leaves the URL queued.
+    /// cannot happen inside this call). The departure leaves now, sent by the caller at once: its concurrency
+    /// permit, if any, is leased from `now` as a confirmed departure's is ([`Registry::depart`]); release it once
+    /// the response is finished. `Ok(None)` when no host may depart now ([`Frontier::next_wait`] says how long).
+    /// A registry error (the host bound reached) leaves the URL queued.
     pub fn take(&mut self, registry: &mut Registry, now: Instant) -> Result<Option<(Box<str>, u32, Decision)>, Error> {
         self.take_held(registry, now, &not_held)
     }
@@ -321,6 +323,10 @@ impl Frontier {
         match registry.acquire_at(key, *slot, now) {
             Ok((decision, at)) => {
                 *slot = at;
+                if decision.permit.is_some() {
+                    // sent at once by the caller: its permit is leased, not left to lapse past its instant
+                    registry.leaves(at, decision.departs, now);
+                }
                 Ok(Some((self.pop_from(h), h, decision)))
             }
             Err(e) => {

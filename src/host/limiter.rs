@@ -174,6 +174,8 @@ mod tests {
         let mut h = HostLimiter::new(&policy).unwrap();
         let a = h.acquire(secs(0));
         let permit = a.permit.unwrap();
+        // its departure goes: the permit is leased for 30 s from then
+        assert_eq!(h.depart(a.departs, secs(0)), Departure::Go);
         let b = h.acquire(secs(0));
         assert_eq!((b.layer, b.reserved, b.wait), (Layer::Concurrency, false, Duration::from_secs(30)));
         assert_eq!(h.stats(secs(0)).decisions, 1);

@@ -305,10 +305,15 @@ impl HostState {
     ///   recorded; from `departs` on, the wait a departure before this one that left late asks for. Wait, then
     ///   confirm the same departure again;
     /// - [`Departure::Held`]: the host began cooling down after this departure was reserved (see `pushback`): it
-    ///   is reserved again behind the cooldown, and the concurrency permit taken for `departs` is leased from the
+    ///   is reserved again behind the cooldown, and the concurrency permit taken for `departs` is held for the
     ///   new instant. Wait for the new instant, then confirm that one.
     ///
-    /// A caller that knows no reserved instant passes `now` (a permit is then not found to extend).
+    /// The concurrency permit taken for the departure (when the policy limits concurrency) is held until
+    /// [`crate::layers::RESERVATION_GRACE`] past its instant — past the instant it is told to wait for, while it is
+    /// told to wait from its instant on — and, once the answer is go, leased for the policy's lease from `now`
+    /// (see [`Concurrency`]). A departure never confirmed gives its permit back at the grace's end. A caller that
+    /// knows no reserved instant passes `now` (the permit of the departure reserved earliest among those due is
+    /// then the one leased).
     pub fn depart(&mut self, departs: Instant, now: Instant) -> Departure {
         // held: reserved before the host pushed back, or due now while it blocks (a caller that passed no reserved
         // instant, a host forgotten and pushed back since)
@@ -322,20 +327,34 @@ impl HostState {
             let (at, layer) = self.earliest(now);
             let wait_ns = self.charge(at, layer, now);
             if let Some(permits) = &mut self.permits {
-                // its permit's lease runs from the new instant
-                permits.extend(departs, at);
+                // its permit is held for the new instant
+                permits.extend(departs, at, now);
             }
             if wait_ns > 0 {
                 return Departure::Held { departs: at, wait: Duration::from_nanos(wait_ns), layer };
             }
             return match self.spacing_wait(now) {
-                Duration::ZERO => self.go(now),
-                wait => Departure::Held { departs: at, wait, layer: Layer::Interval },
+                Duration::ZERO => self.go(at, now),
+                wait => {
+                    self.delay_permit(at, now, wait);
+                    Departure::Held { departs: at, wait, layer: Layer::Interval }
+                }
             };
         }
         match self.spacing_wait(now) {
-            Duration::ZERO => self.go(now),
-            wait => Departure::Wait(wait),
+            Duration::ZERO => self.go(departs, now),
+            wait => {
+                self.delay_permit(departs, now, wait);
+                Departure::Wait(wait)
+            }
+        }
+    }
+
+    /// The departure reserved for `departs` is told at `now` to wait `wait` and confirm again: its permit, if any,
+    /// is held until the grace past then.
+    fn delay_permit(&mut self, departs: Instant, now: Instant, wait: Duration) {
+        if let Some(permits) = &mut self.permits {
+            permits.delay(departs, now.saturating_add(wait), now);
         }
     }
 
@@ -351,10 +370,19 @@ impl HostState {
         Duration::ZERO
     }
 
-    /// Record a departure at `now`.
-    fn go(&mut self, now: Instant) -> Departure {
+    /// Record that the departure reserved for `departs` goes at `now`: its permit, if any, is leased from `now`.
+    fn go(&mut self, departs: Instant, now: Instant) -> Departure {
         self.departed = self.departed.max(now);
+        self.leave(departs, now);
         Departure::Go
+    }
+
+    /// The departure reserved for `departs` leaves at `now`: its concurrency permit, if any, is leased from `now`
+    /// (see [`Concurrency::depart`]).
+    pub(crate) fn leave(&mut self, departs: Instant, now: Instant) {
+        if let Some(permits) = &mut self.permits {
+            permits.depart(departs, now);
+        }
     }
 
     /// A request confirmed by [`HostState::depart`] was written only at `at` (its connection opened late, or the
@@ -577,14 +605,16 @@ impl HostState {
     }
 
     /// Read [`HostState::write`]'s fields. A snapshot of format 1 has no cap deadline: a cap it holds lapses
-    /// [`SERVER_POLICY_TTL`] after `taken_at`; one of format 1 or 2 has no pushback record (none is read).
+    /// [`SERVER_POLICY_TTL`] after `taken_at`; one of format 1 or 2 has no pushback record (none is read); one
+    /// before format 5 has no jitter drawn, and its permits are leases of departures that went (see
+    /// [`Concurrency`]).
     pub(crate) fn read(r: &mut Reader<'_>, version: u32, taken_at: Instant) -> HostState {
         let bucket = TokenBucket::read(r);
         let meter = LeakyBucket::read(r);
         let cooldown = Cooldown::read(r);
         let server_until = r.instant("server quota end");
         let quota = QuotaLayer::read(r);
-        let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r)));
+        let permits = r.bool("permits flag").then(|| Box::new(Concurrency::read(r, version)));
         let mut counters =
             Counters { decisions: r.u32("decisions"), throttled: r.u32("throttled"), wait_ms: Default::default() };
         for ms in counters.wait_ms.iter_mut().take(Layer::counters_in(version)) {

@@ -36,7 +36,7 @@ mod leaky_bucket;
 mod sliding_window;
 mod token_bucket;
 
-pub use concurrency::{Concurrency, Permit};
+pub use concurrency::{Concurrency, Permit, RESERVATION_GRACE};
 pub use cooldown::Cooldown;
 pub use leaky_bucket::LeakyBucket;
 pub use sliding_window::SlidingWindow;

@@ -279,6 +279,14 @@ impl Registry {
         Ok((state.acquire(now, next_stretch), at))
     }
 
+    /// The departure just reserved for `departs` at the host in `slot` (as [`Registry::acquire_at`] answered it)
+    /// leaves at once, handed out to be sent now ([`crate::Frontier::take`]): its concurrency permit, if any, is
+    /// leased from `now`, as a confirmed departure's is (see [`HostState::depart`]).
+    pub(crate) fn leaves(&mut self, slot: Slot, departs: Instant, now: Instant) {
+        let now = self.clamp_at(slot, now);
+        self.hosts.get_mut(slot).leave(departs, now);
+    }
+
     /// Parse `url`, then reserve the next departure to its host.
     pub fn acquire_url(&mut self, url: &str, now: Instant) -> Result<(HostKey, Decision), Error> {
         let key = HostKey::from_url(url)?;

@@ -14,7 +14,8 @@ use crate::time::Instant;
 /// The snapshot format version this build writes: 5, or the newest format a layer's state first appears in (the list
 /// of layers, in `src/layers/mod.rs`, names the format each layer came with). It reads every format from 1: one
 /// older than a layer's has no state nor wait counter of it (the layer starts afresh, its knob off); format 4 has no
-/// `jitter` in its policy (read as 0); format 3 has
+/// `jitter` in its policy (read as 0), and keeps only when each concurrency permit ends (read as the lease of a
+/// departure that went); format 3 has
 /// instants in nanoseconds since the epoch rather than from the registry's latest instant; format 2 has no pushback
 /// record either, and no clock of a host's own (each host's is the registry's latest instant); format 1 has neither,
 /// nor a deadline for a server's rate cap (one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot

@@ -567,7 +567,8 @@ impl JsLimiter {
     }
 
     /// Reserve a departure to `url`'s host: `{ host, waitMs, layer, departsMs, reserved, permitId? }`.
-    /// Release `permitId` (when the config limits concurrency) once the response is finished.
+    /// Release `permitId` (when the config limits concurrency) once the response is finished. The permit is held
+    /// until 5 s past `departsMs` unless `depart` confirms the departure, which leases it for `leaseSec` from then.
     #[wasm_bindgen(unchecked_return_type = "Decision")]
     pub fn acquire(
         &self,

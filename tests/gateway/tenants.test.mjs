@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Origin, assertSpacing, gaps, originPool, sleep, until, within } from '../js/helpers.mjs';
+import { Origin, RemoteOrigin, assertSpacing, clockMs, gaps, originPool, sleep, until, within } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
 
 const VICTIM = 'victim-token-4b1e0f';
@@ -380,5 +380,129 @@ describe('gateway: concurrency permits belong to the token that took them', () =
     assert.equal((await mine.json()).released, true);
     const now = await attacker.acquire(o.url('/next'));
     assert.equal(now.body.reserved, true, 'free once the victim gave it back');
+  });
+});
+
+describe('gateway: a token that reserves and never departs holds no permit away from another token', () => {
+  // One permit per host, leased CRAWL_LEASE_SEC (60 s, the default) once its departure goes, within
+  // CRAWL_MAX_WAIT_SEC (300 s, the default) as GATEWAY.md advises: a call finding the permit held waits for it in
+  // the host's object. The host paces at 0.5/s, burst 1: the victim's five fetches take some 8 s alone, longer than
+  // the grace (5 s) an unconfirmed reservation keeps its permit for, so "within twice as long" says the hoarder
+  // cost the victim at most one grace.
+  const HOARD_RATE = 0.5;
+  const FETCHES = 5;
+  const HOARDS = 200; // the hoarder's /v1/acquire calls, at most
+  const PARALLEL = 8;
+  const FETCH_TIMEOUT_MS = 20_000; // a victim's call that takes longer counts as timed out
+  let gateway;
+  let victim;
+  let attacker;
+  const origins = originPool(RemoteOrigin);
+
+  before(async () => {
+    const vars = { ...VARS, CRAWL_MAX_CONCURRENCY: '1', CRAWL_RATE_PER_SEC: String(HOARD_RATE), CRAWL_MAX_WAIT_SEC: '300' };
+    gateway = await Gateway.start({ vars, token: `${VICTIM},${ATTACKER}` });
+    victim = tenant(gateway, VICTIM);
+    attacker = tenant(gateway, ATTACKER);
+    const warm = await Origin.start({});
+    try {
+      await crawl(victim, warm, ['/warm']);
+      await (await attacker.fetchVia(warm.url('/warm'))).arrayBuffer();
+    } finally {
+      await warm.close();
+    }
+  });
+
+  after(async () => {
+    await gateway?.stop();
+    await origins.closeAll();
+  });
+
+  /** The victim's fetches of `paths` of `o`, one after the other: each one's status (or 'timeout'), and the time. */
+  async function victimFetches(o, paths) {
+    const started = clockMs();
+    const statuses = [];
+    for (const p of paths) {
+      try {
+        const res = await gateway.request(`/v1/fetch?url=${encodeURIComponent(o.url(p))}`, {
+          headers: as(VICTIM),
+          signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        });
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      } catch (e) {
+        statuses.push(e.name === 'TimeoutError' ? 'timeout' : e.message);
+      }
+    }
+    return { started, statuses, tookMs: clockMs() - started };
+  }
+
+  /**
+   * The hoarder's /v1/acquire calls for `o`, `PARALLEL` at a time, never confirmed nor given back: each worker asks
+   * again at once after a reservation, and after a refusal when its `Retry-After` says (at most a second later),
+   * so the flood lasts as long as the victim's fetches. At most `HOARDS` calls, none sent after `signal` aborts
+   * (which also abandons those under way). Counts answers by status.
+   */
+  function hoard(o, signal) {
+    const counts = { sent: 0, reserved: 0, byStatus: {} };
+    const worker = async () => {
+      while (counts.sent < HOARDS && !signal.aborted) {
+        const n = counts.sent++;
+        try {
+          const res = await gateway.request('/v1/acquire', {
+            method: 'POST',
+            headers: { ...as(ATTACKER), 'content-type': 'application/json' },
+            body: JSON.stringify({ url: o.url(`/hoard${n}`) }),
+            signal,
+          });
+          const body = await res.json();
+          counts.byStatus[res.status] = (counts.byStatus[res.status] ?? 0) + 1;
+          if (body.reserved) counts.reserved += 1;
+          if (res.status !== 200) await sleep(Math.min(Number(res.headers.get('retry-after') ?? 1), 1) * 1000);
+        } catch (_) {
+          // abandoned when the test is done with the flood
+        }
+      }
+    };
+    return { counts, done: Promise.all(Array.from({ length: PARALLEL }, worker)) };
+  }
+
+  test('200 acquires never departed: the victim\'s five fetches take at most twice as long as alone', { timeout: 120_000 }, async () => {
+    const paths = Array.from({ length: FETCHES }, (_, i) => `/v${i}`);
+    // the victim alone at a host with the same settings
+    const alone = await origins.start({});
+    const unhindered = await victimFetches(alone, paths);
+    await alone.sync();
+    assert.deepEqual(unhindered.statuses, Array(FETCHES).fill(200), 'alone, every fetch is answered');
+    // the hoarder floods another host with reservations it never confirms; once it holds one (and the permit)...
+    const o = await origins.start({});
+    const stop = new AbortController();
+    const flood = hoard(o, stop.signal);
+    const deadline = setTimeout(() => stop.abort(new Error('the flood ran out of time')), 60_000);
+    try {
+      await within(until(() => flood.counts.reserved > 0), 10_000, 'the hoarder never got a reservation');
+      await sleep(500);
+      // ...the victim fetches from that host while the flood goes on
+      const hindered = await victimFetches(o, paths);
+      await o.sync();
+      const arrived = o.log.filter((e) => e.path.startsWith('/v'));
+      const report = `alone ${unhindered.tookMs.toFixed(0)} ms, beside the hoarder ${hindered.tookMs.toFixed(0)} ms ` +
+        `(statuses ${JSON.stringify(hindered.statuses)}; the hoarder's answers ${JSON.stringify(flood.counts)})`;
+      process.stdout.write(`# hoarding: ${report}\n`);
+      assert.deepEqual(hindered.statuses, Array(FETCHES).fill(200), `every fetch answered, none timed out: ${report}`);
+      assert.deepEqual(arrived.map((e) => e.path), paths, `the victim's requests reached the origin: ${report}`);
+      assert.ok(o.log.every((e) => e.path.startsWith('/v')), 'the hoarder never departed: nothing of it arrived');
+      assert.ok(hindered.tookMs <= 2 * unhindered.tookMs, `at most twice as long as alone: ${report}`);
+      const span = (log, started) => log[log.length - 1].t - started;
+      assert.ok(
+        span(arrived, hindered.started) <= 2 * span(alone.log, unhindered.started),
+        `the origin's log agrees: the last of the victim's requests arrived ${span(arrived, hindered.started).toFixed(0)} ms ` +
+          `after its first call, alone ${span(alone.log, unhindered.started).toFixed(0)} ms`,
+      );
+    } finally {
+      clearTimeout(deadline);
+      stop.abort(new Error('the test is done with the flood'));
+      await flood.done;
+    }
   });
 });

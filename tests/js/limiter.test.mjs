@@ -769,6 +769,22 @@ describe('interned hosts: intern, acquireId, acquireIds', () => {
     assert.equal(typeof d.permitId, 'number', 'acquire(url) hands out the permit');
     assert.equal(limiter.stats('a.example', 0).inFlight, 1);
   });
+  test('a permit is held 5 s past its instant unless its departure goes; one that goes is leased from then', () => {
+    const limiter = new Limiter({ ratePerSec: 100, burstCapacity: 100, maxConcurrency: 1, robots: 'ignore' });
+    const url = 'https://p.example/';
+    const t = Math.round(clockMs());
+    assert.equal(limiter.acquire(url, t).reserved, true);
+    const held = limiter.acquire(url, t + 1000);
+    assert.deepEqual([held.reserved, held.layer, held.waitMs], [false, 'concurrency', 4000], 'never confirmed: 5 s');
+    const next = limiter.acquire(url, t + 5000);
+    assert.equal(next.reserved, true, 'its permit came back 5 s past its instant');
+    // confirmed (the host's clock is at t + 5 s): leased for leaseSec, 60 s, from its departure
+    assert.equal(limiter.depart(url, next.departsMs).waitMs, 0);
+    const leased = limiter.acquire(url, t + 10_000);
+    assert.deepEqual([leased.reserved, leased.waitMs], [false, 55_000]);
+    assert.equal(limiter.stats('p.example', t + 64_999).inFlight, 1);
+    assert.equal(limiter.stats('p.example', t + 65_000).inFlight, 0);
+  });
 });
 
 describe('snapshot and restore', () => {

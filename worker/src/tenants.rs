@@ -28,13 +28,22 @@
 //!   other token held before it asked, and from then on, between two of its departures, each other token has
 //!   at most one. The host's pace is the same (a held `/v1/fetch` takes the next free turn as soon as its
 //!   token's last one goes); what shrinks is how far ahead one token may reserve.
+//! - **A permit is held for a departure until it goes, or [`RESERVATION_GRACE`] past its instant** (the core's
+//!   rule: `hostpace::Concurrency`): a reservation takes one of the host's concurrency permits; its confirmation
+//!   leases it for `CRAWL_LEASE_SEC` from the departure; one never confirmed gives it back at the grace's end,
+//!   when it also stops counting against its token and can no longer be confirmed. So a token that reserves and
+//!   never departs holds a permit for its wait and the grace, never for a lease.
 //! - **Permits go by turns too**: while every concurrency permit of a host is held, the tokens waiting for one
-//!   are recorded ([`Tenants::waits_for_permit`]); a token may take a free permit only while fewer other waiting
-//!   tokens come before it than there are free permits — those holding fewer permits, or as many and last
-//!   issued a departure before it ([`Tenants::waiting_before`]). So a token holding every permit gives the next
-//!   free one to a token that holds none, and tokens wanting more permits than there are take them in turn. A
-//!   permit rides on its departure until it goes back (the gateway's own fetch keeps it while its body is passed
-//!   on; that is not saved: after a restart its token counts a permit fewer).
+//!   are recorded ([`Tenants::waits_for_permit`]); a token may take a free permit only while fewer other tokens
+//!   come before it than there are free permits ([`Tenants::waiting_before`]): the waiting tokens that hold fewer
+//!   permits, or as many and last issued a departure before it; and, for a token whose reservations let permits
+//!   lapse (never confirmed; each counted until its departure expires), every other token that wants the host and
+//!   let fewer lapse, waiting or between two of its requests. So a token holding every permit gives the next free
+//!   one to a token that holds none, tokens wanting more permits than there are take them in turn, and a token
+//!   that reserves without departing takes no permit from a token that uses its own: while another token wants
+//!   the host, the permit it holds when that token comes is the only one it keeps from it. A permit rides on its
+//!   departure until it goes back (the gateway's own fetch keeps it while its body is passed on; that is not
+//!   saved: after a restart its token counts a permit fewer).
 //! - **A report that blocks the host cools it for everyone, once per period while another token wants it**: a
 //!   429/503, or a `RateLimit` / `X-RateLimit-*` quota at zero. A token's report reaches the host (the core's
 //!   pushback: a cooldown or server block bounded by `maxBackoffSec`, and for the incidents of a streak the
@@ -66,8 +75,9 @@ const REPORTERS_KEPT: Duration = hostpace::GIVE_UP_AFTER;
 /// How long after its departure an issued departure may still be confirmed, reported or cancelled.
 pub const DEPARTURE_TTL: Duration = Duration::from_secs(300);
 
-/// How long after its instant an unconfirmed departure still counts against its token's reservations.
-pub const RESERVATION_GRACE: Duration = Duration::from_secs(5);
+/// How long after its instant an unconfirmed departure still counts against its token's reservations and may be
+/// confirmed: the core's grace, at whose end its concurrency permit goes back ([`hostpace::RESERVATION_GRACE`]).
+pub const RESERVATION_GRACE: Duration = hostpace::RESERVATION_GRACE;
 
 /// How long after it last asked for a departure at a host a token counts as wanting the host (see the module).
 pub const WANTS_FOR: Duration = Duration::from_secs(5);
@@ -239,9 +249,31 @@ impl Tenants {
         self.permit_waits.retain(|(_, last)| Instant::from_nanos(*last).saturating_add(PERMIT_WAIT_STALE) > now);
     }
 
-    /// Permits `token` holds: on its reservations and on its departures that went and have not given theirs back.
+    /// Permits `token` holds: on its reservations and on its departures that went and have not given theirs back,
+    /// those its reservations let lapse included ([`Tenants::lapsed`]).
     fn permits_held(&self, token: &str) -> usize {
         self.issued.iter().filter(|d| d.token == token && d.permit.is_some()).count()
+    }
+
+    /// Permits `token`'s reservations let lapse by `now`: taken with a departure it never confirmed, they went back
+    /// [`RESERVATION_GRACE`] past its instant (the core's rule). Each counts against the token until its departure
+    /// expires ([`DEPARTURE_TTL`]).
+    fn lapsed(&self, token: &str, now: Instant) -> usize {
+        let lapsed = |d: &&Issued| d.permit.is_some() && !d.departed && d.counts_until() <= now && !d.expired(now);
+        self.issued.iter().filter(|d| d.token == token).filter(lapsed).count()
+    }
+
+    /// The tokens that want the host at `now` (see [`Tenants::wants`]), each once.
+    fn wanting(&self, now: Instant) -> Vec<&str> {
+        let asking = self.asks.iter().filter(|(_, at)| Instant::from_nanos(*at).saturating_add(WANTS_FOR) > now);
+        let holding = self.issued.iter().filter(|d| d.counts(now)).map(|d| d.token.as_str());
+        let mut tokens: Vec<&str> = Vec::new();
+        for token in asking.map(|(t, _)| t.as_str()).chain(holding) {
+            if !tokens.contains(&token) {
+                tokens.push(token);
+            }
+        }
+        tokens
     }
 
     /// `token` was told at `now` to wait for a free permit: it waits, and wants the host ([`Tenants::asked`]).
@@ -255,19 +287,32 @@ impl Tenants {
         self.served.iter().find(|(t, _)| t == token).map_or(0, |s| s.1)
     }
 
-    /// How many other tokens waiting for a permit at `now` come before `token` for the next free one: those that
-    /// hold fewer permits, or as many and were served before it (see the module).
+    /// How many other tokens come before `token` at `now` for the next free permit (see the module): those waiting
+    /// for one that hold fewer permits, or as many and were served before it; and, when `token` let permits lapse,
+    /// every other token that wants the host and let fewer lapse.
     pub fn waiting_before(&mut self, token: &str, now: Instant) -> usize {
         self.forget_stale_waits(now);
-        if self.permit_waits.iter().all(|(t, _)| t == token) {
+        let lapsed = self.lapsed(token, now);
+        if lapsed == 0 && self.permit_waits.iter().all(|(t, _)| t == token) {
             return 0; // no other token waits (every ask of a host without a concurrency limit): nothing to count
         }
         let (mine, served) = (self.permits_held(token), self.last_served(token));
-        let before = |t: &str| {
+        let waiting_before = |t: &str| {
             let theirs = self.permits_held(t);
             theirs < mine || (theirs == mine && self.last_served(t) < served)
         };
-        self.permit_waits.iter().filter(|(t, _)| t != token && before(t)).count()
+        let mut before: Vec<&str> =
+            self.permit_waits.iter().map(|(t, _)| t.as_str()).filter(|t| *t != token && waiting_before(t)).collect();
+        if lapsed > 0 {
+            // a token that let permits lapse leaves the next one to a token that wants the host, even between two
+            // of that token's requests, unless it let as many lapse
+            for t in self.wanting(now) {
+                if t != token && !before.contains(&t) && self.lapsed(t, now) < lapsed {
+                    before.push(t);
+                }
+            }
+        }
+        before.len()
     }
 
     /// Permit `permit` went back: the departure it rode on is done with.
@@ -638,6 +683,33 @@ mod tests {
         ts.waits_for_permit("alice", t(2));
         assert!(ts.waiting_before("mallory", t(4)) == 0, "a wait not asked again for a second is stale");
         assert_eq!(ts.encode(), "", "fetches gone with their permits back are forgotten");
+    }
+
+    #[test]
+    fn a_token_that_lets_permits_lapse_leaves_the_next_one_to_a_token_that_wants_the_host() {
+        let mut ts = Tenants::default();
+        // mallory reserves with a permit and never confirms; alice asked at 3 s and is between two requests
+        ts.issue("m1".into(), "mallory", t(0), Some(1));
+        ts.asked("alice", t(3));
+        assert_eq!(ts.waiting_before("mallory", t(4)), 0, "within the grace its permit has not lapsed");
+        assert_eq!(ts.lapsed("mallory", t(5)), 1, "5 s past its instant: lapsed");
+        assert_eq!(ts.waiting_before("mallory", t(5)), 1, "alice wants the host: the next permit is hers");
+        assert_eq!(ts.waiting_before("alice", t(5)), 0);
+        assert_eq!(ts.claim("m1", "mallory", Use::Depart, t(5)), Err(Refusal::NotYours), "nor can it go any more");
+        assert_eq!(ts.waiting_before("mallory", t(8)), 0, "alice asked 5 s ago: no one else wants the host");
+        // a token that let as many lapse is not before it; one that let fewer is
+        ts.issue("c1".into(), "carol", t(10), Some(2));
+        ts.asked("carol", t(16));
+        assert_eq!(ts.waiting_before("mallory", t(16)), 0, "carol let one lapse too");
+        ts.issue("m2".into(), "mallory", t(20), Some(3));
+        assert_eq!(ts.waiting_before("mallory", t(25)), 0, "carol asked 9 s ago");
+        ts.asked("carol", t(25));
+        assert_eq!(ts.waiting_before("mallory", t(25)), 1, "mallory let two lapse, carol one");
+        // confirmed in time, a departure's permit never counts as lapsed; a lapsed one counts until it expires
+        ts.issue("a1".into(), "alice", t(30), Some(4));
+        ts.departed("a1", "alice", false);
+        assert_eq!(ts.lapsed("alice", t(100)), 0);
+        assert_eq!((ts.lapsed("mallory", t(299)), ts.lapsed("mallory", t(300))), (2, 1));
     }
 
     #[test]

@@ -63,15 +63,19 @@ fn the_saved_host_restores_to_the_same_future_decisions() {
     let report = desk.report(t(1_500)).unwrap();
     assert_eq!((report.stats.decisions, report.stats.throttled, report.stats.in_flight), (3, 1, 1));
     assert_eq!((report.stats.crawl_delay_ms, report.stats.quota_used), (1_500, Some(3)));
-    // (at ms, robots asked and fetched first, wait ms, layer, departs ms, reserved)
+    // (at ms, robots asked and fetched first, wait ms, layer, departs ms, reserved); the departure reserved first
+    // holds the other permit until 5 s past its instant, then, confirmed at 21 s, for its lease
     let expected = [
         (1_500, false, 19_500, Layer::Cooldown, 21_000, true),
-        (1_500, false, 61_500, Layer::Concurrency, 63_000, false),
+        (1_500, false, 24_500, Layer::Concurrency, 26_000, false),
         (25_000, false, 38_000, Layer::Concurrency, 63_000, false),
         (25_000, false, 38_000, Layer::Concurrency, 63_000, false),
         (3_700_200, true, 0, Layer::None, 3_700_200, true),
     ];
-    for (at, robots, wait_ms, layer, departs_ms, reserved) in expected {
+    for (i, (at, robots, wait_ms, layer, departs_ms, reserved)) in expected.into_iter().enumerate() {
+        if i == 2 {
+            assert!(desk.depart(t(21_000), None, None, t(21_000)).unwrap().wait().is_zero(), "it goes at 21 s");
+        }
         let (first, d) = match desk.ask(None, robots.then_some(RULE), t(at)).unwrap() {
             Turn::Go(d) => (false, d),
             Turn::FetchRobots { decision: d, .. } => (true, d),
