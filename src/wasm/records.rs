@@ -40,7 +40,7 @@ impl JsLimiter {
     /// The key of `url`'s host (`example.com`, `example.com:8080`): the name of its record in a shared store.
     #[wasm_bindgen(js_name = hostOf, skip_typescript)]
     pub fn host_of(&self, url: JsValue) -> JsValue {
-        answer(|| Ok(JsValue::from_str(host_arg(&url)?.as_str())))
+        answer(|| self.shared.host_name(&url))
     }
 
     /// Run this limiter's clock `offsetMs` milliseconds off the platform's (the offset to a shared store's clock,
