@@ -9,7 +9,7 @@ mod record;
 mod snapshot;
 mod table;
 
-pub use record::{read_robots_row, robots_row, HostRecord, RECORD_KEEP, SHARED_RECHECK};
+pub use record::{read_robots_row, robots_row, HostRecord, RECORD_KEEP, RECORD_VERSION, SHARED_RECHECK};
 pub use snapshot::{Snapshot, SNAPSHOT_VERSION};
 pub use table::Slot;
 
