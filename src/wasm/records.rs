@@ -6,11 +6,10 @@
 
 use super::args::{self, ConfigArg};
 use super::limiter::{host_arg, Crawler, JsLimiter};
-use super::{answer, js_error, ms, ms_arg};
+use super::{answer, glue, js_error, ms, ms_arg};
 use crate::registry::{robots_row, Registry};
 use crate::time::Instant;
 use crate::time::{duration_nanos, MAX_CLOCK_GAP};
-use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 /// The error for a record a store holds that cannot be read, named `HostRecordUnreadable`.
@@ -69,10 +68,7 @@ impl JsLimiter {
             let Some(record) = self.shared.registry.borrow().host_record(&key, &file, now) else {
                 return Ok(JsValue::UNDEFINED);
             };
-            let out = Object::new();
-            let _ = Reflect::set(&out, &"record".into(), &record.text.into());
-            let _ = Reflect::set(&out, &"keepMs".into(), &ms(record.keep_until.saturating_duration_since(now)).into());
-            Ok(out.into())
+            Ok(glue::host_record(&record.text, ms(record.keep_until.saturating_duration_since(now))))
         })
     }
 
