@@ -71,7 +71,8 @@ impl Writer {
                 break;
             }
         }
-        self.out.extend(buf[at..].iter().map(|&b| char::from(b)));
+        // ASCII digits: always UTF-8
+        self.out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
     }
 
     #[inline(never)]
@@ -187,16 +188,18 @@ impl<'a> Reader<'a> {
             self.zeros -= 1;
             return "0";
         }
-        let rest = self.rest.trim_start_matches(' ');
-        let end = rest.find(' ').unwrap_or(rest.len());
-        self.rest = &rest[end..];
-        match rest[..end].strip_prefix('~').map(|run| run.parse::<u64>()) {
-            Some(Ok(run)) if run >= 2 => {
+        let bytes = self.rest.as_bytes();
+        let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+        let end = bytes[start..].iter().position(|&b| b == b' ').map_or(bytes.len(), |len| start + len);
+        let token = &self.rest[start..end];
+        self.rest = &self.rest[end..];
+        match token.strip_prefix('~').map(digits) {
+            Some(Some(run)) if run >= 2 => {
                 self.zeros = run - 1;
                 "0"
             }
             Some(_) => "~",
-            None => &rest[..end],
+            None => token,
         }
     }
 
@@ -239,12 +242,14 @@ impl<'a> Reader<'a> {
     /// A number token: decimal digits, or in a record also `<digits>e<digits>` (the first times ten to the
     /// second, when it fits).
     fn number(&self, token: &str) -> Option<u64> {
-        match token.split_once('e') {
-            Some((mantissa, zeros)) if self.short => {
-                let zeros = u32::try_from(digits(zeros)?).ok()?;
-                digits(mantissa)?.checked_mul(10u64.checked_pow(zeros)?)
+        let (mantissa, at) = leading_digits(token.as_bytes())?;
+        match token.as_bytes().get(at) {
+            None => Some(mantissa),
+            Some(b'e') if self.short => {
+                let zeros = u32::try_from(digits(&token[at + 1..])?).ok()?;
+                mantissa.checked_mul(10u64.checked_pow(zeros)?)
             }
-            _ => digits(token),
+            Some(_) => None,
         }
     }
 
@@ -321,7 +326,21 @@ impl<'a> Reader<'a> {
 
 /// A token of decimal digits as a number (no sign, no other character).
 fn digits(token: &str) -> Option<u64> {
-    token.parse::<u64>().ok().filter(|_| token.bytes().all(|b| b.is_ascii_digit()))
+    match leading_digits(token.as_bytes())? {
+        (v, at) if at == token.len() => Some(v),
+        _ => None,
+    }
+}
+
+/// The number the decimal digits `bytes` starts with (one at least, and it fits), and where they end.
+fn leading_digits(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        at += 1;
+    }
+    (at > 0).then_some((v, at))
 }
 
 #[cfg(test)]

@@ -473,9 +473,24 @@ impl HostState {
         if !self.is_fresh(limits, fresh) {
             return None;
         }
+        // Most states are fresh from the instant the layers that time frees are free: when it is the first fresh
+        // nanosecond, the halving below is run on it (a comparison per step instead of a question of the state,
+        // the same answer).
+        let spacing = self.meter.interval_ns().max(self.bucket.emission_ns());
+        let hint = (self.departed.add_nanos(spacing + margin_ns(spacing)))
+            .max(self.bucket.full_at())
+            .max(self.meter.next_slot())
+            .max(self.cooldown.until());
+        let first = hint > stale
+            && hint <= fresh
+            && self.is_fresh(limits, hint)
+            && !self.is_fresh(limits, Instant::from_nanos(hint.as_nanos() - 1));
         while fresh.nanos_since(stale) > 1_000_000 {
             let mid = stale.add_nanos(fresh.nanos_since(stale) / 2);
-            if self.is_fresh(limits, mid) {
+            if match first {
+                true => mid >= hint,
+                false => self.is_fresh(limits, mid),
+            } {
                 fresh = mid;
             } else {
                 stale = mid;

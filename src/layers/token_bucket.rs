@@ -99,6 +99,11 @@ impl TokenBucket {
     pub fn is_full(&self, now: Instant) -> bool {
         self.tat <= now
     }
+
+    /// The first instant at which the bucket is full ([`TokenBucket::is_full`]).
+    pub(crate) fn full_at(&self) -> Instant {
+        self.tat
+    }
 }
 
 impl TokenBucket {
