@@ -43,6 +43,8 @@ pub struct Registry {
     /// The random source of the backoffs' jitter (and of the first number of a host's robots.txt fetches when a
     /// record of it is adopted that has none).
     random: Random,
+    /// Hosts evicted so far ([`Registry::evictions`]).
+    evictions: u64,
 }
 
 impl Registry {
@@ -56,6 +58,7 @@ impl Registry {
             last_seen: Instant::ZERO,
             floor: Instant::ZERO,
             random: Random::default(),
+            evictions: 0,
         })
     }
 
@@ -401,7 +404,15 @@ impl Registry {
         let before = self.hosts.len();
         let limits = self.limits;
         self.hosts.retain(|state| !state.is_fresh(&limits, now));
-        before - self.hosts.len()
+        let evicted = before - self.hosts.len();
+        self.evictions += evicted as u64;
+        evicted
+    }
+
+    /// How many hosts this registry has evicted ([`Registry::evict_fresh`]) since it was made: while it stays the
+    /// same, every host tracked before is still tracked, as its calls left it.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
     }
 }
 

@@ -97,6 +97,13 @@ impl JsLimiter {
         })
     }
 
+    /// How many hosts this limiter has evicted since it was made (the core's `Registry::evictions`): while it stays
+    /// the same, a host it decided on still holds the state its last call left.
+    #[wasm_bindgen(getter, js_name = hostsEvicted, skip_typescript)]
+    pub fn hosts_evicted(&self) -> f64 {
+        self.shared.registry.borrow().evictions() as f64
+    }
+
     /// A request to `host` left at `atMs` (default: now) without this limiter knowing: it is charged as a
     /// departure then, with the bucket empty after it (the core's `Registry::departed_elsewhere`). How a process
     /// hands a host it paced on its own back to the shared store, and how a host whose record cannot be read is

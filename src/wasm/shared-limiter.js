@@ -105,6 +105,13 @@ class HostEntry {
   key;
   /** The record this process last wrote: a string, null (none), or undefined (not known: read it). */
   record = undefined;
+  /**
+   * Whether this process's core holds the host as `record` has it: its last decision on the host is the record
+   * it wrote, and nothing has changed the host in the core since (so the record need not be adopted again), as
+   * long as the core has evicted no host since then (`heldEvictions`, its count of evictions at the time).
+   */
+  held = false;
+  heldEvictions = 0;
   /** When (`ownClock`) the store lets the record written expire: from then on it is as none. */
   expiresAtMs = Infinity;
   /** The last departure this process made while pacing the host on its own ('local'), in the store's clock. */
@@ -378,8 +385,14 @@ export class SharedLimiter {
     // answers it, so a first decision costs no more round trips than reading it first would
     let record = entry.cached() ?? null;
     for (let tries = 1; ; tries++) {
-      const adopted = this.#raw.adoptHost(host, record);
-      if (adopted !== true) await this.#adopt(host, record, adopted);
+      const held = entry.held && record !== null && record === entry.record;
+      if (!held || this.#raw.hostsEvicted !== entry.heldEvictions) {
+        entry.held = false;
+        const adopted = this.#raw.adoptHost(host, record);
+        if (adopted !== true) await this.#adopt(host, record, adopted);
+      }
+      // deciding changes the host in the core: it holds a record again once the record is written
+      entry.held = false;
       if (entry.localDepartureMs !== undefined || entry.localHeldUntilMs !== undefined) {
         thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs, entry.localHeldUntilMs));
       }
@@ -391,6 +404,7 @@ export class SharedLimiter {
         failure = error;
       }
       const next = thrown(this.#raw.hostRecord(host));
+      const evictions = this.#raw.hostsEvicted;
       const row = rows?.(this.#raw);
       if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
       const value = next === undefined ? null : next.record;
@@ -398,6 +412,8 @@ export class SharedLimiter {
       const written = await this.#compareAndSet(entry.key, record, value, ttlMs);
       if (written.ok) {
         entry.keep(value, ttlMs);
+        entry.held = true;
+        entry.heldEvictions = evictions;
         entry.localDepartureMs = undefined;
         entry.localHeldUntilMs = undefined;
         entry.onItsOwn = false;
