@@ -376,8 +376,9 @@ export class SharedLimiter {
 
   /**
    * `decide(raw)` on `host`'s shared state: adopt its record, decide, write the new record back by
-   * compare-and-set, again on the record that won when another process wrote first. `rows(raw)` may name a
-   * robots.txt row to write before the record. What `decide` answers or throws.
+   * compare-and-set, again on the record that won when another process wrote first. `rows(raw, next)` may name a
+   * robots.txt row to write before the record (`next`: the record to write, as `hostRecord` answered it). What
+   * `decide` answers or throws.
    */
   async #shared(host, entry, decide, rows) {
     if (!this.#clockFresh()) await this.#clockReady();
@@ -405,7 +406,7 @@ export class SharedLimiter {
       }
       const next = thrown(this.#raw.hostRecord(host));
       const evictions = this.#raw.hostsEvicted;
-      const row = rows?.(this.#raw);
+      const row = rows?.(this.#raw, next);
       if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
       const value = next === undefined ? null : next.record;
       const ttlMs = next === undefined ? 1 : Math.max(1, Math.ceil(next.keepMs));
@@ -594,10 +595,9 @@ export class SharedLimiter {
     // a row only for rules this report installed: a report of a fetch no longer under way (answered
     // `undefined`) or of another status leaves the copy in force, whose row is another's text
     let learned;
-    const rows = (raw) => {
+    const rows = (raw, record) => {
       if (learned === undefined || !(status >= 200 && status < 300)) return undefined;
       const text = thrown(raw.robotsRow(checked, typeof robotsTxt === 'string' ? robotsTxt : ''));
-      const record = thrown(raw.hostRecord(checked));
       if (text === undefined || record === undefined) return undefined;
       return { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
     };
