@@ -67,7 +67,8 @@ function storeArg(store) {
 
 /**
  * This process's own clock for what it keeps of the store (when a record it wrote expires, how long the store is
- * left alone after it failed): milliseconds, only ever compared with each other.
+ * left alone after it failed): milliseconds, only ever compared with each other (they may be below zero, on a
+ * machine whose clock is set back).
  */
 const ownClock = globalThis.performance ?? Date;
 
@@ -159,9 +160,9 @@ export class SharedLimiter {
   #clockRefresh = undefined;
   #clockFirst = undefined;
   /** When (`ownClock`) the store's clock is due to be sampled again: `CLOCK_REFRESH_MS` after the last sample. */
-  #clockDueMs = 0;
+  #clockDueMs = -Infinity;
   /** Until when (`ownClock`) calls go without asking the store, after it failed ('local'). */
-  #storeDownUntil = 0;
+  #storeDownUntil = -Infinity;
 
   /**
    * A limiter whose hosts are shared through `config.store` with every process using the same store (and prefix).
