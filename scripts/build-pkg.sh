@@ -30,8 +30,8 @@ node_modules/.bin/wasm-opt -Os --converge --one-caller-inline-max-function-size=
 # public surface they make (api.js), the request lifecycle of Limiter and GatewayLimiter (lifecycle.js, turns.js),
 # SharedLimiter (a fleet sharing each host's budget through a store), GatewayLimiter (plain JS, nothing in the
 # wasm), hostpace/crawlee (Crawlee 3 crawlers paced by a Limiter) and hostpace/redis (a shared store on a Redis or
-# Valkey client; plain JS).
-for js in api answer limiter shared-limiter frontier token-bucket leaky-bucket sliding-window host-limiter \
+# Valkey client; plain JS). SharedLimiter and hostpace/redis bound their store calls with deadlines.js.
+for js in api answer deadlines limiter shared-limiter frontier token-bucket leaky-bucket sliding-window host-limiter \
   lifecycle turns gateway crawlee redis; do
   cp "src/wasm/$js.js" "$OUT/"
 done

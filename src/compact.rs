@@ -11,10 +11,13 @@
 
 use crate::error::{Error, Quoted};
 use crate::time::Instant;
-use std::fmt::Write;
 
 /// The first token of an encoded snapshot.
 pub(crate) const MAGIC: &str = "hostpace-snapshot-1";
+
+/// The first token of a host's record (see [`crate::registry`]'s `host_record`): a short one, as a shared store
+/// keeps a record per host.
+pub(crate) const RECORD_MAGIC: &str = "hpr";
 
 /// Writes tokens.
 pub(crate) struct Writer {
@@ -23,21 +26,53 @@ pub(crate) struct Writer {
     zeros: u64,
     /// The instant later instants are written from (see [`Writer::set_base`]).
     base: Option<Instant>,
+    /// Whether a number ending in three zeros or more is written in short (`36e11`; a record's form).
+    short: bool,
 }
 
 impl Writer {
     pub(crate) fn new() -> Writer {
-        Writer { out: String::from(MAGIC), zeros: 0, base: None }
+        Writer::with(MAGIC, false)
+    }
+
+    /// A writer of a host's record: [`RECORD_MAGIC`], and round numbers in short.
+    pub(crate) fn record() -> Writer {
+        Writer::with(RECORD_MAGIC, true)
+    }
+
+    fn with(magic: &str, short: bool) -> Writer {
+        // room for a host's record without growing
+        let mut out = String::with_capacity(160);
+        out.push_str(magic);
+        Writer { out, zeros: 0, base: None, short }
     }
 
     /// Write the zeros of a run.
     fn flush(&mut self) {
-        // writing to a String cannot fail
-        let _ = match std::mem::take(&mut self.zeros) {
-            0 => Ok(()),
-            1 => write!(self.out, " 0"),
-            run => write!(self.out, " ~{run}"),
-        };
+        match std::mem::take(&mut self.zeros) {
+            0 => {}
+            1 => self.out.push_str(" 0"),
+            run => {
+                self.out.push_str(" ~");
+                self.digits(run);
+            }
+        }
+    }
+
+    /// `v` in decimal (what `write!` makes, without the formatting machinery: a record is mostly numbers).
+    fn digits(&mut self, mut v: u64) {
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        // ASCII digits: always UTF-8
+        self.out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
     }
 
     #[inline(never)]
@@ -47,7 +82,20 @@ impl Writer {
             return;
         }
         self.flush();
-        let _ = write!(self.out, " {v}");
+        self.out.push(' ');
+        let mut zeros = 0;
+        let mut mantissa = v;
+        while self.short && mantissa % 10 == 0 {
+            mantissa /= 10;
+            zeros += 1;
+        }
+        if zeros >= 3 {
+            self.digits(mantissa);
+            self.out.push('e');
+            self.digits(zeros);
+        } else {
+            self.digits(v);
+        }
     }
 
     /// From now on, write instants from `base` (already written, as the reader must know it first). A base of
@@ -62,7 +110,8 @@ impl Writer {
         match self.base {
             Some(base) if at > Instant::ZERO && at < base => {
                 self.flush();
-                let _ = write!(self.out, " -{}", base.nanos_since(at));
+                self.out.push_str(" -");
+                self.digits(base.nanos_since(at));
             }
             // at most u64::MAX - 1 from a base above ZERO: the token fits
             Some(base) if at > Instant::ZERO => self.u64(at.nanos_since(base) + 1),
@@ -86,7 +135,10 @@ impl Writer {
     #[inline(never)]
     pub(crate) fn str(&mut self, s: &str) {
         self.flush();
-        let _ = write!(self.out, " {}:{s}", s.len());
+        self.out.push(' ');
+        self.digits(s.len() as u64);
+        self.out.push(':');
+        self.out.push_str(s);
     }
 
     pub(crate) fn finish(mut self) -> String {
@@ -104,14 +156,25 @@ pub(crate) struct Reader<'a> {
     zeros: u64,
     /// The instant instants are read from (see [`Writer::set_base`]).
     base: Option<Instant>,
+    /// Whether numbers may be written in short ([`Writer::record`]).
+    short: bool,
 }
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str) -> Result<Reader<'a>, Error> {
-        let rest = text.trim_ascii_start().strip_prefix(MAGIC).ok_or_else(|| Error::InvalidSnapshot {
-            reason: format!("not a hostpace snapshot (expected it to start with {})", Quoted(MAGIC)),
+        Reader::with(text, MAGIC, false)
+    }
+
+    /// A reader of a host's record ([`Writer::record`]).
+    pub(crate) fn record(text: &'a str) -> Result<Reader<'a>, Error> {
+        Reader::with(text, RECORD_MAGIC, true)
+    }
+
+    fn with(text: &'a str, magic: &str, short: bool) -> Result<Reader<'a>, Error> {
+        let rest = text.trim_ascii_start().strip_prefix(magic).ok_or_else(|| Error::InvalidSnapshot {
+            reason: format!("not a hostpace snapshot (expected it to start with {})", Quoted(magic)),
         })?;
-        Ok(Reader { rest, error: None, zeros: 0, base: None })
+        Ok(Reader { rest, error: None, zeros: 0, base: None, short })
     }
 
     /// From now on, read instants from `base` ([`Writer::set_base`]).
@@ -125,16 +188,18 @@ impl<'a> Reader<'a> {
             self.zeros -= 1;
             return "0";
         }
-        let rest = self.rest.trim_start_matches(' ');
-        let end = rest.find(' ').unwrap_or(rest.len());
-        self.rest = &rest[end..];
-        match rest[..end].strip_prefix('~').map(|run| run.parse::<u64>()) {
-            Some(Ok(run)) if run >= 2 => {
+        let bytes = self.rest.as_bytes();
+        let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+        let end = bytes[start..].iter().position(|&b| b == b' ').map_or(bytes.len(), |len| start + len);
+        let token = &self.rest[start..end];
+        self.rest = &self.rest[end..];
+        match token.strip_prefix('~').map(digits) {
+            Some(Some(run)) if run >= 2 => {
                 self.zeros = run - 1;
                 "0"
             }
             Some(_) => "~",
-            None => &rest[..end],
+            None => token,
         }
     }
 
@@ -147,7 +212,7 @@ impl<'a> Reader<'a> {
         let token = self.token();
         let at = match token.strip_prefix('-') {
             Some(before) => digits(before).and_then(|d| base.as_nanos().checked_sub(d)).filter(|&at| at > 0),
-            None => digits(token).and_then(|d| if d == 0 { Some(0) } else { base.as_nanos().checked_add(d - 1) }),
+            None => self.number(token).and_then(|d| if d == 0 { Some(0) } else { base.as_nanos().checked_add(d - 1) }),
         };
         at.map(Instant::from_nanos).unwrap_or_else(|| {
             self.fail(what);
@@ -168,10 +233,24 @@ impl<'a> Reader<'a> {
     #[inline(never)]
     pub(crate) fn u64(&mut self, what: &str) -> u64 {
         let token = self.token();
-        digits(token).unwrap_or_else(|| {
+        self.number(token).unwrap_or_else(|| {
             self.fail(what);
             0
         })
+    }
+
+    /// A number token: decimal digits, or in a record also `<digits>e<digits>` (the first times ten to the
+    /// second, when it fits).
+    fn number(&self, token: &str) -> Option<u64> {
+        let (mantissa, at) = leading_digits(token.as_bytes())?;
+        match token.as_bytes().get(at) {
+            None => Some(mantissa),
+            Some(b'e') if self.short => {
+                let zeros = u32::try_from(digits(&token[at + 1..])?).ok()?;
+                mantissa.checked_mul(10u64.checked_pow(zeros)?)
+            }
+            Some(_) => None,
+        }
     }
 
     #[inline(never)]
@@ -247,7 +326,21 @@ impl<'a> Reader<'a> {
 
 /// A token of decimal digits as a number (no sign, no other character).
 fn digits(token: &str) -> Option<u64> {
-    token.parse::<u64>().ok().filter(|_| token.bytes().all(|b| b.is_ascii_digit()))
+    match leading_digits(token.as_bytes())? {
+        (v, at) if at == token.len() => Some(v),
+        _ => None,
+    }
+}
+
+/// The number the decimal digits `bytes` starts with (one at least, and it fits), and where they end.
+fn leading_digits(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        at += 1;
+    }
+    (at > 0).then_some((v, at))
 }
 
 #[cfg(test)]
@@ -328,5 +421,41 @@ mod tests {
         r.u64("count");
         assert!(r.failed());
         assert!(r.finish().unwrap_err().to_string().contains("expected count"));
+    }
+
+    #[test]
+    fn a_record_writes_round_numbers_in_short() {
+        let numbers = [1, 10, 100, 999, 1000, 3_600_000_000_000, 1_000_000_000_000_000_000, u64::MAX, 120_000];
+        let mut w = Writer::record();
+        for n in numbers {
+            w.u64(n);
+        }
+        w.set_base(Instant::from_secs(1));
+        w.instant(Instant::from_secs(1).add_nanos(999));
+        let text = w.finish();
+        assert_eq!(
+            text,
+            format!("{RECORD_MAGIC} 1 10 100 999 1e3 36e11 1e18 {} 12e4 1e3", u64::MAX),
+            "shorter only from three zeros on"
+        );
+        let mut r = Reader::record(&text).unwrap();
+        for n in numbers {
+            assert_eq!(r.u64("n"), n);
+        }
+        r.set_base(Instant::from_secs(1));
+        assert_eq!(r.instant("at"), Instant::from_secs(1).add_nanos(999));
+        assert!(r.finish().is_ok());
+        // too large, or not numbers; and no short numbers in a snapshot, nor a snapshot's magic in a record
+        for garbage in ["2e19", "1e20", "e3", "3e", "1e-3", "1ee3", "1e3e3", "+1e3", "1e 3"] {
+            let text = format!("{RECORD_MAGIC} {garbage}");
+            let mut r = Reader::record(&text).unwrap();
+            r.u64("n");
+            assert!(r.finish().is_err(), "{garbage:?}");
+        }
+        let mut r = Reader::new("hostpace-snapshot-1 1e3").unwrap();
+        r.u64("n");
+        assert!(r.finish().is_err());
+        assert!(Reader::record("hostpace-snapshot-1 1").is_err());
+        assert!(Reader::new(&format!("{RECORD_MAGIC} 1")).is_err());
     }
 }

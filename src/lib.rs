@@ -62,7 +62,7 @@ pub use observe::{pushes_back, Observation, Outcome, Purpose, Response, RetryBud
 pub use overrides::{PolicyPatch, Rule};
 pub use policy::{Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION};
 pub use registry::{read_robots_row, robots_row, HostRecord, Registry, Slot, Snapshot};
-pub use registry::{RECORD_KEEP, SHARED_RECHECK, SNAPSHOT_VERSION};
+pub use registry::{RECORD_KEEP, RECORD_VERSION, SHARED_RECHECK, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
 pub use time::MonotonicClock;
 pub use time::{duration_nanos, nanos_to_ms, near_clock, Clock, FakeClock, Instant, MAX_CLOCK_GAP};

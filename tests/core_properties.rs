@@ -225,6 +225,41 @@ proptest! {
         }
     }
 
+    /// When a host is fresh again (what its record's expiry is) is the instant halving the gap finds, asked of
+    /// the state at each step, whatever the state: with a departure confirmed or not, in a cooldown or not.
+    #[test]
+    fn a_host_is_fresh_again_when_halving_finds_it(
+        policy in policy(),
+        ops in proptest::collection::vec(op(), 1..60),
+        sent in proptest::option::of(0u64..3_000),
+        later in 0u64..5_000,
+    ) {
+        let key = HostKey::parse("a.example").unwrap();
+        let mut registry = Registry::new(policy).unwrap();
+        let mut now = START;
+        run_ops(&mut registry, &ops, &mut now, |_| key.clone());
+        if let Some(ms) = sent {
+            registry.sent(&key, now.saturating_sub(Duration::from_millis(ms)), now);
+        }
+        let now = now.saturating_add(Duration::from_millis(later));
+        let limits = *registry.limits();
+        let Some(state) = registry.host(&key) else { return Ok(()) };
+        let within = hostpace::RECORD_KEEP;
+        let halving = if state.is_fresh(&limits, now) {
+            Some(now)
+        } else if !state.is_fresh(&limits, now.saturating_add(within)) {
+            None
+        } else {
+            let (mut stale, mut fresh) = (now, now.saturating_add(within));
+            while fresh.nanos_since(stale) > 1_000_000 {
+                let mid = stale.add_nanos(fresh.nanos_since(stale) / 2);
+                if state.is_fresh(&limits, mid) { fresh = mid } else { stale = mid }
+            }
+            Some(fresh)
+        };
+        prop_assert_eq!(state.fresh_by(&limits, now, within), halving);
+    }
+
     /// Eviction never loses state: a registry bounded to a few hosts decides exactly like an unbounded one
     /// whenever it admits the host at all.
     #[test]

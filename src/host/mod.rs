@@ -528,9 +528,24 @@ impl HostState {
         if !self.is_fresh(limits, fresh) {
             return None;
         }
+        // Most states are fresh from the instant the layers that time frees are free: when it is the first fresh
+        // nanosecond, the halving below is run on it (a comparison per step instead of a question of the state,
+        // the same answer).
+        let spacing = self.meter.interval_ns().max(self.bucket.emission_ns());
+        let hint = (self.departed.add_nanos(spacing + margin_ns(spacing)))
+            .max(self.bucket.full_at())
+            .max(self.meter.next_slot())
+            .max(self.cooldown.until());
+        let first = hint > stale
+            && hint <= fresh
+            && self.is_fresh(limits, hint)
+            && !self.is_fresh(limits, Instant::from_nanos(hint.as_nanos() - 1));
         while fresh.nanos_since(stale) > 1_000_000 {
             let mid = stale.add_nanos(fresh.nanos_since(stale) / 2);
-            if self.is_fresh(limits, mid) {
+            if match first {
+                true => mid >= hint,
+                false => self.is_fresh(limits, mid),
+            } {
                 fresh = mid;
             } else {
                 stale = mid;
@@ -577,11 +592,29 @@ impl HostState {
     }
 }
 
+/// How a host's state is written in the compact format: whole, in a snapshot, or in a host's record (see
+/// [`crate::Registry::host_record`]), which leaves out what the policy settles (every process sharing a record
+/// keeps to the same policy, `Limits`): the bucket's and the meter's spacing, which [`HostState::apply_limits`]
+/// sets anyway, and a rate level at the configured rate.
+#[derive(Clone, Copy)]
+pub(crate) enum Form<'a> {
+    Snapshot,
+    Record(&'a Limits),
+}
+
 impl HostState {
-    /// Write the state in the compact snapshot format (see [`crate::Snapshot::encode`]).
-    pub(crate) fn write(&self, w: &mut Writer) {
-        self.bucket.write(w);
-        self.meter.write(w);
+    /// Write the state in the compact snapshot format (see [`crate::Snapshot::encode`]), in `form`.
+    pub(crate) fn write(&self, w: &mut Writer, form: Form<'_>) {
+        match form {
+            Form::Snapshot => {
+                self.bucket.write(w);
+                self.meter.write(w);
+            }
+            Form::Record(_) => {
+                self.bucket.write_state(w);
+                self.meter.write_state(w);
+            }
+        }
         self.cooldown.write(w);
         let server = self.server.as_deref().cloned().unwrap_or_default();
         w.instant(server.until);
@@ -596,7 +629,12 @@ impl HostState {
             w.u64(u64::from(ms));
         }
         w.u64(u64::from(self.crawl_delay_ms));
-        w.f32(self.rate_level);
+        match form {
+            Form::Snapshot => w.f32(self.rate_level),
+            // 0 at the configured rate, else its bits + 1
+            Form::Record(limits) if self.rate_level.to_bits() == (limits.rate_per_sec as f32).to_bits() => w.u64(0),
+            Form::Record(_) => w.u64(u64::from(self.rate_level.to_bits()) + 1),
+        }
         w.f32(server.cap);
         w.instant(self.departed);
         w.instant(server.cap_until);
@@ -608,9 +646,14 @@ impl HostState {
     /// [`SERVER_POLICY_TTL`] after `taken_at`; one of format 1 or 2 has no pushback record (none is read); one
     /// before format 5 has no jitter drawn, and its permits are leases of departures that went (see
     /// [`Concurrency`]).
-    pub(crate) fn read(r: &mut Reader<'_>, version: u32, taken_at: Instant) -> HostState {
-        let bucket = TokenBucket::read(r);
-        let meter = LeakyBucket::read(r);
+    pub(crate) fn read(r: &mut Reader<'_>, version: u32, taken_at: Instant, form: Form<'_>) -> HostState {
+        let (bucket, meter) = match form {
+            Form::Snapshot => (TokenBucket::read(r), LeakyBucket::read(r)),
+            Form::Record(limits) => (
+                TokenBucket::read_state(r, limits.emission_ns, limits.tau_ns),
+                LeakyBucket::read_state(r, limits.interval_ns),
+            ),
+        };
         let cooldown = Cooldown::read(r);
         let server_until = r.instant("server quota end");
         let quota = QuotaLayer::read(r);
@@ -621,7 +664,16 @@ impl HostState {
             *ms = r.u32("wait counter");
         }
         let crawl_delay_ms = r.u32("crawl delay");
-        let rate_level = r.f32("rate level");
+        let rate_level = match form {
+            Form::Snapshot => r.f32("rate level"),
+            Form::Record(limits) => match r.u64("rate level") {
+                0 => limits.rate_per_sec as f32,
+                bits => f32::from_bits(u32::try_from(bits - 1).unwrap_or_else(|_| {
+                    r.fail("rate level");
+                    0
+                })),
+            },
+        };
         let cap = r.f32("server cap");
         let departed = r.instant("departed");
         let cap_until = match version {

@@ -95,7 +95,7 @@ impl OriginCache {
         }
         let key = match plain_origin_key(origin) {
             Some(key) => key,
-            None => HostKey::from_url(url)?,
+            None => HostKey::from_parsed_url(url)?,
         };
         let id = self.ids.intern(&key);
         if self.entries.len() >= Self::LIMIT {
@@ -191,6 +191,7 @@ mod tests {
             "https://a234567890.example.com/",
         ] {
             for _ in 0..2 {
+                assert_eq!(cache.key_of(url), HostKey::from_parsed_url(url), "{url}");
                 assert_eq!(cache.key_of(url), HostKey::from_url(url), "{url}");
             }
         }

@@ -113,6 +113,15 @@ pub fn parse_http_url(input: &str) -> Result<HttpUrl, Error> {
 impl HostKey {
     /// The key of an absolute `http:` or `https:` URL.
     pub fn from_url(input: &str) -> Result<HostKey, Error> {
+        // a plainly spelled origin parses to itself: its key is read without the parser (see [`plain_origin_key`])
+        if let Some(key) = plain_origin(input).filter(|_| input.len() <= MAX_URL_LEN).and_then(plain_origin_key) {
+            return Ok(key);
+        }
+        HostKey::from_parsed_url(input)
+    }
+
+    /// [`HostKey::from_url`] by the parser alone.
+    pub(super) fn from_parsed_url(input: &str) -> Result<HostKey, Error> {
         let url = parse_http_url(input)?;
         HostKey::of(&url, input)
     }
@@ -158,6 +167,15 @@ impl HostKey {
                 reason: "not a host name (with an optional port)".into(),
             });
         }
+        // a host spelled the way the parser leaves it is its own key (see [`plain_origin_key`])
+        if let Some(key) = plain_authority_key(host, 80) {
+            return Ok(key);
+        }
+        HostKey::parse_parsed(host)
+    }
+
+    /// [`HostKey::parse`] of a host that passed its first checks, by the parser alone.
+    fn parse_parsed(host: &str) -> Result<HostKey, Error> {
         let url = parse_http_url(&format!("http://{host}/"))
             .map_err(|e| Error::InvalidUrl { input: clip(host), reason: e.to_string() })?;
         HostKey::of(&url, host)
@@ -201,10 +219,15 @@ pub(crate) fn plain_origin(url: &str) -> Option<&str> {
 /// (in wasm, a round trip to the platform's `URL` that costs more than the rest of a new host's bookkeeping).
 /// `None` for anything else, which goes to the parser.
 pub(super) fn plain_origin_key(origin: &str) -> Option<HostKey> {
-    let (default_port, authority) = match origin.strip_prefix("http://") {
-        Some(a) => (80, a),
-        None => (443, origin.strip_prefix("https://")?),
-    };
+    match origin.strip_prefix("http://") {
+        Some(authority) => plain_authority_key(authority, 80),
+        None => plain_authority_key(origin.strip_prefix("https://")?, 443),
+    }
+}
+
+/// [`plain_origin_key`] of the authority (host and optional port) of an origin whose scheme's default port is
+/// `default_port`.
+fn plain_authority_key(authority: &str, default_port: u32) -> Option<HostKey> {
     let (host, port) = match authority.split_once(':') {
         Some((h, p)) => (h, p),
         None => (authority, ""),
@@ -308,7 +331,14 @@ mod tests {
             let Some(plain) = plain_origin(&format!("{origin}/")).map(str::to_owned) else { continue };
             if let Some(key) = plain_origin_key(&plain) {
                 answered += 1;
-                assert_eq!(Ok(key), HostKey::from_url(&format!("{origin}/x")), "{origin}");
+                assert_eq!(Ok(key), HostKey::from_parsed_url(&format!("{origin}/x")), "{origin}");
+            }
+            // from_url and parse, which take the plain path first, give what the parser gives, errors included
+            let url = format!("{origin}/x");
+            assert_eq!(HostKey::from_url(&url), HostKey::from_parsed_url(&url), "{url}");
+            if let Some(authority) = origin.strip_prefix("http://") {
+                let parsed = HostKey::parse_parsed(authority).map_err(|e| e.to_string());
+                assert_eq!(HostKey::parse(authority).map_err(|e| e.to_string()), parsed, "{authority}");
             }
         }
         assert!(answered > 400, "the plain path answered only {answered} times");

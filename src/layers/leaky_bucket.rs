@@ -65,7 +65,18 @@ impl LeakyBucket {
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> LeakyBucket {
-        let mut l = LeakyBucket::from_nanos(r.u64("interval"));
+        let interval_ns = r.u64("interval");
+        LeakyBucket::read_state(r, interval_ns)
+    }
+
+    /// [`LeakyBucket::write`] without the interval: the last slot alone.
+    pub(crate) fn write_state(&self, w: &mut Writer) {
+        w.instant(self.last);
+    }
+
+    /// Read [`LeakyBucket::write_state`]'s field into a meter of this interval.
+    pub(crate) fn read_state(r: &mut Reader<'_>, interval_ns: u64) -> LeakyBucket {
+        let mut l = LeakyBucket::from_nanos(interval_ns);
         l.last = r.instant("last slot");
         l
     }

@@ -99,6 +99,11 @@ impl TokenBucket {
     pub fn is_full(&self, now: Instant) -> bool {
         self.tat <= now
     }
+
+    /// The first instant at which the bucket is full ([`TokenBucket::is_full`]).
+    pub(crate) fn full_at(&self) -> Instant {
+        self.tat
+    }
 }
 
 impl TokenBucket {
@@ -109,7 +114,18 @@ impl TokenBucket {
     }
 
     pub(crate) fn read(r: &mut Reader<'_>) -> TokenBucket {
-        let mut b = TokenBucket::from_nanos(r.u64("bucket emission"), r.u64("bucket tolerance"));
+        let (emission_ns, tau_ns) = (r.u64("bucket emission"), r.u64("bucket tolerance"));
+        TokenBucket::read_state(r, emission_ns, tau_ns)
+    }
+
+    /// [`TokenBucket::write`] without the bucket's shape (its emission and tolerance): the time owed alone.
+    pub(crate) fn write_state(&self, w: &mut Writer) {
+        w.instant(self.tat);
+    }
+
+    /// Read [`TokenBucket::write_state`]'s field into a bucket of this shape.
+    pub(crate) fn read_state(r: &mut Reader<'_>, emission_ns: u64, tau_ns: u64) -> TokenBucket {
+        let mut b = TokenBucket::from_nanos(emission_ns, tau_ns);
         b.tat = r.instant("bucket tat");
         b
     }

@@ -9,7 +9,7 @@ mod record;
 mod snapshot;
 mod table;
 
-pub use record::{read_robots_row, robots_row, HostRecord, RECORD_KEEP, SHARED_RECHECK};
+pub use record::{read_robots_row, robots_row, HostRecord, RECORD_KEEP, RECORD_VERSION, SHARED_RECHECK};
 pub use snapshot::{Snapshot, SNAPSHOT_VERSION};
 pub use table::Slot;
 
@@ -46,6 +46,8 @@ pub struct Registry {
     random: Random,
     /// Operators' rules: hosts and sites with a pace of their own, or blocked (see [`crate::overrides`]).
     rules: Rules,
+    /// Hosts evicted so far ([`Registry::evictions`]).
+    evictions: u64,
 }
 
 impl Registry {
@@ -60,6 +62,7 @@ impl Registry {
             floor: Instant::ZERO,
             random: Random::default(),
             rules: Rules::default(),
+            evictions: 0,
         })
     }
 
@@ -492,7 +495,15 @@ impl Registry {
         let before = self.hosts.len();
         let (limits, rules) = (self.limits, &self.rules);
         self.hosts.retain(|key, state| !state.is_fresh(&rules.limits_of(key, limits), now));
-        before - self.hosts.len()
+        let evicted = before - self.hosts.len();
+        self.evictions += evicted as u64;
+        evicted
+    }
+
+    /// How many hosts this registry has evicted ([`Registry::evict_fresh`]) since it was made: while it stays the
+    /// same, every host tracked before is still tracked, as its calls left it.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
     }
 }
 

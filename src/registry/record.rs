@@ -1,18 +1,27 @@
 //! One host's part of a registry as a record: its state, its own clock and what is known of its robots.txt, in
-//! the compact snapshot format ([`crate::compact`], the version of [`SNAPSHOT_VERSION`]). A store shared by several
-//! processes keeps one record per host (the package's `SharedLimiter`): a process adopts the host's record
-//! ([`Registry::adopt_host`]), decides as usual, and writes back the host's record ([`Registry::host_record`]) with
-//! a compare-and-set. The text of robots.txt rules is not in it but in a row of its own ([`robots_row`]), so the
-//! record stays small and the rules are read once per copy.
+//! the compact snapshot format ([`crate::compact`]) in a record's form, of version [`RECORD_VERSION`]. A store
+//! shared by several processes keeps one record per host (the package's `SharedLimiter`): a process adopts the
+//! host's record ([`Registry::adopt_host`]), decides as usual, and writes back the host's record
+//! ([`Registry::host_record`]) with a compare-and-set. The text of robots.txt rules is not in it but in a row of its
+//! own ([`robots_row`]), so the record stays small and the rules are read once per copy.
+//!
+//! A record is kept small, as a store keeps one per host: it starts with a short magic (`hpr`), leaves out what
+//! the policy settles (the processes sharing a record keep to the same policy; see the host state's record form),
+//! and writes round numbers in short (`36e11`).
 
 use super::{Registry, SNAPSHOT_VERSION};
-use crate::compact::{Reader, Writer};
+use crate::compact::{Reader, Writer, MAGIC};
 use crate::error::Error;
-use crate::host::HostState;
+use crate::host::{Form, HostState};
 use crate::host_key::HostKey;
 use crate::robots::{RobotsCopy, RobotsFile, RobotsRecord};
 use crate::time::Instant;
 use std::time::Duration;
+
+/// The version of a host's record. It follows the snapshot format's ([`SNAPSHOT_VERSION`]: one ahead, as a record
+/// of version 4 held the host state as a snapshot of version 4 does), so that a host state written otherwise is a
+/// record of another version too.
+pub const RECORD_VERSION: u32 = SNAPSHOT_VERSION + 1;
 
 /// How long a record is kept at most without a decision: a host's state that time alone does not make fresh (a
 /// learned rate level, a Crawl-delay) is forgotten a day after the last decision about it.
@@ -73,13 +82,13 @@ impl Registry {
             (None, None) => return None,
             (a, b) => a.max(b)?.min(now.saturating_add(RECORD_KEEP)),
         };
-        let mut w = Writer::new();
-        w.u64(u64::from(SNAPSHOT_VERSION));
+        let mut w = Writer::record();
+        w.u64(u64::from(RECORD_VERSION));
         // the host's clock, and every later instant from it
         w.u64(seen.as_nanos());
         w.set_base(seen);
         w.str(host.as_str());
-        state.write(&mut w);
+        state.write(&mut w, Form::Record(&limits));
         let part = robots.record();
         w.u64(match part.copy {
             RobotsCopy::None => 0,
@@ -161,12 +170,21 @@ impl Registry {
         host: &HostKey,
         text: &str,
     ) -> Result<(HostState, Instant, RobotsRecord, Option<(u32, Instant)>), Error> {
-        let mut r = Reader::new(text)?;
+        let other_version =
+            |version| unreadable(format!("a host record of version {version} (this build reads {RECORD_VERSION})"));
+        if text.trim_ascii_start().starts_with(MAGIC) {
+            // a record of version 4 or before: a snapshot's magic, then its version
+            let mut r = Reader::new(text)?;
+            let version = r.u64("version");
+            return Err(match r.failed() {
+                false => other_version(version),
+                true => unreadable("malformed: expected version"),
+            });
+        }
+        let mut r = Reader::record(text)?;
         let version = r.u64("version");
-        if !r.failed() && version != u64::from(SNAPSHOT_VERSION) {
-            return Err(unreadable(format!(
-                "a host record of version {version} (this build reads {SNAPSHOT_VERSION})"
-            )));
+        if !r.failed() && version != u64::from(RECORD_VERSION) {
+            return Err(other_version(version));
         }
         let seen = Instant::from_nanos(r.u64("host clock"));
         r.set_base(seen);
@@ -174,7 +192,8 @@ impl Registry {
         if !r.failed() && key != host.as_str() {
             return Err(unreadable(format!("the record of {key:?}, not of {:?}", host.as_str())));
         }
-        let mut state = HostState::read(&mut r, SNAPSHOT_VERSION, seen);
+        let limits = self.limits_of(host);
+        let mut state = HostState::read(&mut r, SNAPSHOT_VERSION, seen, Form::Record(&limits));
         let copy = match r.u64("robots.txt copy") {
             0 => RobotsCopy::None,
             1 => RobotsCopy::Everything,
@@ -191,7 +210,6 @@ impl Registry {
         let next_fetch = r.u32("robots.txt next fetch");
         let under_way = r.bool("robots.txt fetch flag").then(|| (r.u32("fetch"), r.instant("fetch departure")));
         r.finish()?;
-        let limits = self.limits_of(host);
         state.apply_limits(&limits, limits.rate_per_sec);
         Ok((state, seen, RobotsRecord { copy, fetched, failures, failing_since, due, next_fetch }, under_way))
     }
@@ -279,7 +297,7 @@ mod tests {
         r.acquire(&h, ms(0)).unwrap();
         let text = r.host_record(&h, &file, ms(0)).unwrap().text;
         let other = text.replace("11:example.com", "11:example.org");
-        let newer = text.replacen(&format!(" {SNAPSHOT_VERSION} "), " 9 ", 1);
+        let newer = text.replacen(&format!(" {RECORD_VERSION} "), " 9 ", 1);
         for (bad, says) in [
             ("", "not a hostpace snapshot"),
             ("{\"a\":1}", "not a hostpace snapshot"),
@@ -293,6 +311,39 @@ mod tests {
             assert!(err.contains(says), "{bad:?}: {err}");
         }
         assert_eq!(r.acquire(&h, ms(1)).unwrap().departs, ms(200), "the host's debt is kept");
+    }
+
+    #[test]
+    fn a_record_leaves_out_what_the_policy_settles_and_reads_back_whole() {
+        let h = key("host1234.example");
+        let file = RobotsFile::new(RobotsTiming::default());
+        let quota = Some(crate::policy::Quota { limit: 1000, window_sec: 3600.0 });
+        let policy = Policy { rate_per_sec: 2.0, burst_capacity: 2.0, quota, ..Policy::default() };
+        let mut r = Registry::new(policy.clone()).unwrap();
+        r.acquire(&h, ms(0)).unwrap();
+        let text = r.host_record(&h, &file, ms(0)).unwrap().text;
+        assert!(text.starts_with(&format!("hpr {RECORD_VERSION} ")), "{text}");
+        // no bucket spacing (500000000 ns), a quota's shape in short, no rate level at the configured rate
+        assert!(!text.contains("500000000") && text.contains(" 1e3 36e11 "), "{text}");
+        assert!(text.len() <= 120, "{} bytes: {text}", text.len());
+        let mut other = Registry::new(policy).unwrap();
+        let mut robots = RobotsFile::new(RobotsTiming::default());
+        assert!(other.adopt_host(&h, Some(&text), &mut robots, None).unwrap());
+        assert_eq!(other.host(&h), r.host(&h));
+        assert_eq!(other.host_record(&h, &file, ms(0)).unwrap().text, text);
+    }
+
+    #[test]
+    fn a_record_of_an_earlier_version_is_refused_naming_it() {
+        let h = key("example.com");
+        let mut r = Registry::new(policy()).unwrap();
+        let mut robots = RobotsFile::new(RobotsTiming::default());
+        let earlier = "hostpace-snapshot-1 4 1700000000000000000 11:example.com 200000000 0 1 ~40";
+        let err = r.adopt_host(&h, Some(earlier), &mut robots, None).unwrap_err().to_string();
+        assert!(err.contains(&format!("a host record of version 4 (this build reads {RECORD_VERSION})")), "{err}");
+        for bad in ["hpr", "hpr x", "hpr 5e0", "hostpace-snapshot-1"] {
+            assert!(r.adopt_host(&h, Some(bad), &mut robots, None).is_err(), "{bad}");
+        }
     }
 
     #[test]

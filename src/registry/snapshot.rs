@@ -5,7 +5,7 @@
 use super::Registry;
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
-use crate::host::{HostState, Layer};
+use crate::host::{Form, HostState, Layer};
 use crate::host_key::HostKey;
 use crate::overrides::{read_rules, write_rules, Rule};
 use crate::policy::Policy;
@@ -70,7 +70,7 @@ fn write_snapshot<'a>(
     w.u64(hosts.len() as u64);
     for (key, state, seen) in hosts {
         w.str(key.as_str());
-        state.write(&mut w);
+        state.write(&mut w, Form::Snapshot);
         w.instant(seen);
     }
     w.finish()
@@ -120,7 +120,7 @@ impl Snapshot {
         let mut hosts = Vec::with_capacity(count.min(1 << 16) as usize);
         for _ in 0..count {
             let name = r.str("host");
-            let state = HostState::read(&mut r, version, taken_at);
+            let state = HostState::read(&mut r, version, taken_at, Form::Snapshot);
             let seen = if version >= 3 { r.instant("host's latest instant") } else { last_seen };
             if r.failed() {
                 break;

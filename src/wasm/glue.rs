@@ -155,6 +155,9 @@ export function robots_check(verdict, pattern, line, retryMs) {
   if (retryMs !== undefined) check.retryMs = retryMs;
   return check;
 }
+export function host_record(record, keepMs) {
+  return { record, keepMs };
+}
 export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
   return permitId === undefined
     ? { host, waitMs, layer, departsMs, reserved }
@@ -164,6 +167,8 @@ export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
 extern "C" {
     /// `performance.timeOrigin + performance.now()` (or `Date.now()` where there is no `performance`).
     pub fn now_ms() -> f64;
+    /// The object of `hostRecord`: `{ record, keepMs }`.
+    pub fn host_record(record: &str, keep_ms: f64) -> JsValue;
     /// `Array.isArray(value)`, false when it throws.
     pub fn is_array(value: &JsValue) -> bool;
     /// A URL argument's text: a string, or a `URL`'s `href`; `None` for anything else.

@@ -443,10 +443,28 @@ impl Shared {
         } else {
             self.registry.borrow().peek(key, now)
         };
+        let name = self.name_of(id, key)?;
+        Ok(Decision::object(&name, &decision))
+    }
+
+    /// The host name of interned `id` (whose key is `key`) as a JS string, made once.
+    fn name_of(&self, id: u32, key: &HostKey) -> Result<JsValue, JsValue> {
         let mut names = self.names.borrow_mut();
         let name = names.get_mut(id as usize).ok_or_else(|| unknown_id(id))?;
-        let name = name.get_or_insert_with(|| JsValue::from_str(key.as_str()));
-        Ok(Decision::object(name, &decision))
+        Ok(name.get_or_insert_with(|| JsValue::from_str(key.as_str())).clone())
+    }
+
+    /// The host name of `url` (a URL or a bare host, as [`host_arg`] reads it) as a JS string: for a URL, found
+    /// by its origin and made once per host.
+    pub(super) fn host_name(&self, url: &JsValue) -> Result<JsValue, JsValue> {
+        let text = args::url(url, "host")?;
+        if !text.as_bytes().windows(3).any(|w| w == b"://") {
+            return Ok(JsValue::from_str(host_of_text(&text)?.as_str()));
+        }
+        let id = self.id_of(&text)?;
+        let hosts = self.hosts.borrow();
+        let key = hosts.ids().key(id).ok_or_else(|| unknown_id(id))?;
+        self.name_of(id, key)
     }
 
     /// Decide for interned hosts in order, through each id's remembered registry slot: decision `i` at
@@ -1029,8 +1047,12 @@ impl JsLimiter {
 
 /// A host name (`example.com`, `EXAMPLE.com.:80`) or any URL on the host (a string or a `URL`).
 pub(super) fn host_arg(host: &JsValue) -> Result<HostKey, JsValue> {
-    let host = args::url(host, "host")?;
-    if host.as_bytes().windows(3).any(|w| w == b"://") { HostKey::from_url(&host) } else { HostKey::parse(&host) }
+    host_of_text(&args::url(host, "host")?)
+}
+
+/// [`host_arg`] of a text.
+fn host_of_text(host: &str) -> Result<HostKey, JsValue> {
+    if host.as_bytes().windows(3).any(|w| w == b"://") { HostKey::from_url(host) } else { HostKey::parse(host) }
         .map_err(js_error)
 }
 

@@ -6,11 +6,10 @@
 
 use super::args::{self, ConfigArg};
 use super::limiter::{host_arg, Crawler, JsLimiter};
-use super::{answer, js_error, ms, ms_arg};
+use super::{answer, glue, js_error, ms, ms_arg};
 use crate::registry::{robots_row, Registry};
 use crate::time::Instant;
 use crate::time::{duration_nanos, MAX_CLOCK_GAP};
-use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 /// The error for a record a store holds that cannot be read, named `HostRecordUnreadable`.
@@ -40,7 +39,7 @@ impl JsLimiter {
     /// The key of `url`'s host (`example.com`, `example.com:8080`): the name of its record in a shared store.
     #[wasm_bindgen(js_name = hostOf, skip_typescript)]
     pub fn host_of(&self, url: JsValue) -> JsValue {
-        answer(|| Ok(JsValue::from_str(host_arg(&url)?.as_str())))
+        answer(|| self.shared.host_name(&url))
     }
 
     /// Run this limiter's clock `offsetMs` milliseconds off the platform's (the offset to a shared store's clock,
@@ -69,10 +68,7 @@ impl JsLimiter {
             let Some(record) = self.shared.registry.borrow().host_record(&key, &file, now) else {
                 return Ok(JsValue::UNDEFINED);
             };
-            let out = Object::new();
-            let _ = Reflect::set(&out, &"record".into(), &record.text.into());
-            let _ = Reflect::set(&out, &"keepMs".into(), &ms(record.keep_until.saturating_duration_since(now)).into());
-            Ok(out.into())
+            Ok(glue::host_record(&record.text, ms(record.keep_until.saturating_duration_since(now))))
         })
     }
 
@@ -99,6 +95,13 @@ impl JsLimiter {
                 .adopt_host(&key, record.as_deref(), &mut file, rules)
                 .map_err(|e| unreadable(key.as_str(), e))
         })
+    }
+
+    /// How many hosts this limiter has evicted since it was made (the core's `Registry::evictions`): while it stays
+    /// the same, a host it decided on still holds the state its last call left.
+    #[wasm_bindgen(getter, js_name = hostsEvicted, skip_typescript)]
+    pub fn hosts_evicted(&self) -> f64 {
+        self.shared.registry.borrow().evictions() as f64
     }
 
     /// A request to `host` left at `atMs` (default: now) without this limiter knowing: it is charged as a

@@ -13,6 +13,8 @@
 // Every reply is checked before it is used (RESP2 and RESP3, strings or Buffers), and every call has a deadline:
 // what the server or the client answers otherwise, or not at all, becomes a `StoreError`.
 
+import { Deadlines } from './deadlines.js';
+
 /**
  * The compare-and-set: one key (KEYS[1]), so it runs on Redis 6 and later, Valkey, Redis Cluster and stores that
  * allow only declared keys. ARGV: [1] '1' when a value is expected ('0': the key must be absent), [2] that value,
@@ -96,25 +98,40 @@ function integer(reply) {
   return digits !== undefined && /^-?\d{1,15}$/.test(digits) ? Number(digits) : undefined;
 }
 
-function checkKey(operation, key) {
-  if (typeof key !== 'string') throw new TypeError(`${operation}: key must be a string, got ${kind(key)}`);
+/** The error of a key that is not a string. */
+function keyError(operation, key) {
+  return new TypeError(`${operation}: key must be a string, got ${kind(key)}`);
 }
 
-function checkTtl(operation, ttlMs) {
-  if (typeof ttlMs !== 'number') throw new TypeError(`${operation}: ttlMs must be a number, got ${kind(ttlMs)}`);
+/** The error of a compare-and-set's `expected` or `value` that is neither a string nor null. */
+function casArgError(name, arg) {
+  return new TypeError(`compareAndSet: ${name} must be a string or null, got ${kind(arg)}`);
+}
+
+/** The error of an expiry that is not a whole number of milliseconds ≥ 1; undefined for a good one. */
+function ttlError(operation, ttlMs) {
+  if (typeof ttlMs !== 'number') return new TypeError(`${operation}: ttlMs must be a number, got ${kind(ttlMs)}`);
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
-    throw new RangeError(`${operation}: ttlMs must be a whole number of milliseconds ≥ 1, got ${ttlMs}`);
+    return new RangeError(`${operation}: ttlMs must be a whole number of milliseconds ≥ 1, got ${ttlMs}`);
   }
+  return undefined;
 }
 
-/** A rejected promise of the error `check()` throws, or undefined when it throws nothing. */
-function checked(check) {
-  try {
-    check();
-    return undefined;
-  } catch (error) {
-    return Promise.reject(error);
+/** TIME's reply as milliseconds since the epoch (microseconds kept as the fraction). */
+function readTime(reply) {
+  const expected = '[seconds, microseconds]';
+  if (!Array.isArray(reply) || reply.length !== 2) throw garbage('timeMs', null, 'TIME', reply, expected);
+  const seconds = integer(reply[0]);
+  const micros = integer(reply[1]);
+  if (seconds === undefined || micros === undefined || seconds < 0 || micros < 0 || micros > 999_999) {
+    throw garbage('timeMs', null, 'TIME', reply, expected);
   }
+  return seconds * 1000 + micros / 1000;
+}
+
+/** The error of a reply that is not what `command` answers (`expected`). */
+function garbage(operation, key, command, reply, expected) {
+  return new StoreError(operation, key, `${command} answered ${describe(reply)}, not ${expected}`);
 }
 
 /** How a client's commands are sent: `(args, key) => Promise`, args all strings, key the one to route by. */
@@ -164,60 +181,58 @@ export function redisStore(client, options = {}) {
     );
   }
 
+  const deadlines = new Deadlines(timeoutMs);
+
   /**
-   * Run `work(live)` within the deadline; any failure becomes a StoreError of `operation` on `key`. `live()` tells
-   * whether the call is still waited for: once it timed out, nothing more is sent for it.
+   * Send `args` (routed by `key`, the key as stored) for `operation` within the deadline, and answer what
+   * `read(reply)` makes of the reply; any failure becomes a StoreError of `operation` on `key`. `retry(error)`, when
+   * given, may send again after an error (`args` to send, or undefined): only while the call is still waited for
+   * (once it timed out, nothing more is sent for it).
    */
-  function call(operation, key, work) {
+  function call(operation, key, args, read, retry) {
     return new Promise((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
+      const token = deadlines.start(() => {
         reject(new StoreError(operation, key, `no answer from the store within ${timeoutMs} ms (timeoutMs)`));
-      }, timeoutMs);
-      const live = () => !settled;
-      Promise.resolve(live)
-        .then(work)
-        .then(
-          (value) => {
-            clearTimeout(timer);
-            settled = true;
-            resolve(value);
-          },
-          (error) => {
-            clearTimeout(timer);
-            settled = true;
-            if (error instanceof StoreError) return reject(error);
-            const said = error instanceof Error ? error.message : describe(error);
-            reject(new StoreError(operation, key, `the store failed: ${said}`, error));
-          },
-        );
+      });
+      const fail = (error) => {
+        if (!deadlines.settle(token)) return;
+        if (error instanceof StoreError) return reject(error);
+        const said = error instanceof Error ? error.message : describe(error);
+        reject(new StoreError(operation, key, `the store failed: ${said}`, error));
+      };
+      const answer = (reply) => {
+        let value;
+        try {
+          value = read(reply);
+        } catch (error) {
+          return fail(error);
+        }
+        if (deadlines.settle(token)) resolve(value);
+      };
+      const sent = (command, onError) => {
+        try {
+          Promise.resolve(send(command, key ?? undefined)).then(answer, onError);
+        } catch (error) {
+          fail(error);
+        }
+      };
+      sent(args, retry === undefined ? fail : (error) => {
+        const again = deadlines.waits(token) ? retry(error) : undefined;
+        if (again === undefined) return fail(error);
+        sent(again, fail);
+      });
     });
   }
 
-  const garbage = (operation, key, command, reply, expected) =>
-    new StoreError(operation, key, `${command} answered ${describe(reply)}, not ${expected}`);
-
   return {
     timeMs() {
-      return call('timeMs', null, async () => {
-        const reply = await send(['TIME'], undefined);
-        const expected = '[seconds, microseconds]';
-        if (!Array.isArray(reply) || reply.length !== 2) throw garbage('timeMs', null, 'TIME', reply, expected);
-        const [seconds, micros] = reply.map(integer);
-        if (seconds === undefined || micros === undefined || seconds < 0 || micros < 0 || micros > 999_999) {
-          throw garbage('timeMs', null, 'TIME', reply, expected);
-        }
-        return seconds * 1000 + micros / 1000;
-      });
+      return call('timeMs', null, ['TIME'], readTime);
     },
 
     get(key) {
-      const invalid = checked(() => checkKey('get', key));
-      if (invalid) return invalid;
+      if (typeof key !== 'string') return Promise.reject(keyError('get', key));
       const stored = prefix + key;
-      return call('get', stored, async () => {
-        const reply = await send(['GET', stored], stored);
+      return call('get', stored, ['GET', stored], (reply) => {
         if (reply === null) return null;
         const value = text(reply);
         if (value === undefined) throw garbage('get', stored, 'GET', reply, 'a string or null');
@@ -226,34 +241,25 @@ export function redisStore(client, options = {}) {
     },
 
     compareAndSet(key, expected, value, ttlMs) {
-      const invalid = checked(() => {
-        checkKey('compareAndSet', key);
-        for (const [name, arg] of [['expected', expected], ['value', value]]) {
-          if (arg !== null && typeof arg !== 'string') {
-            throw new TypeError(`compareAndSet: ${name} must be a string or null, got ${kind(arg)}`);
-          }
-        }
-        checkTtl('compareAndSet', ttlMs);
-      });
-      if (invalid) return invalid;
+      const invalid =
+        (typeof key !== 'string' && keyError('compareAndSet', key)) ||
+        (expected !== null && typeof expected !== 'string' && casArgError('expected', expected)) ||
+        (value !== null && typeof value !== 'string' && casArgError('value', value)) ||
+        ttlError('compareAndSet', ttlMs);
+      if (invalid) return Promise.reject(invalid);
       const stored = prefix + key;
-      return call('compareAndSet', stored, async (live) => {
-        const argv = [
-          expected === null ? '0' : '1',
-          expected ?? '',
-          value === null ? '0' : '1',
-          value ?? '',
-          String(ttlMs),
-        ];
-        let reply;
-        try {
-          reply = await send(['EVALSHA', CAS_SHA, '1', stored, ...argv], stored);
-        } catch (error) {
-          // the server's script cache does not hold it (a restart, SCRIPT FLUSH, another node): EVAL loads it,
-          // unless the call has timed out meanwhile (its caller was told it failed: nothing more is done for it)
-          if (!String(error?.message).startsWith('NOSCRIPT') || !live()) throw error;
-          reply = await send(['EVAL', CAS_SCRIPT, '1', stored, ...argv], stored);
-        }
+      const args = [
+        'EVALSHA',
+        CAS_SHA,
+        '1',
+        stored,
+        expected === null ? '0' : '1',
+        expected ?? '',
+        value === null ? '0' : '1',
+        value ?? '',
+        String(ttlMs),
+      ];
+      const read = (reply) => {
         const shape = '[1], [0, 0] or [0, 1, value] (the compare-and-set script)';
         if (!Array.isArray(reply)) throw garbage('compareAndSet', stored, 'the script', reply, shape);
         const [done, found] = reply.map(integer);
@@ -262,19 +268,26 @@ export function redisStore(client, options = {}) {
         const current = text(reply[2]);
         if (done === 0 && found === 1 && reply.length === 3 && current !== undefined) return { ok: false, current };
         throw garbage('compareAndSet', stored, 'the script', reply, shape);
-      });
+      };
+      // the server's script cache does not hold it (a restart, SCRIPT FLUSH, another node): EVAL loads it, unless
+      // the call has timed out meanwhile (its caller was told it failed: nothing more is done for it)
+      const retry = (error) => {
+        if (!String(error?.message).startsWith('NOSCRIPT')) return undefined;
+        args[0] = 'EVAL';
+        args[1] = CAS_SCRIPT;
+        return args;
+      };
+      return call('compareAndSet', stored, args, read, retry);
     },
 
     set(key, value, ttlMs) {
-      const invalid = checked(() => {
-        checkKey('set', key);
-        if (typeof value !== 'string') throw new TypeError(`set: value must be a string, got ${kind(value)}`);
-        checkTtl('set', ttlMs);
-      });
-      if (invalid) return invalid;
+      const invalid =
+        (typeof key !== 'string' && keyError('set', key)) ||
+        (typeof value !== 'string' && new TypeError(`set: value must be a string, got ${kind(value)}`)) ||
+        ttlError('set', ttlMs);
+      if (invalid) return Promise.reject(invalid);
       const stored = prefix + key;
-      return call('set', stored, async () => {
-        const reply = await send(['SET', stored, value, 'PX', String(ttlMs)], stored);
+      return call('set', stored, ['SET', stored, value, 'PX', String(ttlMs)], (reply) => {
         if (text(reply) !== 'OK') throw garbage('set', stored, 'SET', reply, '"OK"');
       });
     },

@@ -16,6 +16,7 @@
 // moves records and waits.
 import { Limiter as RawLimiter, nowMs as platformMs, sharedRecheckMs } from './hostpace.js';
 import { thrown } from './answer.js';
+import { Deadlines } from './deadlines.js';
 import { kind, signalOf, sleep, urlArg, wake } from './lifecycle.js';
 import { fetchOnTurns, scheduleOnTurns } from './turns.js';
 
@@ -64,15 +65,55 @@ function storeArg(store) {
   return store;
 }
 
+/**
+ * This process's own clock for what it keeps of the store (when a record it wrote expires, how long the store is
+ * left alone after it failed): milliseconds, only ever compared with each other (they may be below zero, on a
+ * machine whose clock is set back).
+ */
+const ownClock = globalThis.performance ?? Date;
+
+/** What the store answered `get(key)`: a string or null; else a `StoreError`. */
+function checkRead(key, value) {
+  if (value !== null && typeof value !== 'string') {
+    throw new StoreError(`the store answered get(${key}) with ${kind(value)}: expected a string or null`);
+  }
+  return value;
+}
+
+/** What the store answered `compareAndSet(key, …)`: `{ ok: true }` or `{ ok: false, current }`; else a `StoreError`. */
+function checkWritten(key, answer) {
+  const current = answer?.current;
+  const valid =
+    answer !== null &&
+    typeof answer === 'object' &&
+    (answer.ok === true || (answer.ok === false && (current === null || typeof current === 'string')));
+  if (!valid) {
+    throw new StoreError(
+      `the store answered compareAndSet(${key}) with ${kind(answer)}: ` +
+        'expected { ok: true } or { ok: false, current }',
+    );
+  }
+  return answer;
+}
+
 /** The record's key and the robots.txt row's key of a host, in the store (the store adds its prefix). */
 const recordKey = (host) => `host:${host}`;
 const rulesKey = (host) => `robots:${host}`;
 
 /** What this process knows of one host: its record as last written, and its calls in order. */
 class HostEntry {
+  /** The key of the host's record in the store. */
+  key;
   /** The record this process last wrote: a string, null (none), or undefined (not known: read it). */
   record = undefined;
-  /** When (platform clock) the store lets the record written expire: from then on it is as none. */
+  /**
+   * Whether this process's core holds the host as `record` has it: its last decision on the host is the record
+   * it wrote, and nothing has changed the host in the core since (so the record need not be adopted again), as
+   * long as the core has evicted no host since then (`heldEvictions`, its count of evictions at the time).
+   */
+  held = false;
+  heldEvictions = 0;
+  /** When (`ownClock`) the store lets the record written expire: from then on it is as none. */
   expiresAtMs = Infinity;
   /** The last departure this process made while pacing the host on its own ('local'), in the store's clock. */
   localDepartureMs = undefined;
@@ -80,21 +121,25 @@ class HostEntry {
   localHeldUntilMs = undefined;
   /** Whether the host is paced on its own ('local') since its record was last written. */
   onItsOwn = false;
-  /** The calls about this host, one after another: the tail of the chain. */
-  tail = Promise.resolve();
+  /** The calls about this host, one after another: the last one's promise (while `calls` > 0). */
+  tail = undefined;
   /** Calls queued or running. */
   calls = 0;
 
+  constructor(host) {
+    this.key = recordKey(host);
+  }
+
   /** The record the store holds, as far as this process knows: undefined when it must be read. */
   cached() {
-    if (this.record !== undefined && platformMs() >= this.expiresAtMs) return null; // expired in the store too
+    if (this.record !== undefined && ownClock.now() >= this.expiresAtMs) return null; // expired in the store too
     return this.record;
   }
 
   /** `record` was written with `ttlMs` (measured from the answer: the store's expiry comes no later). */
   keep(record, ttlMs) {
     this.record = record;
-    this.expiresAtMs = record === null ? Infinity : platformMs() + ttlMs;
+    this.expiresAtMs = record === null ? Infinity : ownClock.now() + ttlMs;
   }
 }
 
@@ -107,13 +152,17 @@ export class SharedLimiter {
   #storeTimeoutMs;
   #storeWaitMs;
   #onStoreWarning;
+  /** The deadlines of calls to the store (`storeTimeoutMs`). */
+  #deadlines;
   #hosts = new Map();
   /** The best sample of the store's clock: its offset, round trip and when it was taken. */
   #clock = undefined;
   #clockRefresh = undefined;
   #clockFirst = undefined;
-  /** Until when (platform clock) calls go without asking the store, after it failed ('local'). */
-  #storeDownUntil = 0;
+  /** When (`ownClock`) the store's clock is due to be sampled again: `CLOCK_REFRESH_MS` after the last sample. */
+  #clockDueMs = -Infinity;
+  /** Until when (`ownClock`) calls go without asking the store, after it failed ('local'). */
+  #storeDownUntil = -Infinity;
 
   /**
    * A limiter whose hosts are shared through `config.store` with every process using the same store (and prefix).
@@ -133,6 +182,7 @@ export class SharedLimiter {
       throw new TypeError(`invalid config field onStoreError: expected "local" or "wait", got ${kind(onStoreError)}`);
     }
     this.#storeTimeoutMs = wholeOption(storeTimeoutMs, 'storeTimeoutMs', 1, 60_000, 1000, 'milliseconds (1 to 60000)');
+    this.#deadlines = new Deadlines(this.#storeTimeoutMs);
     this.#storeWaitMs = wholeOption(storeWaitMs, 'storeWaitMs', 0, 2 ** 31 - 1, 60_000, 'milliseconds');
     if (onStoreWarning !== undefined && typeof onStoreWarning !== 'function') {
       throw new TypeError(`invalid config field onStoreWarning: expected a function, got ${kind(onStoreWarning)}`);
@@ -181,6 +231,7 @@ export class SharedLimiter {
     if (typeof storeMs !== 'number' || !Number.isFinite(storeMs) || storeMs < 0) {
       throw new StoreError(`the store answered timeMs() with ${kind(storeMs)}: expected milliseconds since the epoch`);
     }
+    this.#clockDueMs = ownClock.now() + CLOCK_REFRESH_MS;
     return { offsetMs: storeMs - (sent + came) / 2, roundTripMs: came - sent, atMs: came };
   }
 
@@ -199,10 +250,15 @@ export class SharedLimiter {
     }
   }
 
+  /** Whether the offset to the store's clock is measured and not due to be again (else `#clockReady` sees to it). */
+  #clockFresh() {
+    return this.#clock !== undefined && ownClock.now() < this.#clockDueMs;
+  }
+
   /** The offset to the store's clock measured (at the first call), and refreshed in the background after. */
   async #clockReady() {
     if (this.#clock) {
-      if (platformMs() - this.#clock.atMs > CLOCK_REFRESH_MS && !this.#clockRefresh) {
+      if (!this.#clockFresh() && !this.#clockRefresh) {
         this.#clockRefresh = this.#sampleClock()
           .then((sample) => this.#keepSample(sample))
           .catch((error) => this.#warn(error))
@@ -222,48 +278,45 @@ export class SharedLimiter {
 
   // ---- calls to the store ----
 
-  /** `run()` (a call to the store), bounded by `storeTimeoutMs`; any failure of it is a `StoreError`. */
-  async #call(operation, key, run) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => {
+  /**
+   * `run()` (a call to the store), bounded by `storeTimeoutMs`; any failure of it is a `StoreError`. Its answer
+   * goes through `check(answer)` (which throws a `StoreError` for one the store should not give).
+   */
+  #call(operation, key, run, check) {
+    return new Promise((resolve, reject) => {
+      const token = this.#deadlines.start(() => {
         const bound = `storeTimeoutMs (${this.#storeTimeoutMs} ms)`;
         reject(new StoreError(`the store's ${operation}(${key}) took longer than ${bound}`));
-      }, this.#storeTimeoutMs);
+      });
+      const fail = (error) => {
+        if (!this.#deadlines.settle(token)) return;
+        if (error instanceof StoreError) return reject(error);
+        const why = error?.message ?? String(error);
+        reject(new StoreError(`the store's ${operation}(${key}) failed: ${why}`, { cause: error }));
+      };
+      const answer = (value) => {
+        if (!this.#deadlines.settle(token)) return;
+        try {
+          resolve(check === undefined ? value : check(key, value));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      try {
+        Promise.resolve(run()).then(answer, fail);
+      } catch (error) {
+        fail(error);
+      }
     });
-    try {
-      return await Promise.race([Promise.resolve().then(run), timeout]);
-    } catch (error) {
-      if (error instanceof StoreError) throw error;
-      const why = error?.message ?? String(error);
-      throw new StoreError(`the store's ${operation}(${key}) failed: ${why}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
-  async #get(key) {
-    const value = await this.#call('get', key, () => this.#store.get(key));
-    if (value !== null && typeof value !== 'string') {
-      throw new StoreError(`the store answered get(${key}) with ${kind(value)}: expected a string or null`);
-    }
-    return value;
+  #get(key) {
+    return this.#call('get', key, () => this.#store.get(key), checkRead);
   }
 
-  async #compareAndSet(key, expected, value, ttlMs) {
-    const answer = await this.#call('compareAndSet', key, () => this.#store.compareAndSet(key, expected, value, ttlMs));
-    const current = answer?.current;
-    const valid =
-      answer !== null &&
-      typeof answer === 'object' &&
-      (answer.ok === true || (answer.ok === false && (current === null || typeof current === 'string')));
-    if (!valid) {
-      throw new StoreError(
-        `the store answered compareAndSet(${key}) with ${kind(answer)}: ` +
-          'expected { ok: true } or { ok: false, current }',
-      );
-    }
-    return answer;
+  #compareAndSet(key, expected, value, ttlMs) {
+    const run = () => this.#store.compareAndSet(key, expected, value, ttlMs);
+    return this.#call('compareAndSet', key, run, checkWritten);
   }
 
   /** Tell `onStoreWarning` of a fault this limiter rode out. */
@@ -281,33 +334,30 @@ export class SharedLimiter {
 
   #entry(host) {
     let entry = this.#hosts.get(host);
-    if (!entry) this.#hosts.set(host, (entry = new HostEntry()));
+    if (!entry) this.#hosts.set(host, (entry = new HostEntry(host)));
     return entry;
   }
 
-  /** Run `run` after the calls about `host` before it, so that this process never races itself on a record. */
-  #inTurn(host, run) {
+  /**
+   * `#turn(…)` after the calls about `host` before it (at once when there are none), so that this process never
+   * races itself on a record.
+   */
+  #inTurn(host, decide, options) {
     const entry = this.#entry(host);
-    entry.calls++;
-    const result = entry.tail.then(() => run(entry));
-    entry.tail = result.then(
-      () => {},
-      () => {},
-    );
-    return result.finally(() => {
-      // a host whose record is gone (none written, or expired in the store), with nothing to hand over and no
-      // call under way, is forgotten here too
-      const handed = entry.localDepartureMs === undefined && entry.localHeldUntilMs === undefined;
-      if (--entry.calls === 0 && entry.cached() === null && handed) {
-        this.#hosts.delete(host);
-      }
-    });
+    const go = () => this.#turn(host, entry, decide, options);
+    const turn = entry.calls++ === 0 ? go() : entry.tail.then(go, go);
+    entry.tail = turn;
+    return turn;
   }
 
-  /** Adopt `record` (the store's, or null) as `host`'s state in this process's core, reading its rules if needed. */
-  async #adopt(host, record) {
+  /**
+   * Adopt `record` (the store's, or null) as `host`'s state in this process's core, reading its rules if needed:
+   * what is left to do after `adopted`, the core's answer to adopting it without its rules (false: they must be
+   * read; an Error: it cannot be read).
+   */
+  async #adopt(host, record, adopted) {
     try {
-      if (thrown(this.#raw.adoptHost(host, record))) return;
+      if (thrown(adopted)) return;
       const rules = await this.#get(rulesKey(host));
       try {
         thrown(this.#raw.adoptHost(host, record, rules));
@@ -327,16 +377,24 @@ export class SharedLimiter {
 
   /**
    * `decide(raw)` on `host`'s shared state: adopt its record, decide, write the new record back by
-   * compare-and-set, again on the record that won when another process wrote first. `rows(raw)` may name a
-   * robots.txt row to write before the record. What `decide` answers or throws.
+   * compare-and-set, again on the record that won when another process wrote first. `rows(raw, next)` may name a
+   * robots.txt row to write before the record (`next`: the record to write, as `hostRecord` answered it). What
+   * `decide` answers or throws.
    */
   async #shared(host, entry, decide, rows) {
-    await this.#clockReady();
+    if (!this.#clockFresh()) await this.#clockReady();
     // a host this process has not written yet is taken to have no record: when it has one, the compare-and-set
     // answers it, so a first decision costs no more round trips than reading it first would
     let record = entry.cached() ?? null;
     for (let tries = 1; ; tries++) {
-      await this.#adopt(host, record);
+      const held = entry.held && record !== null && record === entry.record;
+      if (!held || this.#raw.hostsEvicted !== entry.heldEvictions) {
+        entry.held = false;
+        const adopted = this.#raw.adoptHost(host, record);
+        if (adopted !== true) await this.#adopt(host, record, adopted);
+      }
+      // deciding changes the host in the core: it holds a record again once the record is written
+      entry.held = false;
       if (entry.localDepartureMs !== undefined || entry.localHeldUntilMs !== undefined) {
         thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs, entry.localHeldUntilMs));
       }
@@ -348,13 +406,16 @@ export class SharedLimiter {
         failure = error;
       }
       const next = thrown(this.#raw.hostRecord(host));
-      const row = rows?.(this.#raw);
+      const evictions = this.#raw.hostsEvicted;
+      const row = rows?.(this.#raw, next);
       if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
       const value = next === undefined ? null : next.record;
       const ttlMs = next === undefined ? 1 : Math.max(1, Math.ceil(next.keepMs));
-      const written = await this.#compareAndSet(recordKey(host), record, value, ttlMs);
+      const written = await this.#compareAndSet(entry.key, record, value, ttlMs);
       if (written.ok) {
         entry.keep(value, ttlMs);
+        entry.held = true;
+        entry.heldEvictions = evictions;
         entry.localDepartureMs = undefined;
         entry.localHeldUntilMs = undefined;
         entry.onItsOwn = false;
@@ -371,7 +432,7 @@ export class SharedLimiter {
       } else {
         // many processes on one host: step aside a random moment, then read what won meanwhile
         await sleep(Math.random() * tries);
-        record = await this.#get(recordKey(host));
+        record = await this.#get(entry.key);
       }
       entry.record = undefined;
     }
@@ -406,12 +467,16 @@ export class SharedLimiter {
    * `decide(raw)` about `host`: through the store, or, while it fails, as `onStoreError` says. `departs`: the
    * decision may send a request (counted when paced on its own). `signal` bounds a wait for the store.
    */
-  #decide(url, decide, { departs = false, rows, signal } = {}) {
-    const host = thrown(this.#raw.hostOf(url));
-    return this.#inTurn(host, async (entry) => {
-      const started = platformMs();
+  #decide(url, decide, options) {
+    return this.#inTurn(thrown(this.#raw.hostOf(url)), decide, options);
+  }
+
+  /** `#decide`'s call about `host` (whose entry is `entry`), in its turn. */
+  async #turn(host, entry, decide, { departs = false, rows, signal } = {}) {
+    try {
+      const started = ownClock.now();
       for (;;) {
-        if (this.#onStoreError === 'local' && platformMs() < this.#storeDownUntil) {
+        if (this.#onStoreError === 'local' && ownClock.now() < this.#storeDownUntil) {
           return this.#onItsOwn(host, entry, decide, departs);
         }
         try {
@@ -420,13 +485,21 @@ export class SharedLimiter {
           if (!(error instanceof StoreError)) throw error;
           this.#warn(error);
           entry.record = undefined; // read again once the store answers
-          this.#storeDownUntil = platformMs() + STORE_RETRY_MS;
+          this.#storeDownUntil = ownClock.now() + STORE_RETRY_MS;
           if (this.#onStoreError === 'local') return this.#onItsOwn(host, entry, decide, departs);
-          if (platformMs() - started + STORE_RETRY_MS > this.#storeWaitMs) throw error;
+          if (ownClock.now() - started + STORE_RETRY_MS > this.#storeWaitMs) throw error;
           await sleep(STORE_RETRY_MS, signal);
         }
       }
-    });
+    } finally {
+      // a host whose record is gone (none written, or expired in the store), with nothing to hand over and no
+      // call under way, is forgotten here too
+      const handed = entry.localDepartureMs === undefined && entry.localHeldUntilMs === undefined;
+      if (--entry.calls === 0 && entry.cached() === null && handed) {
+        this.#hosts.delete(host);
+        entry.tail = undefined;
+      }
+    }
   }
 
   // ---- the Limiter shape ----
@@ -523,10 +596,9 @@ export class SharedLimiter {
     // a row only for rules this report installed: a report of a fetch no longer under way (answered
     // `undefined`) or of another status leaves the copy in force, whose row is another's text
     let learned;
-    const rows = (raw) => {
+    const rows = (raw, record) => {
       if (learned === undefined || !(status >= 200 && status < 300)) return undefined;
       const text = thrown(raw.robotsRow(checked, typeof robotsTxt === 'string' ? robotsTxt : ''));
-      const record = thrown(raw.hostRecord(checked));
       if (text === undefined || record === undefined) return undefined;
       return { text, keepMs: Math.max(1, Math.ceil(record.keepMs)) };
     };

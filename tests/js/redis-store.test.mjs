@@ -7,6 +7,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Cluster as Ioredis5Cluster, Redis as Ioredis5 } from 'ioredis5';
 import { Cluster as Ioredis6Cluster, Redis as Ioredis6 } from 'ioredis6';
@@ -532,6 +533,39 @@ describe('redisStore with clients that are not what they claim (no server)', () 
       assert.ok(ms >= 118 && ms <= 120 + SLACK_MS, `${operation} failed after ${ms.toFixed(0)} ms`);
     }
     assert.deepEqual(sent.map((args) => args[0]), ['TIME', 'GET', 'EVALSHA', 'SET']);
+  });
+
+  test('calls started apart each fail at their own deadline, and one answered in between is not failed', async () => {
+    const { client } = fake('call', (args) => (args[1] === 'p/answered' ? sleep(30).then(() => 'v') : new Promise(() => {})));
+    const store = redisStore(client, { prefix: 'p/', timeoutMs: 120 });
+    const started = performance.now();
+    const calls = [];
+    for (const key of ['a', 'answered', 'b', 'c']) {
+      const at = performance.now() - started;
+      calls.push(timed(store.get(key)).then((r) => ({ ...r, key, at })));
+      await sleep(40);
+    }
+    for (const { ms, error, key } of await Promise.all(calls)) {
+      if (key === 'answered') {
+        assert.equal(error, undefined);
+        continue;
+      }
+      assert.ok(error instanceof StoreError, String(error));
+      assert.ok(ms >= 118 && ms <= 120 + SLACK_MS, `${key} failed after ${ms.toFixed(0)} ms`);
+    }
+  });
+
+  test('calls that answered hold nothing open: the process leaves at once, however long timeoutMs is', () => {
+    const redis = new URL('../../pkg/redis.js', import.meta.url).href;
+    const script = `
+      const { redisStore } = await import(${JSON.stringify(redis)});
+      const store = redisStore({ call: async (command) => (command === 'TIME' ? ['1', '2'] : 'OK') }, { timeoutMs: 60000 });
+      for (let i = 0; i < 3; i++) await Promise.all([store.timeMs(), store.set('k', 'v', 5), store.get('k')]);
+    `;
+    const started = performance.now();
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
+    const ms = performance.now() - started;
+    assert.ok(ms < 10_000, `the process took ${ms.toFixed(0)} ms`);
   });
 
   test('a client that throws, or rejects with a non-Error, is a StoreError with its cause', async () => {

@@ -4,6 +4,7 @@
 // network to a real Redis, from several processes, is tests/js/shared-fleet.test.mjs.
 
 import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { Limiter, SharedLimiter } from '../../pkg/node.js';
 import { memoryStore } from './memory-store.mjs';
@@ -279,4 +280,19 @@ test("onStoreError 'local': a cooldown holds through a store outage, and one lea
   assert.ok(back.waitMs > 28_000, `handed to the shared state: ${JSON.stringify(back)}`);
   const other = await b.acquire(URL_B);
   assert.ok(other.waitMs > 28_000, `${JSON.stringify(other)}`);
+});
+
+test('calls whose store answered hold nothing open: the process leaves at once, however long storeTimeoutMs is', () => {
+  const node = new URL('../../pkg/node.js', import.meta.url).href;
+  const memory = new URL('./memory-store.mjs', import.meta.url).href;
+  const script = `
+    const { SharedLimiter } = await import(${JSON.stringify(node)});
+    const { memoryStore } = await import(${JSON.stringify(memory)});
+    const limiter = new SharedLimiter({ ratePerSec: 5, robots: 'ignore', store: memoryStore(), fleetSize: 2, storeTimeoutMs: 60000 });
+    for (let i = 0; i < 3; i++) await limiter.acquire('http://a.example/' + i);
+  `;
+  const started = performance.now();
+  execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
+  const ms = performance.now() - started;
+  assert.ok(ms < 10_000, `the process took ${ms.toFixed(0)} ms`);
 });
