@@ -162,7 +162,16 @@ pub(crate) fn policy_patch(value: &JsValue) -> Result<PolicyPatch, JsValue> {
         return Err(type_error("policy", "a plain object like { ratePerSec: 1 }, or null", value));
     }
     let copy = checked_copy(value, "policy", "{ ratePerSec: 1 }", &[field_names::<PolicyPatch>()])?;
-    from_js(&copy, "policy")
+    // its knobs are a config's, read as a config's are: a `Policy` of them, and the ones given taken from it
+    let policy: Policy = from_js(&copy, "policy")?;
+    let given = |knob: &str| js_sys::Reflect::has(&copy, &JsValue::from_str(knob)).unwrap_or(false);
+    Ok(PolicyPatch {
+        rate_per_sec: given("ratePerSec").then_some(policy.rate_per_sec),
+        burst_capacity: given("burstCapacity").then_some(policy.burst_capacity),
+        min_interval_sec: given("minIntervalSec").then_some(policy.min_interval_sec),
+        max_concurrency: given("maxConcurrency").then_some(policy.max_concurrency),
+        quota: policy.quota,
+    })
 }
 
 /// A copy of the data properties of `value` (an object of `fields`, named `what`, like `example`), made by the
