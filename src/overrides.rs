@@ -172,41 +172,25 @@ impl Rules {
         self.search(site, text).ok().map(|i| &self.by_name[i].1)
     }
 
-    /// The rule that decides `host`: its key's, its name's, or its nearest site's.
-    pub(crate) fn find(&self, host: &HostKey) -> Option<&Compiled> {
+    /// Every rule that names `host`, the most precise first, looked up one after the other: its key's, its
+    /// name's, then its sites' from the nearest.
+    fn naming<'s: 'h, 'h>(&'s self, host: &'h HostKey) -> impl Iterator<Item = &'s Compiled> + 'h {
         let key = host.as_str();
         let name = host_name(key);
-        let mut found = self.get_named(false, key).or_else(|| self.get_named(false, name));
-        let mut domain = name;
-        while found.is_none() {
-            found = self.get_named(true, domain);
-            match domain.find('.') {
-                Some(i) => domain = &domain[i + 1..],
-                None => break,
-            }
-        }
-        found
+        let hosts = std::iter::once(key).chain((name != key).then_some(name)).map(|h| self.get_named(false, h));
+        let domains = std::iter::successors(Some(name), |d| d.find('.').map(|i| &d[i + 1..]));
+        hosts.chain(domains.map(|d| self.get_named(true, d))).flatten()
     }
 
-    /// Every rule that names `host`, the one that decides it first: its key's, its name's, then its sites' from
-    /// the nearest ([`Rules::find`] is the first of these).
+    /// The rule that decides `host`: its key's, its name's, or its nearest site's.
+    pub(crate) fn find(&self, host: &HostKey) -> Option<&Compiled> {
+        self.naming(host).next()
+    }
+
+    /// Every rule that names `host`, the one that decides it first ([`Rules::find`]'s), then its name's and its
+    /// sites' from the nearest.
     pub(crate) fn concerning(&self, host: &HostKey) -> Vec<&Rule> {
-        let key = host.as_str();
-        let name = host_name(key);
-        let mut found: Vec<&Rule> = Vec::new();
-        found.extend(self.get_named(false, key).map(|c| &c.rule));
-        if name != key {
-            found.extend(self.get_named(false, name).map(|c| &c.rule));
-        }
-        let mut domain = name;
-        loop {
-            found.extend(self.get_named(true, domain).map(|c| &c.rule));
-            match domain.find('.') {
-                Some(i) => domain = &domain[i + 1..],
-                None => break,
-            }
-        }
-        found
+        self.naming(host).map(|c| &c.rule).collect()
     }
 
     /// Where the rule of `name` is, or would be.

@@ -141,8 +141,8 @@ impl Registry {
         now: Instant,
     ) -> Result<Turn, Error> {
         let now = self.instant_for(host, now);
-        if let Some(reason) = self.rule_for(host).and_then(|rule| rule.blocked.clone()) {
-            return Ok(Turn::Refuse(Refusal::Blocked { reason }));
+        if let Some(reason) = self.block_reason(host) {
+            return Ok(Turn::Refuse(Refusal::Blocked { reason: reason.to_owned() }));
         }
         if let Some(until) = self.host(host).and_then(|state| state.given_up(now)) {
             return Ok(Turn::Refuse(Refusal::GivenUp { until }));

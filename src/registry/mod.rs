@@ -115,7 +115,7 @@ impl Registry {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
         let rules = self.rules.recompiled(&policy)?;
-        let before = self.clone_limits();
+        let before = self.hosts_limits();
         self.policy = policy;
         self.limits = limits;
         self.rules = rules;
@@ -124,13 +124,13 @@ impl Registry {
     }
 
     /// Every tracked host's limits now, to [`Registry::reapply`] after a change of policy or rules.
-    fn clone_limits(&self) -> Vec<Limits> {
+    fn hosts_limits(&self) -> Vec<Limits> {
         self.hosts.iter().map(|(key, _, _)| self.limits_of(key)).collect()
     }
 
     /// Apply each tracked host's limits now, where they changed from `before` (see [`HostState::apply_limits`]).
     fn reapply(&mut self, before: Vec<Limits>) {
-        let now: Vec<Limits> = self.clone_limits();
+        let now: Vec<Limits> = self.hosts_limits();
         for ((state, old), new) in self.hosts.states_mut().zip(before).zip(now) {
             if old != new {
                 state.apply_limits(&new, old.rate_per_sec);
@@ -142,7 +142,7 @@ impl Registry {
     /// it, every tracked one at once, keeping what it owes and what it taught (see [`crate::overrides`]). An
     /// error names the pattern and what is wrong, and nothing changes.
     pub fn set_rule(&mut self, rule: Rule) -> Result<(), Error> {
-        let before = self.clone_limits();
+        let before = self.hosts_limits();
         self.rules.set(rule, &self.policy)?;
         self.reapply(before);
         Ok(())
@@ -150,7 +150,7 @@ impl Registry {
 
     /// Remove the rule of `pattern` (its hosts go back to the policy); returns it, `None` if there was none.
     pub fn remove_rule(&mut self, pattern: &str) -> Result<Option<Rule>, Error> {
-        let before = self.clone_limits();
+        let before = self.hosts_limits();
         let removed = self.rules.remove(pattern)?;
         self.reapply(before);
         Ok(removed)
@@ -178,13 +178,18 @@ impl Registry {
         self.rules.concerning(host)
     }
 
-    /// The refusal of a host a rule blocks.
-    fn blocked(&self, host: &HostKey) -> Option<Error> {
+    /// Why a rule blocks `host`, if one does.
+    pub(crate) fn block_reason(&self, host: &HostKey) -> Option<&str> {
         if self.rules.is_empty() {
             return None;
         }
-        let reason = self.rule_for(host)?.blocked.as_ref()?;
-        Some(Error::HostBlocked { host: host.as_str().to_owned(), reason: reason.clone() })
+        self.rule_for(host)?.blocked.as_deref()
+    }
+
+    /// The refusal of a host a rule blocks.
+    fn blocked(&self, host: &HostKey) -> Option<Error> {
+        let reason = self.block_reason(host)?.to_owned();
+        Some(Error::HostBlocked { host: host.as_str().to_owned(), reason })
     }
 
     /// Hosts tracked.
