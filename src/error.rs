@@ -84,6 +84,14 @@ pub enum Error {
         /// The rule's reason.
         reason: String,
     },
+    /// A policy groups hosts by site ([`crate::GroupBy::Site`]) and no Public Suffix List is set
+    /// ([`crate::set_public_suffix_list`]; in WebAssembly the shell sets one).
+    NoPublicSuffixList,
+    /// Something this build does not do (`what`).
+    Unsupported {
+        /// What was asked.
+        what: &'static str,
+    },
     /// The host kept pushing back (429/503) for [`crate::GIVE_UP_AFTER`]: nothing is reserved for it, nor sent
     /// there, until `until_ms`.
     HostGivenUp {
@@ -120,6 +128,10 @@ impl fmt::Display for Error {
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
             Error::InvalidRule { pattern, reason } => write!(f, "invalid rule {}: {reason}", Quoted(pattern)),
             Error::HostBlocked { host, reason } => write!(f, "host {host} is blocked: {reason}"),
+            Error::Unsupported { what } => write!(f, "not supported: {what}"),
+            Error::NoPublicSuffixList => {
+                f.write_str("groupBy 'site' needs a Public Suffix List, and none is set (set_public_suffix_list)")
+            }
             Error::FarFromClock { field, given_ms, clock_ms } => write!(
                 f,
                 "invalid {field}: {} ms is more than 24 hours from this limiter's clock, {} ms (epoch milliseconds, as \

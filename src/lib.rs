@@ -56,11 +56,13 @@ pub use frontier::{Frontier, Pop, DEFAULT_MAX_QUEUED};
 pub use host::{Counters, Decision, Departure, HostLimiter, HostState, HostStats, Layer, LayerWaits};
 pub use host::{Random, GIVE_UP_AFTER, RECOVERY_SHARE, SERVER_POLICY_TTL, SLOWEST_SHARE, SPACING_MARGIN};
 pub use host_key::{parse_http_url, HostKey, HttpUrl, Interner, OriginCache, MAX_HOST_LEN, MAX_URL_LEN};
+pub use host_key::{public_suffix_list, set_public_suffix_list, RegistrableDomain};
 pub use layers::{Concurrency, Cooldown, LeakyBucket, Meter, Permit, SlidingWindow, TokenBucket};
 pub use layers::{MAX_BURST_CAPACITY, RESERVATION_GRACE};
 pub use observe::{pushes_back, Observation, Outcome, Purpose, Response, RetryBudget, RetryVerdict, RobotsOutcome};
-pub use overrides::{PolicyPatch, Rule};
-pub use policy::{Adaptive, AdaptiveLimits, Limits, Policy, Quota, Warning, DEFAULT_BURST_JUSTIFICATION};
+pub use overrides::Rule;
+pub use policy::DEFAULT_BURST_JUSTIFICATION;
+pub use policy::{Adaptive, AdaptiveLimits, GroupBy, Limits, Policy, PolicyPatch, Quota, Warning};
 pub use registry::{read_robots_row, robots_row, HostRecord, Registry, Slot, Snapshot};
 pub use registry::{RECORD_KEEP, RECORD_VERSION, SHARED_RECHECK, SNAPSHOT_VERSION};
 #[cfg(not(target_arch = "wasm32"))]

@@ -13,66 +13,13 @@
 use crate::compact::{Reader, Writer};
 use crate::error::Error;
 use crate::host_key::HostKey;
-use crate::policy::{Limits, Policy, Quota};
-use serde::{Deserialize, Serialize};
+use crate::policy::{Limits, Policy, PolicyPatch};
 
 /// The most rules a registry holds.
 pub const MAX_RULES: usize = 100_000;
 
 /// The longest `reason` or `note`, in bytes.
 pub const MAX_RULE_TEXT: usize = 1_000;
-
-/// The knobs a rule may change; those not set keep the policy's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PolicyPatch {
-    /// Requests per second to the host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "wasm", tsify(optional))]
-    pub rate_per_sec: Option<f64>,
-    /// The token bucket's capacity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "wasm", tsify(optional))]
-    pub burst_capacity: Option<f64>,
-    /// The interval floor, in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "wasm", tsify(optional))]
-    pub min_interval_sec: Option<f64>,
-    /// Requests in flight at once (0: no limit).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "wasm", tsify(optional))]
-    pub max_concurrency: Option<u32>,
-    /// A quota of the host's own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "wasm", tsify(optional))]
-    pub quota: Option<Quota>,
-}
-
-impl PolicyPatch {
-    /// True when it changes nothing.
-    pub fn is_empty(&self) -> bool {
-        *self == PolicyPatch::default()
-    }
-
-    /// `policy` with this patch's knobs (a large burst needs no justification here: an operator set it).
-    pub fn applied_to(&self, policy: &Policy) -> Policy {
-        let mut p = policy.clone();
-        p.rate_per_sec = self.rate_per_sec.unwrap_or(p.rate_per_sec);
-        if let Some(capacity) = self.burst_capacity {
-            p.burst_capacity = capacity;
-            p.burst_justification = Some("set by an operator's rule".into());
-        }
-        p.min_interval_sec = self.min_interval_sec.unwrap_or(p.min_interval_sec);
-        p.max_concurrency = self.max_concurrency.unwrap_or(p.max_concurrency);
-        p.quota = self.quota.or(p.quota);
-        if let Some(adaptive) = &mut p.adaptive {
-            // an adaptive floor never above the rule's rate
-            adaptive.min_rate_per_sec = adaptive.min_rate_per_sec.min(p.rate_per_sec);
-        }
-        p
-    }
-}
 
 /// One operator's rule.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -134,11 +81,14 @@ fn host_name(key: &str) -> &str {
     }
 }
 
-/// A rule as a registry holds it: with the limits its hosts are decided under.
+/// A rule as a registry holds it: with the limits its hosts are decided under, and, for a site's rule, the limits
+/// the site itself is paced under when a registry groups hosts by site (the rule's knobs over the policy's
+/// `siteLimits`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Compiled {
     pub(crate) rule: Rule,
     pub(crate) limits: Limits,
+    pub(crate) site: Option<Limits>,
 }
 
 /// Every rule, by what it names (in its order: a few, and looked up by name, so a sorted list).
@@ -152,12 +102,18 @@ impl Rules {
         self.by_name.is_empty()
     }
 
-    /// The limits `host` is decided under: its rule's, or `policy`'s when no rule names it.
-    pub(crate) fn limits_of(&self, host: &HostKey, policy: Limits) -> Limits {
+    /// The limits `host` is decided under: its rule's, or `policy`'s when no rule names it. A site's key
+    /// (`*.example.com`, [`HostKey::site`]) is decided under its nearest site rule's site limits, or `site`.
+    pub(crate) fn limits_of(&self, host: &HostKey, policy: Limits, site: Limits) -> Limits {
+        let default = if host.is_site() { site } else { policy };
         if self.by_name.is_empty() {
-            return policy;
+            return default;
         }
-        self.find(host).map_or(policy, |c| c.limits)
+        match self.find(host) {
+            Some(c) if host.is_site() => c.site.unwrap_or(default),
+            Some(c) => c.limits,
+            None => default,
+        }
     }
 
     /// Where the rule of a host (`site` false) or site named `text` is, or would be.
@@ -216,8 +172,12 @@ impl Rules {
             return Err(bad(format!("a registry holds at most {MAX_RULES} rules")));
         }
         let limits = rule.policy.applied_to(policy).limits()?;
+        let site = match &name {
+            Name::Site(_) => Some(rule.policy.applied_to(&policy.site_policy()).limits()?),
+            Name::Host(_) => None,
+        };
         rule.pattern = name.pattern();
-        let compiled = Compiled { rule, limits };
+        let compiled = Compiled { rule, limits, site };
         let at = match place {
             Ok(at) => {
                 self.by_name[at].1 = compiled;
@@ -264,17 +224,7 @@ pub(crate) fn write_rules<'a>(w: &mut Writer, rules: impl ExactSizeIterator<Item
     w.u64(rules.len() as u64);
     for rule in rules {
         w.str(&rule.pattern);
-        let p = &rule.policy;
-        for knob in [p.rate_per_sec, p.burst_capacity, p.min_interval_sec] {
-            w.bool(knob.is_some());
-            w.f64(knob.unwrap_or(0.0));
-        }
-        w.bool(p.max_concurrency.is_some());
-        w.u64(u64::from(p.max_concurrency.unwrap_or(0)));
-        w.bool(p.quota.is_some());
-        let q = p.quota.unwrap_or(Quota { limit: 0, window_sec: 0.0 });
-        w.u64(u64::from(q.limit));
-        w.f64(q.window_sec);
+        rule.policy.write(w);
         for text in [&rule.blocked, &rule.note] {
             w.bool(text.is_some());
             w.str(text.as_deref().unwrap_or(""));
@@ -292,17 +242,7 @@ pub(crate) fn read_rules(r: &mut Reader<'_>) -> Result<Vec<Rule>, Error> {
     let mut rules = Vec::new();
     for _ in 0..count {
         let pattern = r.str("rule pattern").to_owned();
-        let mut knob = |what| {
-            let set = r.bool(what);
-            let v = r.f64(what);
-            set.then_some(v)
-        };
-        let (rate_per_sec, burst_capacity, min_interval_sec) =
-            (knob("rule ratePerSec"), knob("rule burstCapacity"), knob("rule minIntervalSec"));
-        let concurrency_set = r.bool("rule maxConcurrency");
-        let max_concurrency = concurrency_set.then_some(r.u32("rule maxConcurrency"));
-        let quota_set = r.bool("rule quota");
-        let quota = Quota { limit: r.u32("rule quota.limit"), window_sec: r.f64("rule quota.windowSec") };
+        let policy = PolicyPatch::read(r, "rule knobs");
         let mut text = |what| {
             let set = r.bool(what);
             let t = r.str(what).to_owned();
@@ -312,13 +252,6 @@ pub(crate) fn read_rules(r: &mut Reader<'_>) -> Result<Vec<Rule>, Error> {
         if r.failed() {
             break;
         }
-        let policy = PolicyPatch {
-            rate_per_sec,
-            burst_capacity,
-            min_interval_sec,
-            max_concurrency,
-            quota: quota_set.then_some(quota),
-        };
         rules.push(Rule { pattern, policy, blocked, note });
     }
     Ok(rules)

@@ -49,6 +49,22 @@ impl Default for Adaptive {
     }
 }
 
+/// What one politeness budget is kept for: each host, or each site (a registrable domain, from the Public Suffix
+/// List, its private section included: `www.example.com`, `img.example.com` and `example.com` are the site
+/// `example.com`; `a.github.io` and `b.github.io` are two sites).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum GroupBy {
+    /// Every host is paced on its own (the default).
+    #[default]
+    Host,
+    /// Every host is paced on its own and, beside it, every site as one: a departure waits for both, and is
+    /// charged to both. An IP address, `localhost` and a name that is itself a public suffix have no site (they are
+    /// paced as hosts alone).
+    Site,
+}
+
 /// The politeness configuration of a crawler, per host. Field names (camelCase in JSON and JS) and defaults
 /// are the crawler knobs hostpace grew from: rate 2/s, burst capacity 4, max backoff 120 s, max retries 3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,6 +110,12 @@ pub struct Policy {
     /// Adaptive pacing; `None` (the default) paces every host at the configured rate from the start.
     #[cfg_attr(feature = "wasm", tsify(type = "Adaptive | null"))]
     pub adaptive: Option<Adaptive>,
+    /// `'site'`: a site is paced as one beside each of its hosts (see [`GroupBy`]). `CRAWL_GROUP_BY`.
+    pub group_by: GroupBy,
+    /// A site's limits under `groupBy: 'site'`: the knobs set here, the policy's for the others (so by default a
+    /// site is paced as one host would be). `CRAWL_SITE_RATE_PER_SEC`, `CRAWL_SITE_BURST_CAPACITY`,
+    /// `CRAWL_SITE_MIN_INTERVAL_SEC`, `CRAWL_SITE_QUOTA_LIMIT` / `CRAWL_SITE_QUOTA_WINDOW_SEC`.
+    pub site_limits: PolicyPatch,
 }
 
 impl Default for Policy {
@@ -113,6 +135,96 @@ impl Default for Policy {
             max_crawl_delay_sec: 60.0,
             max_hosts: 100_000,
             adaptive: None,
+            group_by: GroupBy::Host,
+            site_limits: PolicyPatch::default(),
+        }
+    }
+}
+
+/// Some knobs of a [`Policy`] changed, the others kept: an operator's rule's ([`crate::Rule`]), or a site's own limits
+/// ([`Policy::site_limits`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyPatch {
+    /// Requests per second to the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub rate_per_sec: Option<f64>,
+    /// The token bucket's capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub burst_capacity: Option<f64>,
+    /// The interval floor, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub min_interval_sec: Option<f64>,
+    /// Requests in flight at once (0: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub max_concurrency: Option<u32>,
+    /// A quota of the host's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub quota: Option<Quota>,
+}
+
+impl PolicyPatch {
+    /// True when it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == PolicyPatch::default()
+    }
+
+    /// `policy` with this patch's knobs (a large burst needs no justification here: an operator set it).
+    pub fn applied_to(&self, policy: &Policy) -> Policy {
+        let mut p = policy.clone();
+        p.rate_per_sec = self.rate_per_sec.unwrap_or(p.rate_per_sec);
+        if let Some(capacity) = self.burst_capacity {
+            p.burst_capacity = capacity;
+            p.burst_justification = Some("set by an operator's rule".into());
+        }
+        p.min_interval_sec = self.min_interval_sec.unwrap_or(p.min_interval_sec);
+        p.max_concurrency = self.max_concurrency.unwrap_or(p.max_concurrency);
+        p.quota = self.quota.or(p.quota);
+        if let Some(adaptive) = &mut p.adaptive {
+            // an adaptive floor never above the rule's rate
+            adaptive.min_rate_per_sec = adaptive.min_rate_per_sec.min(p.rate_per_sec);
+        }
+        p
+    }
+
+    /// Write every knob, set or not (a snapshot's part: [`PolicyPatch::read`] reads it).
+    pub(crate) fn write(&self, w: &mut Writer) {
+        for knob in [self.rate_per_sec, self.burst_capacity, self.min_interval_sec] {
+            w.bool(knob.is_some());
+            w.f64(knob.unwrap_or(0.0));
+        }
+        w.bool(self.max_concurrency.is_some());
+        w.u64(u64::from(self.max_concurrency.unwrap_or(0)));
+        w.bool(self.quota.is_some());
+        let q = self.quota.unwrap_or(Quota { limit: 0, window_sec: 0.0 });
+        w.u64(u64::from(q.limit));
+        w.f64(q.window_sec);
+    }
+
+    /// Read [`PolicyPatch::write`]'s knobs, unchecked; `what` names them in a reader's error.
+    pub(crate) fn read(r: &mut Reader<'_>, what: &'static str) -> PolicyPatch {
+        let mut knob = || {
+            let set = r.bool(what);
+            let v = r.f64(what);
+            set.then_some(v)
+        };
+        let (rate_per_sec, burst_capacity, min_interval_sec) = (knob(), knob(), knob());
+        let concurrency_set = r.bool(what);
+        let max_concurrency = concurrency_set.then_some(r.u32(what));
+        let quota_set = r.bool(what);
+        let quota = Quota { limit: r.u32(what), window_sec: r.f64(what) };
+        PolicyPatch {
+            rate_per_sec,
+            burst_capacity,
+            min_interval_sec,
+            max_concurrency,
+            quota: quota_set.then_some(quota),
         }
     }
 }
@@ -241,6 +353,7 @@ impl Policy {
                 Some((q.limit, secs_to_nanos(q.window_sec)))
             }
         };
+        self.check_site_limits()?;
         if self.max_hosts == 0 {
             return Err(Error::InvalidCount { field: "maxHosts", value: 0, expected: "at least 1 host" });
         }
@@ -318,6 +431,45 @@ impl Policy {
 }
 
 impl Policy {
+    /// The policy a site is paced under ([`GroupBy::Site`]): this one with [`Policy::site_limits`]' knobs, without
+    /// adaptive pacing (what a site's hosts answer teaches each host, not the site).
+    pub fn site_policy(&self) -> Policy {
+        let mut p = self.site_limits.applied_to(self);
+        p.adaptive = None;
+        p
+    }
+
+    /// Check the knobs of [`Policy::site_limits`], each error naming its field there.
+    fn check_site_limits(&self) -> Result<(), Error> {
+        let s = &self.site_limits;
+        if let Some(rate) = s.rate_per_sec {
+            check_rate("siteLimits.ratePerSec", rate)?;
+        }
+        if let Some(capacity) = s.burst_capacity {
+            check_capacity("siteLimits.burstCapacity", capacity)?;
+        }
+        if let Some(secs) = s.min_interval_sec {
+            check_secs("siteLimits.minIntervalSec", secs, true)?;
+        }
+        if let Some(q) = s.quota {
+            if q.limit == 0 {
+                let expected = "at least 1 departure per window";
+                return Err(Error::InvalidCount { field: "siteLimits.quota.limit", value: 0, expected });
+            }
+            check_secs("siteLimits.quota.windowSec", q.window_sec, false)?;
+        }
+        match s.max_concurrency {
+            Some(n) if n > 0 => Err(Error::InvalidCount {
+                field: "siteLimits.maxConcurrency",
+                value: u64::from(n),
+                expected: "0 or none: requests in flight are limited per host (maxConcurrency)",
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Policy {
     pub(crate) fn write(&self, w: &mut Writer) {
         w.f64(self.rate_per_sec);
         w.f64(self.burst_capacity);
@@ -345,6 +497,8 @@ impl Policy {
             w.u64(u64::from(a.steps));
         }
         w.f64(self.jitter);
+        w.bool(self.group_by == GroupBy::Site);
+        self.site_limits.write(w);
     }
 
     /// Read [`Policy::write`]'s fields from a snapshot of format `version` (a knob newer than the format reads as
@@ -375,6 +529,8 @@ impl Policy {
                 steps: r.u32("adaptive.steps"),
             }),
             jitter: if version >= 5 { r.f64("jitter") } else { 0.0 },
+            group_by: if version >= 6 && r.bool("groupBy") { GroupBy::Site } else { GroupBy::Host },
+            site_limits: if version >= 6 { PolicyPatch::read(r, "siteLimits") } else { PolicyPatch::default() },
         }
     }
 }

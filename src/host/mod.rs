@@ -205,7 +205,7 @@ impl HostState {
     /// departure moves the host's `stretch` of that spacing later; never earlier, and no other layer's wait is
     /// stretched.
     #[inline(always)]
-    fn earliest_stretched(&self, now: Instant) -> (Instant, Layer) {
+    pub(crate) fn earliest_stretched(&self, now: Instant) -> (Instant, Layer) {
         let (at, layer) = self.earliest(now);
         let stretch = f64::from(self.stretch);
         if stretch <= 0.0 || at <= now {
@@ -247,10 +247,20 @@ impl HostState {
     /// of the spacing after this departure (0 ≤ `next_stretch` ≤ the policy's `jitter`; 0 for none), kept until
     /// a departure is charged.
     pub fn acquire(&mut self, now: Instant, next_stretch: f64) -> Decision {
+        self.acquire_from(now, now, next_stretch)
+    }
+
+    /// [`HostState::acquire`] no earlier than `site` (the earliest instant the host's site allows, under
+    /// [`crate::GroupBy::Site`]): a departure it moves later is one the site set ([`Layer::Site`]).
+    #[inline(always)]
+    pub(crate) fn acquire_from(&mut self, now: Instant, site: Instant, next_stretch: f64) -> Decision {
         if self.server.is_some() {
             self.lapse(now);
         }
-        let (at, layer) = self.earliest_stretched(now);
+        let (at, layer) = match self.earliest_stretched(now) {
+            (at, _) if site > at => (site, Layer::Site),
+            earliest => earliest,
+        };
         let mut permit = None;
         if let Some(p) = &mut self.permits {
             match p.take(now, at) {
@@ -272,6 +282,13 @@ impl HostState {
         let wait_ns = self.charge(at, layer, now);
         self.stretch = next_stretch as f32;
         Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
+    }
+
+    /// Charge a site's state ([`crate::GroupBy::Site`]) for a departure of one of its hosts at `at`, with the
+    /// jitter of the spacing after it (as [`HostState::acquire`] does).
+    pub(crate) fn charge_site(&mut self, at: Instant, layer: Layer, now: Instant, next_stretch: f64) {
+        self.charge(at, layer, now);
+        self.stretch = next_stretch as f32;
     }
 
     /// Charge every rate layer for a departure at `at` set by `layer`, count it; returns its wait after `now`.
@@ -362,7 +379,7 @@ impl HostState {
     /// margin of [`SPACING_MARGIN`] of it (at most 10 ms): a request is written a little after it is confirmed, by
     /// a little more or less each time, and a target that counts in whole milliseconds (nginx's `limit_req`) must
     /// never see two closer than its spacing.
-    fn spacing_wait(&self, now: Instant) -> Duration {
+    pub(crate) fn spacing_wait(&self, now: Instant) -> Duration {
         let interval = self.departure_spacing_ns();
         if interval > 0 && self.departed != Instant::ZERO {
             return self.departed.add_nanos(interval + margin_ns(interval)).saturating_duration_since(now);

@@ -6,17 +6,20 @@
 //!
 //! - `key`: [`HostKey`] itself (inline text, comparison and hashing) and the hasher of host tables;
 //! - `parse`: URLs and host names to keys ([`parse_http_url`], [`HostKey::from_url`], [`HostKey::parse`]);
-//! - `intern`: keys as dense ids ([`Interner`]) and by URL origin ([`OriginCache`]).
+//! - `intern`: keys as dense ids ([`Interner`]) and by URL origin ([`OriginCache`]);
+//! - `site`: the site of a host (its registrable domain, from the Public Suffix List: [`HostKey::site`]).
 
 mod intern;
 mod key;
 mod parse;
+mod site;
 
 pub use intern::{Interner, OriginCache};
 pub use key::HostKey;
 pub(crate) use key::KeyHasher;
 pub(crate) use parse::plain_origin;
 pub use parse::{parse_http_url, HttpUrl, MAX_HOST_LEN, MAX_URL_LEN};
+pub use site::{public_suffix_list, set_public_suffix_list, RegistrableDomain};
 
 #[cfg(test)]
 mod tests {

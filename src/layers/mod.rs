@@ -113,6 +113,8 @@ layer_list! {
     Concurrency = "concurrency", concurrency: "Milliseconds callers were told to wait for permits.", format 1;
     /// The server's own published quota (RateLimit headers) is exhausted.
     ServerQuota = "serverQuota", server_quota: "Milliseconds waited for a server's published quota.", format 1;
+    /// The host's site: the site's own limits, beside the host's, under `groupBy: 'site'`.
+    Site = "site", site: "Milliseconds waited for the host's site (groupBy: 'site').", format 6;
 }
 
 impl Layer {

@@ -15,11 +15,12 @@ pub use table::Slot;
 
 use crate::error::Error;
 use crate::host::{Decision, Departure, HostState, HostStats, Layer, Random};
-use crate::host_key::HostKey;
+use crate::host_key::{public_suffix_list, HostKey, RegistrableDomain};
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::overrides::{Rule, Rules};
-use crate::policy::{Limits, Policy, Warning};
+use crate::policy::{GroupBy, Limits, Policy, Warning};
 use crate::time::Instant;
+use std::collections::HashMap;
 use std::time::Duration;
 use table::Table;
 
@@ -48,12 +49,36 @@ pub struct Registry {
     rules: Rules,
     /// Hosts evicted so far ([`Registry::evictions`]).
     evictions: u64,
+    /// Under [`GroupBy::Site`]: the limits a site is paced under (the policy's `siteLimits`), the Public Suffix
+    /// List lookup, and each tracked host's site (`None`: it has none), read once per host.
+    sites: Option<Sites>,
+}
+
+/// What a registry that groups hosts by site keeps ([`GroupBy::Site`]).
+#[derive(Clone, Debug)]
+struct Sites {
+    limits: Limits,
+    lookup: RegistrableDomain,
+    of: HashMap<HostKey, Option<HostKey>>,
+}
+
+impl Sites {
+    /// The sites of `policy`, when it groups by site: an error when no Public Suffix List is set (in WebAssembly,
+    /// before a shell sets one).
+    fn of(policy: &Policy) -> Result<Option<Sites>, Error> {
+        if policy.group_by == GroupBy::Host {
+            return Ok(None);
+        }
+        let lookup = public_suffix_list().ok_or(Error::NoPublicSuffixList)?;
+        Ok(Some(Sites { limits: policy.site_policy().limits()?, lookup, of: HashMap::new() }))
+    }
 }
 
 impl Registry {
     /// An empty registry, or the policy's first configuration error.
     pub fn new(policy: Policy) -> Result<Registry, Error> {
         let limits = policy.limits()?;
+        let sites = Sites::of(&policy)?;
         Ok(Registry {
             policy,
             limits,
@@ -63,6 +88,7 @@ impl Registry {
             random: Random::default(),
             rules: Rules::default(),
             evictions: 0,
+            sites,
         })
     }
 
@@ -103,9 +129,11 @@ impl Registry {
         &self.limits
     }
 
-    /// The limits `host` is decided under: its rule's ([`Registry::set_rule`]), or the policy's.
+    /// The limits `host` is decided under: its rule's ([`Registry::set_rule`]), or the policy's. A site's key
+    /// ([`HostKey::site`]) is decided under its site rule's site limits, or the policy's `siteLimits`.
     pub fn limits_of(&self, host: &HostKey) -> Limits {
-        self.rules.limits_of(host, self.limits)
+        let site = self.sites.as_ref().map_or(self.limits, |s| s.limits);
+        self.rules.limits_of(host, self.limits, site)
     }
 
     /// Replace the policy. Every host keeps what it owes (reserved slots, cooldowns, spent tokens, permits; quota
@@ -115,10 +143,15 @@ impl Registry {
         let warnings = policy.validate()?;
         let limits = policy.limits()?;
         let rules = self.rules.recompiled(&policy)?;
+        let mut sites = Sites::of(&policy)?;
+        if let (Some(new), Some(old)) = (&mut sites, self.sites.take()) {
+            new.of = old.of;
+        }
         let before = self.hosts_limits();
         self.policy = policy;
         self.limits = limits;
         self.rules = rules;
+        self.sites = sites;
         self.reapply(before);
         Ok(warnings)
     }
@@ -280,11 +313,71 @@ impl Registry {
     /// host's slot now, for the next call. A slot that holds `host` skips the host lookup; any other costs the
     /// usual lookup; the decision is the same either way (see [`Slot`]).
     /// A host given up on ([`HostState::given_up`]) is refused with [`Error::HostGivenUp`].
+    /// Under [`GroupBy::Site`], a host of a site waits for its site too, and its departure is charged to both.
     pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
         // the jitter of the spacing after this departure (see `HostState::acquire`)
         let next_stretch = self.random.stretch(self.limits.jitter);
+        if let Some(site) = self.site_of(host) {
+            return self.acquire_in_site(host, &site, now, next_stretch);
+        }
         let (state, now, at) = self.state_to_reserve(host, slot, now)?;
         Ok((state.acquire(now, next_stretch), at))
+    }
+
+    /// The key of `host`'s site when this registry groups hosts by site and it has one (read from the Public
+    /// Suffix List once per host).
+    fn site_of(&mut self, host: &HostKey) -> Option<HostKey> {
+        let sites = self.sites.as_mut()?;
+        if let Some(site) = sites.of.get(host) {
+            return site.clone();
+        }
+        let site = host.site(sites.lookup);
+        sites.of.insert(host.clone(), site.clone());
+        site
+    }
+
+    /// The key of `host`'s site, if it is known to have one (a host decided under [`GroupBy::Site`]).
+    fn known_site(&self, host: &HostKey) -> Option<&HostKey> {
+        self.sites.as_ref()?.of.get(host)?.as_ref()
+    }
+
+    /// [`Registry::acquire_at`] for a host of `site`: the departure goes no earlier than the site allows, and both
+    /// are charged for it (a site's own wait is [`Layer::Site`] in the host's decision).
+    fn acquire_in_site(
+        &mut self,
+        host: &HostKey,
+        site: &HostKey,
+        now: Instant,
+        next_stretch: f64,
+    ) -> Result<(Decision, Slot), Error> {
+        if let Some(refusal) = self.blocked(host) {
+            return Err(refusal);
+        }
+        // room for both first: tracking one must never evict the other
+        self.make_room([host, site], now)?;
+        let (site_state, site_now, site_at) = self.state_at(site, Slot::NONE, now)?;
+        let (site_departs, site_layer) = site_state.earliest_stretched(site_now);
+        let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
+        let decision = state.acquire_from(now, site_departs, next_stretch);
+        if decision.reserved {
+            let site_stretch = self.random.stretch(self.limits.jitter);
+            self.hosts.get_mut(site_at).charge_site(decision.departs, site_layer, site_now, site_stretch);
+        }
+        Ok((decision, at))
+    }
+
+    /// Make room for those of `keys` not tracked yet, evicting fresh-equivalent hosts at the bound
+    /// ([`Error::RegistryFull`] when that is not enough).
+    fn make_room(&mut self, keys: [&HostKey; 2], now: Instant) -> Result<(), Error> {
+        let max = self.limits.max_hosts as usize;
+        let missing = |r: &Registry| keys.iter().filter(|k| r.hosts.find(k).is_none()).count();
+        if self.hosts.len() + missing(self) > max {
+            self.evict_fresh(now);
+            if self.hosts.len() + missing(self) > max {
+                return Err(Error::RegistryFull { max_hosts: max });
+            }
+        }
+        Ok(())
     }
 
     /// The departure just reserved for `departs` at the host in `slot` (as [`Registry::acquire_at`] answered it)
@@ -310,6 +403,22 @@ impl Registry {
     /// [`Registry::peek`] through a remembered slot (as [`Registry::acquire_at`]): the decision, and the host's
     /// slot now ([`Slot::NONE`] for a host not tracked).
     pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
+        let (mut decision, at) = self.peek_host(host, slot, now);
+        // a host of a site goes no earlier than its site allows
+        let site = self.known_site(host).and_then(|site| self.hosts.find(site));
+        if let Some(s) = site {
+            let (departs, _) = self.hosts.get(s).earliest_stretched(now.max(self.hosts.seen(s)));
+            if departs > decision.departs {
+                decision.wait += departs.saturating_duration_since(decision.departs);
+                decision.departs = departs;
+                decision.layer = Layer::Site;
+            }
+        }
+        (decision, at)
+    }
+
+    /// [`Registry::peek_at`] for the host alone.
+    fn peek_host(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
         match self.hosts.locate(host, slot) {
             Some(at) => (self.hosts.get(at).peek(now.max(self.hosts.seen(at))), at),
             None => (
@@ -341,12 +450,45 @@ impl Registry {
         if let Some(refusal) = self.blocked(host) {
             return Err(refusal);
         }
+        let site = self.known_site(host).and_then(|site| self.hosts.find(site));
+        if let Some(s) = site {
+            // the site's spacing after the last departure to any of its hosts, as the host's own (see
+            // `HostState::depart`)
+            let site_now = self.clamp_at(s, now);
+            let wait = self.hosts.get(s).spacing_wait(site_now);
+            if departs <= now && !wait.is_zero() {
+                return Ok(Departure::Wait(wait));
+            }
+        }
         // a host not tracked may have been evicted at the floor, fresh only from then on
         let untracked = departs.max(self.floor);
-        Ok(match self.tracked_mut(host, now) {
+        let departure = match self.tracked_mut(host, now) {
             Some((state, now)) => state.depart(departs, now),
             None if untracked > now => Departure::Wait(untracked.saturating_duration_since(now)),
             None => Departure::Go,
+        };
+        let Some(s) = site else { return Ok(departure) };
+        let site_now = now.max(self.hosts.seen(s));
+        let site_state = self.hosts.get_mut(s);
+        Ok(match departure {
+            Departure::Go => {
+                site_state.sent(site_now);
+                Departure::Go
+            }
+            // reserved again behind the host's cooldown: charged to the site too, no earlier than it allows
+            Departure::Held { departs: at, wait, layer } => {
+                let (site_departs, site_layer) = site_state.earliest_stretched(at.max(site_now));
+                site_state.charge(site_departs, site_layer, site_now);
+                match site_departs > at {
+                    true => Departure::Held {
+                        departs: site_departs,
+                        wait: wait + site_departs.saturating_duration_since(at),
+                        layer: Layer::Site,
+                    },
+                    false => Departure::Held { departs: at, wait, layer },
+                }
+            }
+            wait => wait,
         })
     }
 
@@ -355,6 +497,10 @@ impl Registry {
     pub fn sent(&mut self, host: &HostKey, at: Instant, now: Instant) {
         if let Some((state, now)) = self.tracked_mut(host, now) {
             state.sent(at.min(now));
+        }
+        if let Some(s) = self.known_site(host).and_then(|site| self.hosts.find(site)) {
+            let now = self.clamp_at(s, now);
+            self.hosts.get_mut(s).sent(at.min(now));
         }
     }
 
@@ -499,7 +645,12 @@ impl Registry {
         let now = self.floor;
         let before = self.hosts.len();
         let (limits, rules) = (self.limits, &self.rules);
-        self.hosts.retain(|key, state| !state.is_fresh(&rules.limits_of(key, limits), now));
+        let site = self.sites.as_ref().map_or(limits, |s| s.limits);
+        self.hosts.retain(|key, state| !state.is_fresh(&rules.limits_of(key, limits, site), now));
+        if let Some(sites) = &mut self.sites {
+            let hosts = &self.hosts;
+            sites.of.retain(|host, _| hosts.find(host).is_some());
+        }
         let evicted = before - self.hosts.len();
         self.evictions += evicted as u64;
         evicted

@@ -123,6 +123,9 @@ impl Registry {
         robots: &mut RobotsFile,
         rules: Option<Option<&str>>,
     ) -> Result<bool, Error> {
+        if self.policy().group_by == crate::GroupBy::Site {
+            return Err(Error::Unsupported { what: "groupBy 'site' in a store shared by several processes" });
+        }
         let (state, seen, record, under_way) = match record {
             Some(text) => self.read_record(host, text)?,
             None => {

@@ -10,8 +10,8 @@
 
 use super::shapes::{CrawlerConfig, LimiterConfig};
 use crate::error::Num;
-use crate::overrides::PolicyPatch;
 use crate::policy::{Adaptive, Policy, Quota};
+use crate::PolicyPatch;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

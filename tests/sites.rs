@@ -1,0 +1,219 @@
+//! Politeness groups: under `groupBy: 'site'` the hosts of one site (its registrable domain, from the Public
+//! Suffix List) are paced as one beside each host's own limits; the strictest wins and every layer is charged.
+
+use hostpace::{
+    Decision, Departure, Error, GroupBy, HostKey, Instant, Layer, Policy, PolicyPatch, Quota, Random, Registry, Rule,
+    Snapshot,
+};
+use std::time::Duration;
+
+fn key(url: &str) -> HostKey {
+    HostKey::from_url(url).unwrap()
+}
+
+fn ms(n: u64) -> Instant {
+    Instant::from_nanos(n * 1_000_000)
+}
+
+fn at_ms(d: &Decision) -> u64 {
+    d.departs.as_nanos() / 1_000_000
+}
+
+/// A registry at `rate`/s per host, burst 1, grouping by site with `site` as the site's knobs.
+fn grouped(rate: f64, site: PolicyPatch) -> Registry {
+    let policy = Policy {
+        rate_per_sec: rate,
+        burst_capacity: 1.0,
+        group_by: GroupBy::Site,
+        site_limits: site,
+        ..Policy::default()
+    };
+    Registry::new(policy).unwrap()
+}
+
+fn site_rate(rate: f64) -> PolicyPatch {
+    PolicyPatch { rate_per_sec: Some(rate), ..PolicyPatch::default() }
+}
+
+/// The instants (ms) of departures reserved at 0 for `urls`, in turn.
+fn departures(r: &mut Registry, urls: &[&str]) -> Vec<u64> {
+    urls.iter().map(|u| at_ms(&r.acquire(&key(u), ms(0)).unwrap())).collect()
+}
+
+#[test]
+fn the_hosts_of_a_site_share_its_budget_and_hosts_of_other_sites_do_not() {
+    // by default a site is paced as one host: 1/s
+    let mut r = grouped(1.0, PolicyPatch::default());
+    let urls = [
+        "https://www.example.com/",
+        "https://img.example.com/",
+        "https://example.com:8443/",
+        "https://www.example.com/",
+    ];
+    assert_eq!(departures(&mut r, &urls), [0, 1000, 2000, 3000]);
+    // another site, an IP address and localhost each go at once
+    let others = ["https://www.example.org/", "http://127.0.0.1:8080/", "http://localhost:3000/", "https://[::1]/"];
+    assert_eq!(departures(&mut r, &others), [0, 0, 0, 0]);
+    // the private section: two github.io users are two sites
+    assert_eq!(departures(&mut r, &["https://a.github.io/", "https://b.github.io/"]), [0, 0]);
+
+    // per host (the default), the same hosts go together
+    let mut r = Registry::new(Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() }).unwrap();
+    assert_eq!(departures(&mut r, &urls), [0, 0, 0, 1000]);
+}
+
+#[test]
+fn the_strictest_wins_and_every_layer_is_charged() {
+    // the site slower than its hosts: the site spaces them, and says so
+    let mut r = grouped(10.0, site_rate(2.0));
+    let www = key("https://www.example.com/");
+    let img = key("https://img.example.com/");
+    let first = r.acquire(&www, ms(0)).unwrap();
+    let second = r.acquire(&img, ms(0)).unwrap();
+    assert_eq!((at_ms(&first), first.layer), (0, Layer::None));
+    assert_eq!((at_ms(&second), second.layer, second.wait), (500, Layer::Site, Duration::from_millis(500)));
+    assert_eq!(r.host(&img).unwrap().counters().wait_ms[Layer::Site as usize - 1], 500);
+    // a host slower than its site: the host spaces itself, its site lets the other host go between
+    let mut r = grouped(1.0, site_rate(10.0));
+    let urls = ["https://www.example.com/", "https://www.example.com/", "https://img.example.com/"];
+    assert_eq!(departures(&mut r, &urls), [0, 1000, 1100]);
+    // the host was charged for the departure the site set: its own spacing counts from there
+    let mut r = grouped(10.0, site_rate(1.0));
+    assert_eq!(departures(&mut r, &["https://www.example.com/", "https://img.example.com/"]), [0, 1000]);
+    let next = r.acquire(&img, ms(1000)).unwrap();
+    assert_eq!(at_ms(&next), 2000, "the site's spacing again");
+    // a site quota holds across its hosts
+    let quota = PolicyPatch { quota: Some(Quota { limit: 2, window_sec: 60.0 }), ..PolicyPatch::default() };
+    let mut r = grouped(100.0, quota.clone());
+    let got = departures(&mut r, &["https://a.example.com/", "https://b.example.com/", "https://c.example.com/"]);
+    // as one host under that quota would go
+    let one_host = Policy { rate_per_sec: 100.0, burst_capacity: 1.0, ..quota.applied_to(&Policy::default()) };
+    let mut r = Registry::new(one_host).unwrap();
+    let alone = departures(&mut r, &["https://a.example.com/"; 3]);
+    assert_eq!((got.clone(), got[2] >= 60_000), (alone, true));
+}
+
+#[test]
+fn peek_answers_what_acquire_reserves() {
+    let mut r = grouped(10.0, site_rate(2.0));
+    r.acquire(&key("https://www.example.com/"), ms(0)).unwrap();
+    let img = key("https://img.example.com/");
+    r.acquire(&img, ms(0)).unwrap();
+    let peek = r.peek(&img, ms(100));
+    let got = r.acquire(&img, ms(100)).unwrap();
+    assert_eq!((peek.departs, peek.layer, peek.wait), (got.departs, got.layer, got.wait));
+    assert_eq!((at_ms(&got), got.layer), (1000, Layer::Site));
+}
+
+#[test]
+fn a_departure_that_left_late_spaces_the_next_one_of_the_site() {
+    // burst 1 at the site: departures keep its spacing from when each really left (as a host's do)
+    let mut r =
+        grouped(100.0, PolicyPatch { rate_per_sec: Some(1.0), burst_capacity: Some(1.0), ..PolicyPatch::default() });
+    let www = key("https://www.example.com/");
+    let img = key("https://img.example.com/");
+    let a = r.acquire(&www, ms(0)).unwrap();
+    let b = r.acquire(&img, ms(0)).unwrap();
+    assert_eq!(at_ms(&b), 1000);
+    // the first leaves 300 ms late
+    assert_eq!(r.depart(&www, a.departs, ms(300)).unwrap(), Departure::Go);
+    // the second, on time, waits for the site's spacing from 300 ms (and its margin: 1/64 of it, at most 10 ms)
+    assert_eq!(r.depart(&img, b.departs, ms(1000)).unwrap(), Departure::Wait(Duration::from_millis(310)));
+    assert_eq!(r.depart(&img, b.departs, ms(1310)).unwrap(), Departure::Go);
+}
+
+#[test]
+fn a_host_held_behind_its_cooldown_is_charged_to_its_site_again() {
+    let mut r = grouped(100.0, site_rate(1.0));
+    let www = key("https://www.example.com/");
+    let img = key("https://img.example.com/");
+    let a = r.acquire(&www, ms(0)).unwrap();
+    // www pushes back for 2 s before `a` leaves; meanwhile img takes the site's next slots
+    r.throttle(&www, Some(Duration::from_secs(2)), ms(0)).unwrap();
+    let b = r.acquire(&img, ms(0)).unwrap();
+    let c = r.acquire(&img, ms(0)).unwrap();
+    assert_eq!((at_ms(&b), at_ms(&c)), (1000, 2000));
+    // `a` is held behind the cooldown (2 s), and the site has its next slot at 3 s: it waits for that one
+    match r.depart(&www, a.departs, ms(0)).unwrap() {
+        Departure::Held { departs, layer, wait } => {
+            assert_eq!((departs, layer, wait), (ms(3000), Layer::Site, Duration::from_millis(3000)));
+        }
+        other => panic!("held expected, got {other:?}"),
+    }
+    // pushback stays with its host: img is not cooled down
+    assert_eq!(r.peek(&img, ms(3000)).layer, Layer::Site);
+}
+
+#[test]
+fn a_site_rule_paces_the_site_as_one_and_a_host_rule_its_host_alone() {
+    let mut r = grouped(10.0, PolicyPatch::default());
+    let rule = |pattern: &str, rate: f64| Rule { pattern: pattern.into(), policy: site_rate(rate), ..Rule::default() };
+    r.set_rule(rule("*.example.com", 1.0)).unwrap();
+    assert_eq!(departures(&mut r, &["https://www.example.com/", "https://img.example.com/"]), [0, 1000]);
+    // a rule below the site names hosts, not the site
+    r.set_rule(rule("*.eu.example.org", 1.0)).unwrap();
+    assert_eq!(departures(&mut r, &["https://a.eu.example.org/", "https://b.eu.example.org/"]), [0, 100]);
+    // removing the site rule puts the site back at the policy's siteLimits (here the policy's 10/s), at once
+    r.remove_rule("*.example.com").unwrap();
+    let next = r.acquire(&key("https://cdn.example.com/"), ms(2000)).unwrap();
+    assert_eq!(at_ms(&next), 2000);
+    // a site's state is listed under its key, and its stats read as a host's
+    assert!(r.hosts().any(|(k, _)| k.as_str() == "*.example.com" && k.is_site()));
+}
+
+#[test]
+fn a_snapshot_keeps_the_sites_and_their_state() {
+    let mut r = grouped(10.0, site_rate(1.0));
+    r.set_random(Random::Constant(1 << 63));
+    departures(&mut r, &["https://www.example.com/", "https://img.example.com/"]);
+    let text = r.snapshot(ms(0)).encode();
+    let snapshot = Snapshot::decode(&text).unwrap();
+    assert_eq!(snapshot.policy.group_by, GroupBy::Site);
+    assert_eq!(snapshot.policy.site_limits, site_rate(1.0));
+    let mut back = Registry::restore(snapshot).unwrap();
+    assert_eq!(departures(&mut back, &["https://cdn.example.com/"]), [2000]);
+    // a site key that is not one is refused with its reason
+    let bad = text.replace("*.example.com", "*.EXAMPLE.COM");
+    assert!(matches!(Snapshot::decode(&bad), Err(Error::InvalidSnapshot { .. })), "{bad}");
+}
+
+#[test]
+fn at_the_bound_a_host_and_its_site_are_tracked_together_or_refused() {
+    let policy =
+        Policy { max_hosts: 3, group_by: GroupBy::Site, rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() };
+    let mut r = Registry::new(policy).unwrap();
+    // www and its site: two entries; then a third host of the same site
+    departures(&mut r, &["https://www.example.com/", "https://img.example.com/"]);
+    assert_eq!(r.len(), 3);
+    // a host of another site needs two more entries: none is fresh now, so it is refused, and nothing changes
+    let err = r.acquire(&key("https://www.example.org/"), ms(0)).unwrap_err();
+    assert_eq!(err, Error::RegistryFull { max_hosts: 3 });
+    assert_eq!(r.len(), 3);
+    // once the site and its hosts are fresh again they are evicted together, and the new site gets its two
+    let d = r.acquire(&key("https://www.example.org/"), ms(60_000)).unwrap();
+    assert_eq!((at_ms(&d), r.len()), (60_000, 2));
+}
+
+#[test]
+fn bad_site_limits_are_errors_naming_the_field() {
+    let bad = |site: PolicyPatch| Policy { group_by: GroupBy::Site, site_limits: site, ..Policy::default() }.validate();
+    let cases: Vec<(PolicyPatch, &str)> = vec![
+        (site_rate(f64::NAN), "siteLimits.ratePerSec"),
+        (PolicyPatch { burst_capacity: Some(0.5), ..PolicyPatch::default() }, "siteLimits.burstCapacity"),
+        (PolicyPatch { min_interval_sec: Some(-1.0), ..PolicyPatch::default() }, "siteLimits.minIntervalSec"),
+        (
+            PolicyPatch { quota: Some(Quota { limit: 0, window_sec: 1.0 }), ..PolicyPatch::default() },
+            "siteLimits.quota.limit",
+        ),
+        (PolicyPatch { max_concurrency: Some(2), ..PolicyPatch::default() }, "siteLimits.maxConcurrency"),
+    ];
+    for (patch, field) in cases {
+        let err = bad(patch).unwrap_err();
+        assert!(err.to_string().contains(field), "{err}");
+    }
+    // a fleet sharing a store does not group by site yet: said, not ignored
+    let mut r = grouped(1.0, PolicyPatch::default());
+    let mut robots = hostpace::robots::RobotsFile::new(hostpace::robots::RobotsTiming::default());
+    let err = r.adopt_host(&key("https://www.example.com/"), None, &mut robots, None).unwrap_err();
+    assert!(err.to_string().contains("groupBy 'site'"), "{err}");
+}
