@@ -217,3 +217,20 @@ fn bad_site_limits_are_errors_naming_the_field() {
     let err = r.adopt_host(&key("https://www.example.com/"), None, &mut robots, None).unwrap_err();
     assert!(err.to_string().contains("groupBy 'site'"), "{err}");
 }
+
+#[test]
+fn the_list_answers_every_case_of_the_conformance_file() {
+    let lookup = hostpace::public_suffix_list().unwrap();
+    let cases = include_str!("data/public-suffix-cases.txt");
+    let mut checked = 0;
+    for line in cases.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let (host, expected) = line.split_once(' ').unwrap();
+        let expected = (expected != "-").then(|| expected.to_owned());
+        assert_eq!(lookup(host), expected, "{host}");
+        // a host key's site is the registrable domain (a single label has none)
+        let site = HostKey::parse(host).unwrap().site(lookup).map(|k| k.as_str().to_owned());
+        assert_eq!(site, expected.filter(|_| host.contains('.')).map(|d| format!("*.{d}")), "{host}");
+        checked += 1;
+    }
+    assert_eq!(checked, 72);
+}
