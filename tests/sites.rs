@@ -234,3 +234,85 @@ fn the_list_answers_every_case_of_the_conformance_file() {
     }
     assert_eq!(checked, 72);
 }
+
+#[derive(Clone, Debug)]
+enum Op {
+    Acquire(usize),
+    Throttle(usize, Option<u64>),
+    /// Confirm pending departure `i` (modulo): at its reserved instant, or with none known (`now`).
+    Depart(usize, bool),
+    Advance(u64),
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (0usize..4).prop_map(Op::Acquire),
+        1 => ((0usize..4), proptest::option::of(0u64..3_000)).prop_map(|(h, r)| Op::Throttle(h, r)),
+        3 => ((0usize..16), any::<bool>()).prop_map(|(i, known)| Op::Depart(i, known)),
+        3 => (0u64..1_500).prop_map(Op::Advance),
+    ]
+}
+
+proptest::proptest! {
+    /// For any sequence of reservations, pushback and confirmations over three hosts of one site and a host of
+    /// another, with any host pace and jitter, no two departures `depart` lets go to the site are closer than
+    /// the site's interval floor: the three hosts of one site keep it together, the host of the other keeps its
+    /// own.
+    #[test]
+    fn no_two_departures_to_a_site_are_closer_than_its_floor(
+        rate in proptest::prop_oneof![proptest::strategy::Just(2.0f64), proptest::strategy::Just(20.0)],
+        burst in proptest::prop_oneof![proptest::strategy::Just(1.0f64), proptest::strategy::Just(3.0)],
+        jitter in proptest::prop_oneof![proptest::strategy::Just(0.0f64), proptest::strategy::Just(0.5)],
+        seed in proptest::prelude::any::<u64>(),
+        ops in proptest::collection::vec(op(), 1..150),
+    ) {
+        const FLOOR_MS: u64 = 500;
+        let site = PolicyPatch { min_interval_sec: Some(FLOOR_MS as f64 / 1000.0), ..PolicyPatch::default() };
+        let policy = Policy { rate_per_sec: rate, burst_capacity: burst, jitter, max_backoff_sec: 5.0,
+                              default_retry_after_sec: 1.0, group_by: GroupBy::Site, site_limits: site,
+                              ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        r.set_random(Random::new(seed));
+        let hosts: Vec<HostKey> = ["https://a.example.com/", "https://b.example.com/", "https://example.com:8080/",
+                                    "https://other.example.org/"].iter().map(|u| key(u)).collect();
+        // from 1 s: a host's last departure at the clock's origin reads as none (`HostState::spacing_wait`)
+        let mut now = Instant::from_secs(1);
+        let mut pending: Vec<(usize, Instant)> = Vec::new();
+        let mut gone: [Vec<Instant>; 2] = Default::default(); // departures to each site
+        for op in ops {
+            match op {
+                Op::Acquire(h) => {
+                    if let Ok(d) = r.acquire(&hosts[h], now) {
+                        if d.reserved {
+                            pending.push((h, d.departs));
+                        }
+                    }
+                }
+                Op::Throttle(h, retry_ms) => {
+                    let _ = r.throttle(&hosts[h], retry_ms.map(Duration::from_millis), now);
+                }
+                Op::Depart(i, known) if !pending.is_empty() => {
+                    let i = i % pending.len();
+                    let (h, departs) = pending[i];
+                    let asked = if known { departs } else { now };
+                    match r.depart(&hosts[h], asked, now).unwrap() {
+                        Departure::Go => {
+                            pending.remove(i);
+                            let site = usize::from(h == 3);
+                            if let Some(last) = gone[site].last() {
+                                let gap = now.as_nanos() - last.as_nanos();
+                                proptest::prop_assert!(gap >= FLOOR_MS * 1_000_000, "{gap} ns after the last");
+                            }
+                            gone[site].push(now);
+                        }
+                        Departure::Wait(_) => {}
+                        Departure::Held { departs, .. } => pending[i] = (h, departs),
+                    }
+                }
+                Op::Depart(..) => {}
+                Op::Advance(n) => now = now.saturating_add(Duration::from_millis(n)),
+            }
+        }
+    }
+}
