@@ -336,6 +336,17 @@ impl Registry {
         site
     }
 
+    /// The key of the site `host` is paced with (`*.example.com`) when this registry groups hosts by site and the
+    /// host has one; `None` otherwise (grouped by host; an IP address, `localhost`, a public suffix; a site's own
+    /// key). Changes nothing: a host not decided yet is looked up in the Public Suffix List, not remembered.
+    pub fn site(&self, host: &HostKey) -> Option<HostKey> {
+        let sites = self.sites.as_ref()?;
+        match sites.of.get(host) {
+            Some(site) => site.clone(),
+            None => host.site(sites.lookup),
+        }
+    }
+
     /// The key of `host`'s site, if it is known to have one (a host decided under [`GroupBy::Site`]).
     fn known_site(&self, host: &HostKey) -> Option<&HostKey> {
         self.sites.as_ref()?.of.get(host)?.as_ref()
