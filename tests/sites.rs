@@ -126,6 +126,24 @@ fn peek_answers_what_acquire_reserves() {
 }
 
 #[test]
+fn a_host_never_decided_peeks_and_is_taken_at_its_sites_turn() {
+    let mut r = grouped(1.0, PolicyPatch::default());
+    r.acquire(&key("https://www.example.com/"), ms(0)).unwrap();
+    // img.example.com was never decided: its site is read from the list, so peek says what acquire will reserve
+    let img = key("https://img.example.com/");
+    let peek = r.peek(&img, ms(0));
+    assert_eq!((at_ms(&peek), peek.layer), (1000, Layer::Site));
+    assert_eq!(r.stats(&img, ms(0)), None, "a peek changes nothing");
+    // a frontier hands it out only then, as a departure that goes at once
+    let mut frontier = hostpace::Frontier::new();
+    frontier.push("https://img.example.com/a", 0).unwrap();
+    assert!(frontier.take(&mut r, ms(0)).unwrap().is_none());
+    assert_eq!(frontier.next_wait(&r, ms(0)), Some(Duration::from_secs(1)));
+    let (url, _, decision) = frontier.take(&mut r, ms(1000)).unwrap().unwrap();
+    assert_eq!((&*url, decision.wait, decision.reserved), ("https://img.example.com/a", Duration::ZERO, true));
+}
+
+#[test]
 fn a_departure_that_left_late_spaces_the_next_one_of_the_site() {
     // burst 1 at the site: departures keep its spacing from when each really left (as a host's do)
     let mut r =
