@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import { HostLimiter, Limiter, SharedLimiter, audit } from '../../pkg/node.js';
+import { Frontier, HostLimiter, Limiter, SharedLimiter, audit } from '../../pkg/node.js';
 import { setPublicSuffixList } from '../../pkg/hostpace.js';
 import { registrableDomain } from '../../pkg/psl.js';
 import { memoryStore } from './memory-store.mjs';
@@ -114,6 +114,22 @@ describe('groupBy site', () => {
     const byHost = new Limiter({ ratePerSec: 10, burstCapacity: 1, robots: 'ignore', randomSeed: 7 });
     byHost.setPolicy('*.example.com', { minIntervalSec: 2 });
     assert.deepEqual(departures(byHost, [...urls, urls[0]]), [0, 0, 0, 2000]);
+  });
+
+  test("peek and a frontier hand out a new host of a busy site at the site's turn", () => {
+    const limiter = bySite();
+    limiter.acquire('https://www.example.com/', T);
+    const peek = limiter.peek('https://img.example.com/', T);
+    assert.deepEqual([peek.waitMs, peek.layer], [1000, 'site']);
+    assert.equal(limiter.stats('img.example.com', T), undefined, 'a peek changes nothing');
+    const frontier = new Frontier(limiter);
+    frontier.push('https://img.example.com/a');
+    frontier.push('https://www.example.org/b');
+    assert.equal(frontier.take(T), 'https://www.example.org/b');
+    assert.equal(frontier.take(T), undefined, 'img.example.com waits for its site');
+    assert.equal(frontier.waitMs(T), 1000);
+    assert.equal(frontier.take(T + 1000), 'https://img.example.com/a');
+    assert.equal(limiter.stats('*.example.com', T + 1000).decisions, 2);
   });
 
   test('onDecision tells the layer site', async () => {
