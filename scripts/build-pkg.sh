@@ -37,25 +37,49 @@ for js in api answer deadlines limiter shared-limiter frontier token-bucket leak
 done
 cp src/wasm/gateway.d.ts src/wasm/shared-limiter.d.ts src/wasm/crawlee.d.ts src/wasm/redis.d.ts "$OUT/"
 
+# The Public Suffix List of `groupBy: 'site'`, kept out of the wasm module: src/wasm/psl.js bundled with tldts (a
+# devDependency, pinned) into psl.js, one minified ESM file that imports nothing, so the package has no bare import
+# (Node, Deno, Bun, Workers, and browsers without a bundler load it as it is). tldts's license (MIT, the same text
+# for tldts and tldts-core) heads the file. Each entry point hands its `registrableDomain` to the module; the list
+# inside is built on its first lookup (see src/wasm/psl.js).
+PSL_LICENSE=$(node -e "
+const fs = require('fs');
+const version = (name) => JSON.parse(fs.readFileSync('node_modules/' + name + '/package.json', 'utf8')).version;
+const license = (name) => fs.readFileSync('node_modules/' + name + '/LICENSE', 'utf8').trim();
+if (license('tldts') !== license('tldts-core')) throw new Error('tldts and tldts-core differ in license: keep both');
+if (license('tldts').includes('*/')) throw new Error('the license text would end its comment');
+console.log('/*! The Public Suffix List of groupBy \\'site\\': tldts ' + version('tldts') + ' and tldts-core ' +
+  version('tldts-core') + ' (https://github.com/remusao/tldts), bundled. MIT License:\\n\\n' + license('tldts') + '\\n*/');
+")
+node_modules/.bin/esbuild src/wasm/psl.js --bundle --format=esm --minify --platform=neutral --main-fields=module,main \
+  --legal-comments=none --log-level=warning --banner:js="$PSL_LICENSE" --outfile="$OUT/psl.js"
+
 # Entry points: the same public surface (api.js), once the module is initialised the way each environment loads it.
+# Each hands the module the Public Suffix List of groupBy 'site' (psl.js) once it is initialised.
 cat > "$OUT/node.js" <<'JS'
 // Node: ESM, initialised synchronously from the package's own file, so no init step is needed.
 import { readFileSync } from 'node:fs';
-import { initSync } from './hostpace.js';
+import { initSync, setPublicSuffixList } from './hostpace.js';
+import { registrableDomain } from './psl.js';
 initSync({ module: readFileSync(new URL('./hostpace_bg.wasm', import.meta.url)) });
+setPublicSuffixList(registrableDomain);
 export * from './api.js';
 JS
 cat > "$OUT/workerd.js" <<'JS'
 // workerd / Cloudflare Workers (wrangler imports .wasm as a compiled WebAssembly.Module).
 import wasmModule from './hostpace_bg.wasm';
-import { initSync } from './hostpace.js';
+import { initSync, setPublicSuffixList } from './hostpace.js';
+import { registrableDomain } from './psl.js';
 initSync({ module: wasmModule });
+setPublicSuffixList(registrableDomain);
 export * from './api.js';
 JS
 cat > "$OUT/browser.js" <<'JS'
 // Browsers and bundlers: fetched next to this file, initialised by top-level await.
-import init from './hostpace.js';
+import init, { setPublicSuffixList } from './hostpace.js';
+import { registrableDomain } from './psl.js';
 await init({ module_or_path: new URL('./hostpace_bg.wasm', import.meta.url) });
+setPublicSuffixList(registrableDomain);
 export * from './api.js';
 JS
 cat > "$OUT/index.d.ts" <<'TS'
@@ -107,8 +131,11 @@ JSON
 cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$OUT/"
 rm -f "$OUT/.gitignore"
 # measured as tests/js/size.test.mjs measures it (zlib level 9; the gzip command's output differs)
-node -e "const z = require('zlib'), fs = require('fs'); const w = fs.readFileSync('$OUT/hostpace_bg.wasm');
-  console.log('pkg/hostpace_bg.wasm: ' + z.gzipSync(w, { level: 9 }).length + ' bytes gzipped')"
+node -e "const z = require('zlib'), fs = require('fs');
+  for (const f of ['hostpace_bg.wasm', 'psl.js']) {
+    const b = fs.readFileSync('$OUT/' + f);
+    console.log('pkg/' + f + ': ' + b.length + ' bytes, ' + z.gzipSync(b, { level: 9 }).length + ' bytes gzipped');
+  }"
 
 # The installable tarball, as `npm pack` makes it: target/npm/hostpace-<version>.tgz (`npm i` that path)
 mkdir -p target/npm

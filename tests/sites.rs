@@ -63,6 +63,26 @@ fn the_hosts_of_a_site_share_its_budget_and_hosts_of_other_sites_do_not() {
 }
 
 #[test]
+fn a_registry_says_the_site_a_host_is_paced_with() {
+    let mut r = grouped(1.0, PolicyPatch::default());
+    let site = |r: &Registry, url: &str| r.site(&key(url)).map(|k| k.as_str().to_owned());
+    // before and after a decision alike
+    assert_eq!(site(&r, "https://img.example.com/").as_deref(), Some("*.example.com"));
+    r.acquire(&key("https://www.example.com:8443/"), ms(0)).unwrap();
+    assert_eq!(site(&r, "https://www.example.com:8443/").as_deref(), Some("*.example.com"));
+    for none in ["http://127.0.0.1:8080/", "http://localhost/", "https://github.io/"] {
+        assert_eq!(site(&r, none), None, "{none}");
+    }
+    // a site's own key belongs to no site, and its state is reported as a host's is
+    let own = r.site(&key("https://www.example.com:8443/")).unwrap();
+    assert_eq!(r.site(&own), None);
+    assert_eq!(r.stats(&own, ms(0)).unwrap().decisions, 1);
+    // grouped by host, no host has a site
+    let by_host = Registry::new(Policy::default()).unwrap();
+    assert_eq!(site(&by_host, "https://www.example.com/"), None);
+}
+
+#[test]
 fn the_strictest_wins_and_every_layer_is_charged() {
     // the site slower than its hosts: the site spaces them, and says so
     let mut r = grouped(10.0, site_rate(2.0));
@@ -103,6 +123,24 @@ fn peek_answers_what_acquire_reserves() {
     let got = r.acquire(&img, ms(100)).unwrap();
     assert_eq!((peek.departs, peek.layer, peek.wait), (got.departs, got.layer, got.wait));
     assert_eq!((at_ms(&got), got.layer), (1000, Layer::Site));
+}
+
+#[test]
+fn a_host_never_decided_peeks_and_is_taken_at_its_sites_turn() {
+    let mut r = grouped(1.0, PolicyPatch::default());
+    r.acquire(&key("https://www.example.com/"), ms(0)).unwrap();
+    // img.example.com was never decided: its site is read from the list, so peek says what acquire will reserve
+    let img = key("https://img.example.com/");
+    let peek = r.peek(&img, ms(0));
+    assert_eq!((at_ms(&peek), peek.layer), (1000, Layer::Site));
+    assert_eq!(r.stats(&img, ms(0)), None, "a peek changes nothing");
+    // a frontier hands it out only then, as a departure that goes at once
+    let mut frontier = hostpace::Frontier::new();
+    frontier.push("https://img.example.com/a", 0).unwrap();
+    assert!(frontier.take(&mut r, ms(0)).unwrap().is_none());
+    assert_eq!(frontier.next_wait(&r, ms(0)), Some(Duration::from_secs(1)));
+    let (url, _, decision) = frontier.take(&mut r, ms(1000)).unwrap().unwrap();
+    assert_eq!((&*url, decision.wait, decision.reserved), ("https://img.example.com/a", Duration::ZERO, true));
 }
 
 #[test]

@@ -336,6 +336,17 @@ impl Registry {
         site
     }
 
+    /// The key of the site `host` is paced with (`*.example.com`) when this registry groups hosts by site and the
+    /// host has one; `None` otherwise (grouped by host; an IP address, `localhost`, a public suffix; a site's own
+    /// key). Changes nothing: a host not decided yet is looked up in the Public Suffix List, not remembered.
+    pub fn site(&self, host: &HostKey) -> Option<HostKey> {
+        let sites = self.sites.as_ref()?;
+        match sites.of.get(host) {
+            Some(site) => site.clone(),
+            None => host.site(sites.lookup),
+        }
+    }
+
     /// The key of `host`'s site, if it is known to have one (a host decided under [`GroupBy::Site`]).
     fn known_site(&self, host: &HostKey) -> Option<&HostKey> {
         self.sites.as_ref()?.of.get(host)?.as_ref()
@@ -404,8 +415,12 @@ impl Registry {
     /// slot now ([`Slot::NONE`] for a host not tracked).
     pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
         let (mut decision, at) = self.peek_host(host, slot, now);
-        // a host of a site goes no earlier than its site allows
-        let site = self.known_site(host).and_then(|site| self.hosts.find(site));
+        // a host of a site goes no earlier than its site allows; a host never decided is looked up in the list (and
+        // not remembered: a peek changes nothing)
+        let site = self.sites.as_ref().and_then(|sites| match sites.of.get(host) {
+            Some(known) => known.as_ref().and_then(|site| self.hosts.find(site)),
+            None => host.site(sites.lookup).and_then(|site| self.hosts.find(&site)),
+        });
         if let Some(s) = site {
             let (departs, _) = self.hosts.get(s).earliest_stretched(now.max(self.hosts.seen(s)));
             if departs > decision.departs {

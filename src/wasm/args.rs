@@ -175,25 +175,44 @@ pub(crate) fn policy_patch(value: &JsValue) -> Result<PolicyPatch, JsValue> {
 }
 
 /// A copy of the data properties of `value` (an object of `fields`, named `what`, like `example`), made by the
-/// glue (reading it runs none of the caller's code), with its keys and those of its `quota` and `adaptive`
-/// checked, and its `null` fields left out (they take their defaults).
+/// glue (reading it runs none of the caller's code), with its keys and those of its `quota`, `adaptive`,
+/// `siteLimits` and `siteLimits.quota` checked, and its `null` fields left out (they take their defaults).
 fn checked_copy(value: &JsValue, what: &str, example: &str, fields: &[&[&str]]) -> Result<JsValue, JsValue> {
-    let copy = super::glue::plain_copy(value, 2);
+    let copy = super::glue::plain_copy(value, 3);
     if let Some(e) = copy.dyn_ref::<js_sys::Error>() {
         let message = format!("invalid {what}: {} (like {example})", String::from(e.message()));
         return Err(js_sys::TypeError::new(&message).into());
     }
     check_keys(&copy, fields, what, "")?;
     drop_nulls(&copy);
-    for (name, fields) in [("quota", field_names::<Quota>()), ("adaptive", field_names::<Adaptive>())] {
-        let sub = js_sys::Reflect::get(&copy, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    let quota = field_names::<Quota>();
+    let nested = [
+        (None, "quota", quota),
+        (None, "adaptive", field_names::<Adaptive>()),
+        (None, "siteLimits", field_names::<PolicyPatch>()),
+        (Some("siteLimits"), "quota", quota),
+    ];
+    for (parent, name, fields) in nested {
+        let field = |object: &JsValue, name: &str| {
+            js_sys::Reflect::get(object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+        };
+        // a parent checked above: absent, or a plain object
+        let outer = match parent {
+            Some(parent) => field(&copy, parent),
+            None => copy.clone(),
+        };
+        let sub = if absent(&outer) { JsValue::UNDEFINED } else { field(&outer, name) };
         if absent(&sub) {
             continue;
         }
+        let path = match parent {
+            Some(parent) => format!("{parent}.{name}"),
+            None => name.to_owned(),
+        };
         if !sub.is_object() || sub.is_function() || super::glue::is_array(&sub) {
-            return Err(type_error(&format!("{what} field {name}"), "a plain object", &sub));
+            return Err(type_error(&format!("{what} field {path}"), "a plain object", &sub));
         }
-        check_keys(&sub, &[fields], what, &format!("{name}."))?;
+        check_keys(&sub, &[fields], what, &format!("{path}."))?;
         drop_nulls(&sub);
     }
     Ok(copy)
@@ -272,7 +291,7 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(value: &JsValue, what: &st
 }
 
 /// A message naming the field: `invalid config field ratePerSec: invalid type: string "fast", expected a number`,
-/// `missing config field quota.windowSec`.
+/// `invalid config field groupBy: "domain" (expected "host" or "site")`, `missing config field quota.windowSec`.
 fn field_error(what: &str, path: &str, inner: &str) -> String {
     // serde's messages end with what was expected
     let inner = match (inner.strip_suffix("expected f64"), inner.strip_suffix(", expected u32")) {
@@ -284,6 +303,15 @@ fn field_error(what: &str, path: &str, inner: &str) -> String {
             None => format!("{head}, expected a whole number >= 0"),
         },
         (None, None) => inner.to_owned(),
+    };
+    // an enum's name (`groupBy: 'domain'`, `groupBy: 1`): the names it takes, quoted as JS strings are
+    let inner = match (inner.strip_prefix("unknown variant `"), inner.strip_suffix("expected enum GroupBy")) {
+        (Some(rest), _) => match rest.split_once("`, expected ") {
+            Some((value, names)) => format!("\"{value}\" (expected {})", names.replace('`', "\"")),
+            None => inner,
+        },
+        (_, Some(head)) => format!("{head}expected \"host\" or \"site\""),
+        (None, None) => inner,
     };
     if let Some(rest) = inner.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or(rest);
@@ -299,6 +327,12 @@ fn field_error(what: &str, path: &str, inner: &str) -> String {
 
 /// A JS value of `value` (objects for structs, camelCase names, absent options left out).
 pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    to_js_as(value, false)
+}
+
+/// [`to_js`], with every absent option not left out `null` when `nulls` (else `undefined`).
+pub(crate) fn to_js_as<T: Serialize>(value: &T, nulls: bool) -> Result<JsValue, JsValue> {
     // objects for maps too: a flattened struct is serialised as a map
-    value.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true)).map_err(super::js_error)
+    let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
+    value.serialize(&serializer.serialize_missing_as_null(nulls)).map_err(super::js_error)
 }

@@ -1,5 +1,5 @@
-//! The JS helpers the bindings need, as an inline module: reading the clock, reading what a caller passed, and
-//! building a `Decision` object in one call (the per-call fast path; `shapes::Decision` defines the object and
+//! The JS helpers the bindings need, as an inline module: reading the clock, reading what a caller passed, asking
+//! the Public Suffix List an entry point handed over, and building a `Decision` object in one call (the per-call fast path; `shapes::Decision` defines the object and
 //! its TypeScript type, and a test checks that this builds the same object serde makes of it).
 //!
 //! **None of them throws.** A JS exception thrown through Rust frames skips their cleanup (borrows stay held,
@@ -155,6 +155,23 @@ export function robots_check(verdict, pattern, line, retryMs) {
   if (retryMs !== undefined) check.retryMs = retryMs;
   return check;
 }
+// The Public Suffix List lookup of `groupBy: 'site'`: pkg/psl.js's `registrableDomain`, handed over by each entry
+// point (`setPublicSuffixList`).
+let suffixList;
+export function set_suffix_list(lookup) {
+  suffixList = lookup;
+}
+// The registrable domain of a host name by that lookup: a string of at most 253 characters (a DNS name's length),
+// else undefined (none set, it threw, or it answered anything else). The core checks that it is the name or a
+// parent of it.
+export function registrable_domain(name) {
+  try {
+    const domain = suffixList(name);
+    return typeof domain === 'string' && domain.length <= 253 ? domain : undefined;
+  } catch (_) {
+    return undefined;
+  }
+}
 export function host_record(record, keepMs) {
   return { record, keepMs };
 }
@@ -167,6 +184,11 @@ export function decision(host, waitMs, layer, departsMs, reserved, permitId) {
 extern "C" {
     /// `performance.timeOrigin + performance.now()` (or `Date.now()` where there is no `performance`).
     pub fn now_ms() -> f64;
+    /// Keep `lookup` (a JS function) as the Public Suffix List lookup of `registrable_domain`.
+    pub fn set_suffix_list(lookup: &JsValue);
+    /// The registrable domain of a host name by the lookup `set_suffix_list` kept; `None` when there is none, it
+    /// threw, or it answered anything but a string of at most 253 characters.
+    pub fn registrable_domain(name: &str) -> Option<String>;
     /// The object of `hostRecord`: `{ record, keepMs }`.
     pub fn host_record(record: &str, keep_ms: f64) -> JsValue;
     /// `Array.isArray(value)`, false when it throws.

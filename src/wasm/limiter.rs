@@ -1,6 +1,8 @@
 //! `Limiter` and `Frontier` for JS: a registry of hosts behind one policy, with polite `schedule` and `fetch`.
 
-use super::args::{self, absent, to_js, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg};
+use super::args::{
+    self, absent, to_js, to_js_as, type_error, ConfigArg, Float64ArrayArg, NumberArg, StringArg, TimesArg,
+};
 use super::batch::Slots;
 use super::glue;
 use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, RuleShape, Turn};
@@ -910,7 +912,9 @@ impl JsLimiter {
         self.shared.crawler.user_agent.clone()
     }
 
-    /// A host's state and counters (`undefined` if the host was never seen).
+    /// A host's state and counters, with the site it is paced with (`undefined` if the host was never seen).
+    /// Under `groupBy: 'site'`, `host` may be a site (`*.example.com`): its own state, which every host of the
+    /// site waits for and is charged to.
     #[wasm_bindgen(unchecked_return_type = "HostStats | undefined")]
     pub fn stats(
         &self,
@@ -918,11 +922,18 @@ impl JsLimiter {
         #[wasm_bindgen(js_name = nowMs)] now_ms: Option<NumberArg>,
     ) -> JsValue {
         answer(|| {
-            let key = host_arg(&host)?;
+            let text = args::url(&host, "host")?;
+            let key = match text.strip_prefix("*.") {
+                Some(domain) => site_key(domain)?,
+                None => host_of_text(&text)?,
+            };
             let now = self.shared.now(args::optional_number(&now_ms, "nowMs")?)?;
-            let stats = self.shared.registry.borrow().stats(&key, now);
-            match stats {
-                Some(stats) => to_js(&HostStats::new(key.as_str(), stats)),
+            let registry = self.shared.registry.borrow();
+            match registry.stats(&key, now) {
+                Some(stats) => {
+                    let site = registry.site(&key);
+                    to_js_as(&HostStats::new(key.as_str(), site.as_ref().map(HostKey::as_str), stats), true)
+                }
                 None => Ok(JsValue::UNDEFINED),
             }
         })
@@ -1048,6 +1059,14 @@ impl JsLimiter {
 /// A host name (`example.com`, `EXAMPLE.com.:80`) or any URL on the host (a string or a `URL`).
 pub(super) fn host_arg(host: &JsValue) -> Result<HostKey, JsValue> {
     host_of_text(&args::url(host, "host")?)
+}
+
+/// The key of the site `*.{domain}` (`domain` spelled as a host name is: `Example.com.` is `example.com`).
+fn site_key(domain: &str) -> Result<HostKey, JsValue> {
+    let site = HostKey::parse(domain).ok().filter(|_| !domain.contains(':'));
+    // the site whose registrable domain is the name itself (an address or a single label has none)
+    site.and_then(|k| k.site(|name| Some(name.to_owned())))
+        .ok_or_else(|| js_error(format!("invalid host *.{domain}: a site is named as *.example.com, without a port")))
 }
 
 /// [`host_arg`] of a text.

@@ -118,6 +118,27 @@ pub fn max_robots_bytes() -> u32 {
     crate::robots::MAX_ROBOTS_BYTES as u32
 }
 
+/// The registrable domain of a host name, for the core's sites (`groupBy: 'site'`): the answer of the JS lookup
+/// `setPublicSuffixList` kept (`None` when it threw or answered anything but a string; the core checks the rest).
+fn registrable_domain(name: &str) -> Option<String> {
+    glue::registrable_domain(name)
+}
+
+/// Make `lookup` (a function from a lowercase ASCII host name to its registrable domain or null) the Public Suffix
+/// List the core reads sites with (`groupBy: 'site'`). Each entry point hands over pkg/psl.js's (tldts) when the
+/// module loads; a later call replaces the function. Internal to the package: no TypeScript declaration, not
+/// exported by the entry points. The lookup must not call back into the package (it runs inside a decision).
+#[wasm_bindgen(js_name = setPublicSuffixList, skip_typescript)]
+pub fn set_public_suffix_list(lookup: JsValue) -> JsValue {
+    if !lookup.is_function() {
+        return args::type_error("lookup", "a function", &lookup);
+    }
+    glue::set_suffix_list(&lookup);
+    // once per process: the core keeps the first function it is given, and this one asks the lookup kept above
+    crate::set_public_suffix_list(registrable_domain);
+    JsValue::UNDEFINED
+}
+
 thread_local! {
     static LAST_MS: Cell<f64> = const { Cell::new(0.0) };
 }

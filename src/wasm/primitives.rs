@@ -133,10 +133,16 @@ pub struct JsHostLimiter(HostLimiter);
 
 #[wasm_bindgen(js_class = HostLimiter)]
 impl JsHostLimiter {
-    /// Same config as `Limiter`; throws an `Error` naming the first bad field.
+    /// Same config as `Limiter`; throws an `Error` naming the first bad field. One host has no site to be paced
+    /// with: `groupBy: 'site'` is refused.
     #[wasm_bindgen(constructor)]
     pub fn new(config: Option<ConfigArg>) -> Result<JsHostLimiter, JsValue> {
         let policy: Policy = super::limiter::policy_of(&config)?;
+        if policy.group_by == crate::GroupBy::Site {
+            return Err(js_error(
+                "invalid config field groupBy: a HostLimiter paces one host (group hosts by site with a Limiter)",
+            ));
+        }
         HostLimiter::new(&policy).map(JsHostLimiter).map_err(js_error)
     }
 

@@ -28,6 +28,13 @@ impl JsLimiter {
         answer(|| {
             let fleet_size = args::whole(&fleet_size, "fleetSize", 1.0, 10_000.0)? as u32;
             let config = args::config(&config)?;
+            // refused here, at the construction of a SharedLimiter, rather than by its first adoption of a record
+            if config.policy.group_by == crate::GroupBy::Site {
+                return Err(js_error(
+                    "invalid config field groupBy: 'site' is not supported by SharedLimiter (a store shared by \
+                     several processes keeps hosts, not sites): use groupBy 'host', or a Limiter",
+                ));
+            }
             let policy = config.policy.fleet_share(fleet_size);
             let crawler = Crawler::of(&config)?;
             let warnings = policy.validate().map_err(js_error)?.iter().map(ToString::to_string).collect();

@@ -213,25 +213,36 @@ impl Decision {
 
 #[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
 const TS_HOST_STATS: &'static str = r#"
-/** The host's name, beside its state and counters (this declaration merges with the generated one). */
-export interface HostStats { host: string }
+/** The host's name and its site, beside its state and counters (this declaration merges with the generated one). */
+export interface HostStats {
+  /** The host's key (`example.com`, `example.com:8080`), or a site's (`*.example.com`). */
+  host: string;
+  /**
+   * The site the host is paced with under `groupBy: 'site'` (`*.example.com`: `stats` of it is the site's own
+   * state); null when the limiter groups by host, for a host without a site (an IP address, `localhost`, a public
+   * suffix), and for a site.
+   */
+  site: string | null;
+}
 "#;
 
-/// A host's state and counters, with its name. Its TypeScript type is the core's `HostStats` (generated from
-/// it), merged with the `host` field declared beside this.
+/// A host's state and counters, with its name and its site. Its TypeScript type is the core's `HostStats`
+/// (generated from it), merged with the `host` and `site` fields declared beside this.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HostStats {
     /// The host's key.
     pub host: String,
+    /// The key of the site it is paced with (`groupBy: 'site'`), `null` when none.
+    pub site: Option<String>,
     /// Its state and counters.
     #[serde(flatten)]
     pub counters: CoreStats,
 }
 
 impl HostStats {
-    /// The JS form of the core's stats for `host`.
-    pub fn new(host: &str, counters: CoreStats) -> HostStats {
-        HostStats { host: host.to_owned(), counters }
+    /// The JS form of the core's stats for `host`, paced with `site`.
+    pub fn new(host: &str, site: Option<&str>, counters: CoreStats) -> HostStats {
+        HostStats { host: host.to_owned(), site: site.map(str::to_owned), counters }
     }
 }
 

@@ -189,6 +189,7 @@ export class SharedLimiter {
     }
     this.#onStoreWarning = onStoreWarning;
     this.#raw = new RawLimiter(limiterConfig);
+    // (the fleet's share refuses what a store shared by several processes does not do: groupBy 'site')
     this.#local = thrown(RawLimiter.fleetShare(limiterConfig, this.#fleetSize));
   }
 

@@ -258,3 +258,36 @@ fn the_user_agent_rule_is_one_for_the_config_and_a_call() {
     assert_eq!(message, "invalid init.userAgent: expected 1-512 printable ASCII characters, got a number");
     assert_eq!(super::max_robots_bytes() as usize, crate::robots::MAX_ROBOTS_BYTES);
 }
+
+#[wasm_bindgen_test]
+fn sites_need_the_list_a_shell_hands_over_and_its_bad_answers_never_trap_nor_merge_hosts() {
+    let grouped = r#"{"ratePerSec":1,"burstCapacity":1,"groupBy":"site","randomSeed":1}"#;
+    // no list in wasm until a shell hands one over (only this test does)
+    let err = JsLimiter::new(config(grouped)).err().expect("no list yet");
+    assert!(error_message(err).contains("needs a Public Suffix List"));
+    let refused = super::set_public_suffix_list(n(1.0));
+    assert_eq!(error_message(refused), "invalid lookup: expected a function, got a number");
+    // a lookup that throws, answers a number, a huge string, an unrelated domain, or the parent domain
+    let lookup = js_sys::Function::new_with_args(
+        "name",
+        "if (name.startsWith('throws.')) throw new Error('boom');
+         if (name.startsWith('number.')) return 42;
+         if (name.startsWith('huge.')) return 'x'.repeat(1e6) + '.com';
+         if (name.startsWith('other.')) return 'example.com';
+         return name.split('.').slice(-2).join('.');",
+    );
+    assert!(super::set_public_suffix_list(lookup.into()).is_undefined());
+    let limiter = JsLimiter::new(config(grouped)).unwrap();
+    let wait = |url: &str| field(&ok(limiter.acquire(url, Some(0.0))), "waitMs").as_f64().unwrap();
+    assert_eq!(wait("https://www.example.com/"), 0.0);
+    assert_eq!(wait("https://img.example.com/"), 1000.0, "one site: paced together");
+    // each bad answer is no site: the host is paced alone, and the module goes on
+    for url in ["https://throws.example.com/", "https://number.example.com/", "https://huge.example.com/"] {
+        assert_eq!(wait(url), 0.0, "{url}");
+    }
+    assert_eq!(wait("https://other.example.org/"), 0.0, "an answer that is not a parent merges nothing");
+    assert_eq!(wait("https://www.example.com/"), 2000.0, "the site's budget is intact");
+    let stats = ok(limiter.stats(s("img.example.com"), None));
+    assert_eq!(field(&stats, "site"), s("*.example.com"));
+    assert!(field(&ok(limiter.stats(s("throws.example.com"), None)), "site").is_null());
+}

@@ -1,7 +1,8 @@
 // The package in a real browser: headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) loads a
 // page from 127.0.0.1 that imports `hostpace` through an import map pointing at pkg/browser.js (the `browser`
-// export condition: fetched next to the module, initialised by top-level await, no init step), then paces
-// requests to the same origin with `limiter.fetch`. The origin's own log is the judge.
+// export condition: fetched next to the module, initialised by top-level await, no init step, its Public Suffix
+// List loaded beside it), then paces requests to the same origin with `limiter.fetch`. The origin's own log is the
+// judge.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -44,7 +45,11 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>hostpace in a browser<
     try { await limiter.fetch('/private/x'); } catch (e) { refused = e.name + ' ' + e.rule; }
     let configError = '';
     try { new Limiter({ ratePerSec: -1 }); } catch (e) { configError = e.message; }
+    // hosts grouped by site, by the Public Suffix List next to the module (psl.js, imported by browser.js)
+    const bySite = new Limiter({ ratePerSec: 1, burstCapacity: 1, groupBy: 'site' });
+    const site = ['www', 'img'].map((h) => bySite.acquire('https://' + h + '.example.co.uk/', 0).waitMs);
     window.result = {
+      site,
       first: first.waitMs, second: second.waitMs, layer: second.layer,
       statuses: responses.map((r) => r.status), bucket: new TokenBucket(1, 2).acquire(0),
       clock: nowMs(), configError, departures, refused,
@@ -121,6 +126,7 @@ test('the browser entry imports with no init step, obeys robots.txt and paces fe
     assert.equal(result.bucket, 0);
     assert.ok(Math.abs(result.clock - Date.now()) < 60_000, 'the clock adapter reads epoch milliseconds');
     assert.match(result.configError, /ratePerSec/);
+    assert.deepEqual(result.site, [0, 1000], 'two hosts of one site wait for each other');
     assert.equal(result.refused, 'RobotsDisallowed Disallow: /private/ (line 2)');
     assert.deepEqual(requests, ['/robots.txt'], 'robots.txt once, the disallowed path never');
     assert.equal(result.departures.length, 3);

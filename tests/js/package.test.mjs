@@ -1,5 +1,6 @@
 // The installable package: the tarball `npm run build:pkg` packs (target/npm/hostpace-<version>.tgz) holds what
-// a user needs, installs with npm into an empty project without the network, and imports there by its name.
+// a user needs, installs with npm into an empty project without the network, and imports there by its name (its
+// Public Suffix List, psl.js, included: the package imports nothing by a bare name).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +20,7 @@ test('the tarball holds the module, its types, the README, the changelog and bot
   const { stdout } = await run('tar', ['-tzf', tarball]);
   const files = new Set(stdout.split('\n').filter(Boolean));
   for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'node.js',
-    'browser.js', 'workerd.js', 'index.d.ts', 'hostpace_bg.wasm']) {
+    'browser.js', 'workerd.js', 'index.d.ts', 'hostpace_bg.wasm', 'psl.js']) {
     assert.ok(files.has(`package/${f}`), `${f} is in ${tarball}`);
   }
   const { stdout: meta } = await run('tar', ['-xzOf', tarball, 'package/package.json']);
@@ -42,11 +43,13 @@ test('npm installs the tarball into an empty project offline, and `hostpace` imp
       'const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1 });',
       "const first = limiter.acquire('https://example.com/a', 0);",
       "const second = limiter.acquire('https://example.com/b', 0);",
-      'console.log(JSON.stringify([first.waitMs, second.waitMs]));',
+      "const bySite = new Limiter({ ratePerSec: 1, burstCapacity: 1, groupBy: 'site' });",
+      "const site = ['www', 'img'].map((h) => bySite.acquire(`https://${h}.example.com/`, 0).waitMs);",
+      'console.log(JSON.stringify([first.waitMs, second.waitMs, ...site]));',
     ].join('\n');
     writeFileSync(join(dir, 'main.mjs'), program);
     const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: dir, timeout: 30_000 });
-    assert.deepEqual(JSON.parse(stdout), [0, 1000]);
+    assert.deepEqual(JSON.parse(stdout), [0, 1000, 0, 1000]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -75,7 +78,9 @@ test('a bundled entry point keeps its classes, and runs', async () => {
         'const typeError = said(() => limiter.acquire(42));',
         "const error = said(() => limiter.acquire('not a url', 0));",
         "const pushed = new Frontier(limiter).push('https://example.org/');",
-        'console.log(JSON.stringify({ waits, typeError, error, pushed }));',
+        "const bySite = new Limiter({ ratePerSec: 1, burstCapacity: 1, groupBy: 'site' });",
+        "const site = ['www', 'img'].map((h) => bySite.acquire(`https://${h}.example.com/`, 0).waitMs);",
+        'console.log(JSON.stringify({ waits, typeError, error, pushed, site }));',
       ].join('\n');
       const outfile = join(dir, `${entry.replace('.js', '')}.bundle.mjs`);
       const result = await build({
@@ -92,7 +97,7 @@ test('a bundled entry point keeps its classes, and runs', async () => {
         logLevel: 'silent',
       });
       const [output] = Object.values(result.metafile.outputs);
-      for (const file of ['limiter.js', 'frontier.js', 'answer.js', 'lifecycle.js', 'turns.js']) {
+      for (const file of ['limiter.js', 'frontier.js', 'answer.js', 'lifecycle.js', 'turns.js', 'psl.js']) {
         assert.ok(output.inputs[`pkg/${file}`]?.bytesInOutput > 0, `${entry} bundled without pkg/${file}`);
       }
       const ignored = result.warnings.filter((w) => w.id === 'ignored-bare-import').map((w) => w.text);
@@ -104,6 +109,7 @@ test('a bundled entry point keeps its classes, and runs', async () => {
       assert.match(said.typeError, /^TypeError: invalid url: expected a URL string or a URL object, got a number$/);
       assert.match(said.error, /^Error: invalid URL "not a url"/, `${entry} bundled throws the core's errors`);
       assert.equal(said.pushed, true);
+      assert.deepEqual(said.site, [0, 1000], `${entry} bundled groups hosts by site`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 // The package in workerd (the Cloudflare Workers runtime), through miniflare from the pinned wrangler install:
 // a module worker imports `pkg/workerd.js` — the `workerd` export condition, with the .wasm imported as a compiled
-// module the way wrangler bundles it — and answers with decisions, an error message and a snapshot round trip.
+// module the way wrangler bundles it — and answers with decisions (hosts grouped by site too, by the bundled
+// Public Suffix List), an error message and a snapshot round trip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Miniflare, convertV4MiniflareOptions } from 'miniflare';
@@ -25,6 +26,8 @@ test('the workerd entry loads in workerd and decides', async () => {
     assert.equal(body.bucket, 0);
     assert.match(body.configError, /burstCapacity/);
     assert.equal(body.restored, 1);
+    assert.deepEqual(body.site, ['none', 'site'], 'two hosts of one site wait for each other');
+    assert.equal(body.siteOf, '*.example.com');
     assert.ok(body.clock > 1.6e12, `the clock adapter reads epoch milliseconds in workerd: ${body.clock}`);
   } finally {
     await mf.dispose();

@@ -11,8 +11,9 @@
 //
 // What it does, in order:
 //   1. import: which file the package's `exports` sent this runtime to;
-//   2. decision: `acquire` on an explicit clock (two calls to one host: 0 ms, then 1000 ms at 1 request/s) and
-//      `schedule` on the real clock (two tasks to one host run at least an interval apart);
+//   2. decision: `acquire` on an explicit clock (two calls to one host: 0 ms, then 1000 ms at 1 request/s; with
+//      `groupBy: 'site'`, two hosts of one site the same, by the bundled Public Suffix List) and `schedule` on the
+//      real clock (two tasks to one host run at least an interval apart);
 //   3. polite fetch: `limiter.fetch(A/retry)` fetches A's robots.txt first, gets the 429, waits out Retry-After and
 //      returns the 200; then origin A's own log must show robots.txt, the 429 and the retry, the retry no earlier
 //      than 1 s after the 429;
@@ -66,6 +67,14 @@ async function decision() {
   const second = limiter.acquire('https://example.com/b', 0);
   check(first.waitMs === 0 && first.reserved, `first acquire: ${JSON.stringify(first)}, expected waitMs 0`);
   check(second.waitMs === 1000 && second.reserved, `second acquire: ${JSON.stringify(second)}, expected 1000`);
+  // hosts grouped by site, by the Public Suffix List the package bundles (psl.js): two hosts of one site wait for
+  // each other, a host of another site does not
+  const bySite = new Limiter({ ratePerSec: 1, burstCapacity: 1, groupBy: 'site' });
+  const sites = ['https://www.example.co.uk/', 'https://img.example.co.uk/', 'https://other.co.uk/'].map((url) => {
+    const { waitMs, layer } = bySite.acquire(url, 0);
+    return `${waitMs} ${layer}`;
+  });
+  check(sites.join() === '0 none,1000 site,0 none', `groupBy site: ${sites.join(', ')}, expected 0, 1000 (site), 0`);
 
   const paced = new Limiter({ ratePerSec: 5, burstCapacity: 1, robots: 'ignore' });
   const ran = [];
@@ -81,7 +90,8 @@ async function decision() {
   check(ran.map((r) => r.name).join() === 'one,two', `tasks ran as ${ran.map((r) => r.name)}`);
   const gapMs = ran[1].t - ran[0].t;
   check(gapMs >= 200 - TOL, `the second scheduled task ran ${gapMs.toFixed(1)} ms after the first (< 200 ms)`);
-  return { acquire: [first, second].map(({ waitMs, layer }) => ({ waitMs, layer })), scheduleGapMs: round(gapMs) };
+  const acquire = [first, second].map(({ waitMs, layer }) => ({ waitMs, layer }));
+  return { acquire, sites, scheduleGapMs: round(gapMs) };
 }
 
 /** Step 3: one polite fetch through robots.txt, a 429 with Retry-After: 1 and its retry. */

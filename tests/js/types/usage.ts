@@ -81,6 +81,7 @@ function describeLayer(l: Layer): string {
     case 'cooldown':
     case 'concurrency':
     case 'serverQuota':
+    case 'site':
       return `wait (${l})`;
   }
 }
@@ -146,6 +147,17 @@ if (stats) {
 }
 // @ts-expect-error stats may be undefined for an unknown host
 const notChecked: number = limiter.stats('unknown.example').decisions;
+
+// politeness groups: the hosts of a site paced as one beside each host's own limits
+const bySite = new Limiter({ groupBy: 'site', siteLimits: { ratePerSec: 1, quota: { limit: 100, windowSec: 60 } } });
+const siteOf: string | null | undefined = bySite.stats('www.example.com')?.site;
+const siteWait: number | undefined = bySite.stats('*.example.com')?.waitMsByLayer.site;
+const siteLayer: Layer = 'site';
+// @ts-expect-error groupBy is 'host' or 'site'
+new Limiter({ groupBy: 'domain' });
+// @ts-expect-error siteLimits' knobs are a rule's (a PolicyPatch)
+new Limiter({ siteLimits: { ratePerSecond: 1 } });
+void [siteOf, siteWait, siteLayer];
 
 const snapshot: string = limiter.snapshot();
 const restored: Limiter = Limiter.restore(snapshot);

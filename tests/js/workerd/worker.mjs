@@ -13,7 +13,12 @@ export default {
     } catch (e) {
       configError = e.message;
     }
+    // hosts grouped by site, by the Public Suffix List the package bundles (psl.js, a module of its own here)
+    const bySite = new Limiter({ ratePerSec: 1, burstCapacity: 1, groupBy: 'site' });
+    const site = ['www', 'img'].map((h) => bySite.acquire(`https://${h}.example.com/`, 0).layer);
     const body = {
+      site,
+      siteOf: bySite.stats('img.example.com', 0).site,
       first: first.waitMs,
       second: second.waitMs,
       layer: second.layer,
