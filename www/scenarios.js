@@ -87,4 +87,20 @@ export const SCENARIOS = {
     ],
     fill: { links: Infinity },
   },
+  sites: {
+    title: 'Hosts of one site',
+    knob: null,
+    note: (s) => `www.example.com, img.example.com and example.com are one site (*.example.com, by the Public Suffix ` +
+      `List); other.example.org is a site of its own, and 192.0.2.7, an IP address, has none. ` +
+      (s.groupBy === 'site'
+        ? `Grouped by site, each host keeps its own limits (${s.ratePerSec}/s) and each site is paced as one beside ` +
+          `them (${s.siteRatePerSec ?? s.ratePerSec}/s${s.siteMinIntervalSec ? `, floor ${s.siteMinIntervalSec} s` : ''}): ` +
+          `the three hosts of *.example.com share its pace (layer "site"), the other hosts are not slowed by them.`
+        : `Grouped by host, each of the five goes at its own pace: *.example.com gets three times what one host gets.`),
+    settings: { ratePerSec: 1, burstCapacity: 1, minIntervalSec: 0, quotaLimit: 0, maxConcurrency: 0, adaptive: false, hosts: 5, n: 0, latencyMs: 200, compare: false,
+      groupBy: 'site', siteRatePerSec: 2, siteBurstCapacity: 1, siteMinIntervalSec: null, siteQuotaLimit: null, siteQuotaWindowSec: null },
+    hosts: () => ['www.example.com', 'img.example.com', 'example.com', 'other.example.org', '192.0.2.7']
+      .map((host) => ({ host, links: Infinity })),
+    fill: { links: Infinity },
+  },
 };
