@@ -5,9 +5,10 @@
 //   mode                   'simulated' | 'live'
 //   nowMs                  the board's present: the virtual clock (ms since the scenario started), or in live mode
 //                          the gateway's clock (epoch ms: Date.now() + liveStats().offsetMs)
-//   lanes                  one entry per lane on the board, audited first. Simulated lanes: { host, kind ('token' |
-//                          'leaky' | 'layered'), departures: [{ atMs, layer, waitMs }], violations, cooldowns,
-//                          serverQuota, answers, robots, refused, queued, waitingFor, gaveUp, dropped, levels }.
+//   lanes                  one entry per host lane on the board, audited first. Simulated lanes: { host, kind
+//                          ('token' | 'leaky' | 'layered'), site (grouped by site: the host's site, '*.example.com';
+//                          else null), departures: [{ atMs, layer, waitMs }], violations, cooldowns, serverQuota,
+//                          answers, robots, refused, queued, waitingFor, gaveUp, dropped, levels }.
 //                          Live lanes, one per host the token has used, in the order they appeared: { host,
 //                          kind: 'live', departures: [{ atMs, waitMs, layer, status, purpose }] (every departure
 //                          seen, oldest first, deduplicated by atMs; status null until reported, 0 for no answer),
@@ -19,6 +20,13 @@
 //                          to nowMs, with quotaWindowSec and maxConcurrency from the policy and asOfMs), summary
 //                          (the gateway's line), policy, robots, reportAtMs, dropped }. A simulated lane's levels
 //                          are the module's stats of its host (a bare bucket's own readings) with reservedAhead.
+//   groups                 the board as it is laid out: [{ site, hosts: [host, ...] }] in order, a site's lane with its
+//                          hosts' lanes inside it, or { site: null, hosts: [host] } for a host lane alone (grouped by
+//                          host, every lane; grouped by site, a host without a site: an IP address, localhost)
+//   sites                  one entry per site lane (simulated, grouped by site), audited first: { site, hosts,
+//                          departures: [{ atMs, host, layer, waitMs }] (its hosts' together, in time order),
+//                          violations (the module's audit of them against the site's limits), dropped, levels (the
+//                          module's stats of the site, with quotaWindowSec and reservedAhead) }
 //   view, visible, chart   the part of the run the timelines show, the departures and token samples drawn in it
 //                          (visible entries of live lanes also carry status and purpose)
 //   moveView(action)       'earlier' | 'later' | 'zoom-in' | 'zoom-out' | 'follow', as the timeline buttons
@@ -47,7 +55,7 @@ import { exports, warnings } from './panel.js';
 import { limiterConfig } from './settings.js';
 import { advanceTo, step } from './simulation.js';
 import { lowerBound, upperBound } from './sorted.js';
-import { board, presentMs, state } from './state.js';
+import { board, presentMs, siteLanes, state } from './state.js';
 import { moveView, viewWindow } from './timeline.js';
 
 /** Sets `window.playground`. */
@@ -78,6 +86,18 @@ const api = {
   get lanes() {
     auditAll();
     return board().map(laneState);
+  },
+  get sites() {
+    auditAll();
+    return siteLanes().map(laneState);
+  },
+  get groups() {
+    const out = [];
+    for (const lane of board()) {
+      if (!lane.siteLane) out.push({ site: null, hosts: [lane.host] });
+      else if (lane.siteLane.hosts[0] === lane) out.push({ site: lane.siteLane.host, hosts: lane.siteLane.hosts.map((l) => l.host) });
+    }
+    return out;
   },
   /** The part of the run the timelines show: `{ startMs, spanMs, following }`. */
   get view() { return viewWindow(); },

@@ -4,13 +4,13 @@
 // Nothing on this page computes a wait: every departure, the layer that set it, every level shown and every audit
 // violation is an answer of the module (or of the gateway, whose core decided it). This file starts the page;
 // each module has one job:
-//   state.js       what the modules share (mode, scenario, settings, clock, lanes, view)
+//   state.js       what the modules share (mode, scenario, settings, clock, lanes and sites, view)
 //   scenarios.js   the scenarios and their servers' scripted answers
 //   settings.js    the settings: defaults, the Limiter config they make, the URL hash that shares them
-//   simulation.js  the simulated crawl over the module: crawler, servers, virtual clock, levels, audit
+//   simulation.js  the simulated crawl over the module: crawler, servers, virtual clock, sites, levels, audit
 //   live.js        the gateway client, and live lanes folded from its answers
 //   live-mode.js   live mode on the page: the gateway check, the token, switching modes
-//   lanes.js       what the board asks of any lane, simulated or live
+//   lanes.js       what the board asks of any lane, simulated or live, a host's or a site's
 //   board.js       the lanes' DOM and readouts, and render()
 //   draw.js        the canvases: timelines, token charts, the overview
 //   timeline.js    the part of the run in view, its moves, the departure under the pointer

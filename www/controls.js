@@ -5,9 +5,9 @@
 import { render, showBoard, sizeCanvases } from './board.js';
 import { enterLive, forgetToken, leaveLive, useToken } from './live-mode.js';
 import { renderControls } from './panel.js';
-import { fromControl, isSetting, readHash, scenarioSettings, withSettings, writeHash } from './settings.js';
+import { SITE_KEYS, fromControl, isSetting, readHash, scenarioSettings, withSettings, writeHash } from './settings.js';
 import { restart, step } from './simulation.js';
-import { board, originMs, presentMs, state } from './state.js';
+import { drawnLanes, originMs, presentMs, state } from './state.js';
 import { clearPointer, describePointer, moveView, resetView, setView, viewWindow } from './timeline.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -62,6 +62,8 @@ export function wireControls() {
     const el = e.target;
     if (!el.name || !isSetting(el.name)) return;
     if (el.type === 'checkbox') { set({ [el.name]: el.checked }); return; }
+    if (el.tagName === 'SELECT') { set({ [el.name]: el.value }); return; }
+    if (el.value === '' && SITE_KEYS.includes(el.name)) { set({ [el.name]: null }); return; } // the config's
     if (el.value === '' || !Number.isFinite(Number(el.value))) return;
     set({ [el.name]: fromControl(el.name, Number(el.value)) });
   });
@@ -112,7 +114,7 @@ export function wireControls() {
   // paused (and always in live mode), the pointer over a timeline describes the departure under it
   lanesEl.addEventListener('pointermove', (e) => {
     if ((state.mode === 'simulated' && state.speed !== 0) || !e.target.matches('canvas')) return;
-    const lane = board().find((l) => l.els.canvas === e.target);
+    const lane = drawnLanes().find((l) => l.els.canvas === e.target);
     if (lane) describePointer(lane, e.clientX);
   });
   lanesEl.addEventListener('pointerleave', clearPointer);

@@ -4,7 +4,7 @@
 
 import { clockTime } from './format.js';
 import { lowerBound, upperBound } from './sorted.js';
-import { board, originMs, presentMs, state } from './state.js';
+import { board, drawnLanes, originMs, presentMs, state } from './state.js';
 import { PAD_PX, viewWindow } from './timeline.js';
 
 export const TIMELINE_PX = 72; // CSS height of a timeline
@@ -19,12 +19,13 @@ const LAYER_COLORS = {
   cooldown: '#d62828',
   concurrency: '#138a72',
   serverQuota: '#8c5a2b',
+  site: '#c2185b',
 };
 const VIOLATION_COLOR = '#b3001b';
 
-/** Draws every lane's timeline and chart, and the overview. */
+/** Draws every lane's timeline and chart (sites' too), and the overview. */
 export function drawBoard() {
-  for (const lane of board()) {
+  for (const lane of drawnLanes()) {
     drawLane(lane);
     if (lane.kind !== 'leaky') drawChart(lane);
   }
@@ -185,7 +186,7 @@ function drawChart(lane) {
   ctx.stroke();
 }
 
-// The overview strip: the whole run, every lane's departures as ticks, and the part in view.
+// The overview strip: the whole run, every host lane's departures as ticks, and the part in view.
 function drawOverview() {
   const c = document.querySelector('#overview');
   const dpr = window.devicePixelRatio || 1;

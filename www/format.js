@@ -17,7 +17,7 @@ export function clockTime(ms, withMs = false) {
 
 const LAYER_NAMES = {
   none: 'nothing (went at once)', burst: 'the token bucket', interval: 'the interval', quota: 'the quota',
-  cooldown: 'the cooldown', concurrency: 'concurrency', serverQuota: 'the server quota',
+  cooldown: 'the cooldown', concurrency: 'concurrency', serverQuota: 'the server quota', site: 'the site',
 };
 
 /** What a layer (as the module names it) is called in a sentence; a name it does not know, as it is. */

@@ -1,9 +1,10 @@
-// What the board asks of any lane, simulated or live: its levels, its audit, its state for `window.playground`.
+// What the board asks of any lane, simulated or live (a host's, or a site's): its levels, its audit, its state for
+// `window.playground`.
 
 import * as hostpace from './pkg/browser.js';
 import { auditLiveLane, liveLaneState, liveLevels } from './live.js';
-import { auditSimLane, simLaneState, simLevels } from './simulation.js';
-import { board, presentMs } from './state.js';
+import { auditSimLane, simLaneState, simLevels, siteLaneState } from './simulation.js';
+import { drawnLanes, presentMs } from './state.js';
 
 /** What each layer of the lane's host holds at the present, as the module (or the gateway) reports it. */
 export function levels(lane) {
@@ -16,12 +17,13 @@ export function auditLane(lane) {
   else auditSimLane(lane);
 }
 
-/** Audits every lane on the board whose log changed since its last audit. */
+/** Audits every lane on the board (sites too) whose log changed since its last audit. */
 export function auditAll() {
-  for (const lane of board()) if (lane.auditDirty) auditLane(lane);
+  for (const lane of drawnLanes()) if (lane.auditDirty) auditLane(lane);
 }
 
 /** The lane as `window.playground.lanes` shows it. */
 export function laneState(lane) {
-  return lane.kind === 'live' ? liveLaneState(lane, presentMs()) : simLaneState(lane);
+  if (lane.kind === 'live') return liveLaneState(lane, presentMs());
+  return lane.kind === 'site' ? siteLaneState(lane) : simLaneState(lane);
 }

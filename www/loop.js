@@ -4,7 +4,7 @@
 import { render } from './board.js';
 import { auditLane } from './lanes.js';
 import { advanceTo } from './simulation.js';
-import { board, state } from './state.js';
+import { drawnLanes, state } from './state.js';
 
 const MAX_FRAME_MS = 100; // a late frame (background tab) advances at most this much real time
 const AUDITS_PER_FRAME = 2; // lanes re-audited per frame (round robin); state reads audit everything first
@@ -23,7 +23,7 @@ function frame(ts) {
   } else if (state.speed > 0 && state.frameTs !== null) {
     advanceTo(state.clockMs + Math.min(ts - state.frameTs, MAX_FRAME_MS) * state.speed);
   }
-  const shown = board();
+  const shown = drawnLanes();
   for (let k = 0; k < AUDITS_PER_FRAME && shown.length; k++) {
     const lane = shown[frames.audited++ % shown.length];
     if (lane.auditDirty) auditLane(lane);

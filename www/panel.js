@@ -4,6 +4,7 @@
 import { snippet, wranglerVars } from './export.js';
 import { num } from './format.js';
 import { SCENARIOS } from './scenarios.js';
+import { SITE_KEYS } from './settings.js';
 import { newHostRatePerSec } from './simulation.js';
 import { state } from './state.js';
 
@@ -21,9 +22,20 @@ export function renderControls() {
   const { settings, scenario, mode } = state;
   for (const el of form.elements) {
     if (!el.name || !(el.name in settings)) continue;
-    if (el.type === 'checkbox') el.checked = Boolean(settings[el.name]);
-    else if (document.activeElement !== el || Number(el.value) !== settings[el.name]) el.value = String(settings[el.name]);
+    const v = settings[el.name];
+    if (el.type === 'checkbox') el.checked = Boolean(v);
+    else if (el.tagName === 'SELECT') el.value = v;
+    else if (v === null) { if (document.activeElement !== el || el.value !== '') el.value = ''; }
+    else if (document.activeElement !== el || Number(el.value) !== v) el.value = String(v);
   }
+  // a site's knobs count only when grouping by site; an empty one shows the config's knob it takes
+  for (const k of SITE_KEYS) form.elements[k].disabled = settings.groupBy === 'host';
+  const quota = settings.quotaLimit > 0 ? String(settings.quotaLimit) : 'none';
+  const configs = {
+    siteRatePerSec: settings.ratePerSec, siteBurstCapacity: settings.burstCapacity,
+    siteMinIntervalSec: settings.minIntervalSec, siteQuotaLimit: quota, siteQuotaWindowSec: settings.quotaWindowSec,
+  };
+  for (const [k, v] of Object.entries(configs)) form.elements[k].placeholder = String(v);
   for (const b of form.querySelectorAll('[data-scenario]')) {
     b.setAttribute('aria-pressed', String(mode === 'simulated' && b.dataset.scenario === scenario));
   }

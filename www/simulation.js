@@ -7,11 +7,16 @@
 // measured, not computed: from when its link first asked to go until it went.
 //
 // The crawler waits in the scheduler, not the fetcher: a host's next link is reserved with `acquire` only once
-// `peek` says it may go now, so a 429 that arrives while links are queued stops every later departure.
+// `peek` says it may go now, so a 429 that arrives while links are queued stops every later departure. When several
+// hosts may go at the same instant, the one served least recently asks first (hosts of one site take turns).
+//
+// Grouped by site, the hosts of one site sit next to each other, and each site has a lane of its own: the site's
+// levels (the module's `stats` of `*.example.com`) and its hosts' departures together, audited against the site's
+// limits.
 
 import * as hostpace from './pkg/browser.js';
 import { SCENARIOS, ok } from './scenarios.js';
-import { limiterConfig } from './settings.js';
+import { limiterConfig, siteAuditConfig } from './settings.js';
 import { upperBound } from './sorted.js';
 import { state } from './state.js';
 
@@ -32,6 +37,7 @@ export function restart() {
   state.limiter?.free();
   state.limiter = null;
   state.lanes = [];
+  state.sites = [];
   state.clockMs = 0;
   state.configError = '';
   try {
@@ -40,6 +46,7 @@ export function restart() {
     state.lanes = state.settings.compare
       ? ['token', 'leaky', 'layered'].map((kind) => makeLane(specs[0], kind))
       : specs.map((spec) => makeLane(spec, 'layered'));
+    if (!state.settings.compare && state.settings.groupBy === 'site') groupBySite();
     for (const lane of state.lanes) {
       if (lane.kind === 'layered' && lane.spec.robots) {
         lane.robots = state.limiter.setRobots(lane.host, lane.spec.robots, USER_AGENT, 0);
@@ -53,6 +60,7 @@ export function restart() {
     state.configError = e.message;
     for (const lane of state.lanes) lane.bucket?.free();
     state.lanes = [];
+    state.sites = [];
   }
 }
 
@@ -63,12 +71,15 @@ export function advanceTo(toMs) {
     if (!e.lane || e.t > toMs) break;
     state.clockMs = Math.max(state.clockMs, e.t);
     sample(e.lane, state.clockMs, true);
+    if (e.lane.siteLane) sample(e.lane.siteLane, state.clockMs, true);
     if (e.isResponse) respond(e.lane, state.clockMs);
     else tryDepart(e.lane, state.clockMs);
     sample(e.lane, state.clockMs, true);
+    if (e.lane.siteLane) sample(e.lane.siteLane, state.clockMs, true);
   }
   state.clockMs = Math.max(state.clockMs, toMs);
   for (const lane of state.lanes) sample(lane, state.clockMs, false);
+  for (const site of state.sites) sample(site, state.clockMs, false);
   state.drawDirty = true;
 }
 
@@ -94,10 +105,15 @@ export function newHostRatePerSec(settings) {
 }
 
 /** Judges a simulated lane's access log with the module's `audit`, against the host's own floor as the module
- * holds it (the configured floor raised by Crawl-delay). */
+ * holds it (the configured floor raised by Crawl-delay); a site's, its hosts' departures together against the
+ * site's limits. */
 export function auditSimLane(lane) {
   lane.auditDirty = false;
   if (typeof hostpace.audit !== 'function' || !state.limiter) return;
+  if (lane.kind === 'site') {
+    lane.violations = hostpace.audit(siteAuditConfig(state.settings), lane.times, [], 0);
+    return;
+  }
   const config = limiterConfig(state.settings);
   if (lane.kind === 'layered') {
     const stats = state.limiter.stats(lane.host, state.clockMs);
@@ -118,13 +134,17 @@ export function simLevels(lane) {
     return { tokens, tokenDebt, capacity, reservedAhead };
   }
   if (lane.kind === 'leaky') return { nextSlotInMs: Math.max(0, lane.bucket.nextSlotMs() - t), reservedAhead };
+  if (lane.kind === 'site') {
+    const quotaWindowSec = siteAuditConfig(state.settings).quota?.windowSec;
+    return { ...state.limiter.stats(lane.host, t), quotaWindowSec, reservedAhead };
+  }
   return { ...state.limiter.stats(lane.host, t), reservedAhead };
 }
 
 /** A simulated lane as `window.playground.lanes` shows it. */
 export function simLaneState(lane) {
   return {
-    host: lane.host, kind: lane.kind,
+    host: lane.host, kind: lane.kind, site: lane.site,
     departures: lane.times.map((atMs, i) => ({ atMs, layer: lane.layers[i], waitMs: lane.waits[i] })),
     violations: lane.violations.map((v) => ({ ...v })),
     cooldowns: lane.cooldowns.map((s) => [...s]),
@@ -140,6 +160,19 @@ export function simLaneState(lane) {
   };
 }
 
+/** A site lane as `window.playground.sites` shows it: the site, its hosts, their departures together (each with
+ * its host), the audit of them against the site's limits, and the site's own levels. */
+export function siteLaneState(site) {
+  return {
+    site: site.host,
+    hosts: site.hosts.map((lane) => lane.host),
+    departures: site.times.map((atMs, i) => ({ atMs, host: site.from[i], layer: site.layers[i], waitMs: site.waits[i] })),
+    violations: site.violations.map((v) => ({ ...v })),
+    dropped: site.dropped,
+    levels: simLevels(site),
+  };
+}
+
 // ---- lanes -----------------------------------------------------------------------------------------------------
 function hostSpecs() {
   const { settings } = state;
@@ -149,12 +182,54 @@ function hostSpecs() {
   return specs;
 }
 
+// Groups the lanes by site: each host's site as the module answers it (a limiter of its own that groups by site
+// reserves one departure to the host and reports its site), the hosts of one site moved next to each other (the
+// sites in the order their first host came), and a lane for each site. A host without a site keeps its lane alone.
+function groupBySite() {
+  const probe = new Limiter({ groupBy: 'site' });
+  const groups = new Map(); // site (or the host, for a host without one) → its lanes
+  try {
+    for (const lane of state.lanes) {
+      probe.acquire(lane.url, 0);
+      lane.site = probe.stats(lane.host, 0)?.site ?? null;
+      const key = lane.site ?? lane.host;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(lane);
+    }
+  } finally {
+    probe.free();
+  }
+  state.lanes = [...groups.values()].flat();
+  for (const lanes of groups.values()) {
+    const site = lanes[0].site;
+    if (site === null) continue;
+    const siteLane = makeSiteLane(site, lanes);
+    for (const lane of lanes) lane.siteLane = siteLane;
+    state.sites.push(siteLane);
+  }
+}
+
+// A site's lane: the site's key (`*.example.com`) as its host, its hosts' lanes, and their departures together.
+// It sends nothing of its own: nothing is queued, nothing waits, no server answers it.
+function makeSiteLane(site, hosts) {
+  return {
+    kind: 'site', host: site, site: null, hosts, siteLane: null,
+    queued: 0, nextTryMs: Infinity, waitLayer: null, gaveUp: 0, dropped: 0,
+    times: [], layers: [], waits: [], from: [], // the hosts' departures together, with each one's host
+    refused: [], refusedCount: 0, cooldowns: [], serverQuota: [], answers: [],
+    violations: [], auditDirty: true,
+    sampleT: [], sampleTokens: [], sampleDebt: [], capacity: 1,
+    els: null,
+  };
+}
+
 // A simulated lane for host `spec`: a layered one on the shared limiter, or a bare token or leaky bucket. A bare
 // leaky bucket is given the spacing of the configured rate and floor, the average the other lanes keep.
 function makeLane(spec, kind) {
   const { settings } = state;
   const lane = {
     kind, host: spec.host, url: `https://${spec.host}/`, spec,
+    site: null, siteLane: null, // grouped by site: the host's site (`*.example.com`) and its lane
     latencyMs: spec.latencyMs ?? settings.latencyMs,
     queued: spec.links, // links waiting (Infinity: the crawler always has more)
     retries: [], // attempt numbers of requests queued again after a 429/503
@@ -162,6 +237,7 @@ function makeLane(spec, kind) {
     refused: [], refusedCount: 0, // times links were refused by robots.txt (never sent; the last LOG_KEEP kept)
     times: [], layers: [], waits: [], // the access log: departure times, the layer that set each wait, the wait
     askedMs: null, // when the link now waiting first asked to go
+    lastDepartMs: -Infinity, // the host's latest departure (of hosts that may go at once, the least recent goes first)
     inflight: [], // { doneMs, departMs, n, attempt, permitId }
     nextTryMs: 0, waitLayer: null,
     cooldowns: [], serverQuota: [], // [startMs, endMs] spans learnt from responses (drawn, and audited)
@@ -231,17 +307,10 @@ function tryDepart(lane, t) {
   } else {
     departMs = t + lane.bucket.acquire(t);
   }
-  if (lane.times.length >= LOG_KEEP) {
-    // a suffix of a polite log is polite (audit starts it with a full bucket), so the audit stays exact about
-    // what is kept
-    lane.times.splice(0, LOG_TRIM);
-    lane.layers.splice(0, LOG_TRIM);
-    lane.waits.splice(0, LOG_TRIM);
-    lane.dropped += LOG_TRIM;
-  }
-  lane.times.push(departMs);
-  lane.layers.push(lane.waitLayer ?? 'none');
-  lane.waits.push(departMs - lane.askedMs);
+  const waited = departMs - lane.askedMs;
+  logDeparture(lane, departMs, lane.waitLayer ?? 'none', waited);
+  if (lane.siteLane) logDeparture(lane.siteLane, departMs, lane.waitLayer ?? 'none', waited, lane.host);
+  lane.lastDepartMs = departMs;
   lane.askedMs = null;
   lane.waitLayer = null;
   lane.queued -= 1;
@@ -252,6 +321,22 @@ function tryDepart(lane, t) {
   while (i > 0 && lane.inflight[i - 1].doneMs > r.doneMs) i--;
   lane.inflight.splice(i, 0, r);
   lane.nextTryMs = departMs;
+  lane.auditDirty = true;
+}
+
+// Adds a departure to a lane's log, in time order (a site's gathers several hosts'; `host` is the one it went to).
+// A full log drops its oldest LOG_TRIM: a suffix of a polite log is polite (audit starts it with a full bucket), so
+// the audit stays exact about what is kept.
+function logDeparture(lane, atMs, layer, waitMs, host) {
+  const arrays = lane.kind === 'site' ? [lane.times, lane.layers, lane.waits, lane.from] : [lane.times, lane.layers, lane.waits];
+  if (lane.times.length >= LOG_KEEP) {
+    for (const a of arrays) a.splice(0, LOG_TRIM);
+    lane.dropped += LOG_TRIM;
+  }
+  const entry = [atMs, layer, waitMs, host];
+  const i = upperBound(lane.times, atMs);
+  if (i === lane.times.length) arrays.forEach((a, k) => a.push(entry[k]));
+  else arrays.forEach((a, k) => a.splice(i, 0, entry[k]));
   lane.auditDirty = true;
 }
 
@@ -296,7 +381,8 @@ function said(answer) {
 }
 
 // The simulation's next event: the earliest response or departure attempt of any lane; at equal times a response
-// comes before a departure (it may stop it).
+// comes before a departure (it may stop it), and of departure attempts, the host's served least recently (a fair
+// crawler: hosts that wait for one site take turns).
 function nextEvent() {
   let best = Infinity;
   let lane = null;
@@ -308,7 +394,7 @@ function nextEvent() {
       lane = l;
       isResponse = true;
     }
-    if (l.nextTryMs < best) {
+    if (l.nextTryMs < best || (l.nextTryMs === best && lane !== null && !isResponse && l.lastDepartMs < lane.lastDepartMs)) {
       best = l.nextTryMs;
       lane = l;
       isResponse = false;

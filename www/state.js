@@ -1,5 +1,6 @@
 // What the page's modules share, in one place: the mode, the scenario and its settings, the virtual clock, the
-// simulated lanes and the limiter behind them, the live lanes, the part of the run in view and the pointer.
+// simulated lanes and the limiter behind them, the sites that group them, the live lanes, the part of the run in
+// view and the pointer.
 // Everything else a module keeps is its own.
 
 export const VIEW_MS = 24_000; // virtual milliseconds a timeline shows at first
@@ -11,7 +12,10 @@ export const state = {
   speed: 1, // the virtual clock's speed (0: paused)
   clockMs: 0, // the virtual clock: ms since the scenario started
   limiter: null, // one Limiter for every layered lane (one registry, many hosts), as a crawler would hold
-  lanes: [], // the simulated lanes
+  lanes: [], // the simulated lanes (one per host; the hosts of one site next to each other)
+  // grouped by site: one lane per site the hosts belong to (kind 'site': its own levels, and its hosts' departures
+  // together), each lane of a host with a site pointing at it (`siteLane`)
+  sites: [],
   configError: '', // why the settings make no limiter ('' when they do)
   // the part of the run the timelines show: `spanMs` ending at `endMs` (null: the present, followed)
   view: { spanMs: VIEW_MS, endMs: null },
@@ -32,6 +36,16 @@ export const state = {
 /** The lanes on the board: the simulated ones, or in live mode the hosts the gateway token has used. */
 export function board() {
   return state.mode === 'live' ? state.live.list : state.lanes;
+}
+
+/** The site lanes on the board (none in live mode). */
+export function siteLanes() {
+  return state.mode === 'live' ? [] : state.sites;
+}
+
+/** Every lane drawn: the host lanes on the board, then the site lanes. */
+export function drawnLanes() {
+  return state.mode === 'live' ? state.live.list : [...state.lanes, ...state.sites];
 }
 
 /** The board's present: the virtual clock, or in live mode the gateway's clock (this page's plus its offset),

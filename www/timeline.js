@@ -70,8 +70,9 @@ export function describePointer(lane, clientX) {
   const near = [j - 1, j].filter((k) => k >= 0 && k < lane.times.length && Math.abs(lane.times[k] - t) <= tol);
   const i = near.sort((a, b) => Math.abs(lane.times[a] - t) - Math.abs(lane.times[b] - t))[0];
   state.pointer = { lane, i, atMs: lane.times[i] };
+  const to = lane.kind === 'site' ? ` to ${lane.from[i]}` : '';
   document.querySelector('#pointer').textContent = i === undefined ? '' : lane.kind === 'live' ? liveDeparture(lane, i)
-    : `${lane.host}: departure ${lane.dropped + i + 1} at ${sec(lane.times[i])}, waited ${sec(lane.waits[i])}, ` +
+    : `${lane.host}: departure ${lane.dropped + i + 1}${to} at ${sec(lane.times[i])}, waited ${sec(lane.waits[i])}, ` +
       `set by ${layerName(lane.layers[i])}`;
   state.drawDirty = true;
 }

@@ -668,6 +668,224 @@ test('the chart under each timeline follows the token level; the knob and the co
   }
 });
 
+/** The departures of `hosts`' lanes together, in time order, each with its host. */
+const together = (all, hosts) => all.filter((l) => hosts.includes(l.host))
+  .flatMap((l) => l.departures.map((d) => ({ ...d, host: l.host })))
+  .sort((a, b) => a.atMs - b.atMs);
+const SITE_HOSTS = ['www.example.com', 'img.example.com', 'example.com'];
+
+test('grouped by site: the hosts of one site take turns at its pace; hosts of other sites are not slowed', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Hosts of one site', 30_000);
+    assert.equal(await page.getByLabel('Group by', { exact: true }).inputValue(), 'site');
+    const s = await page.evaluate(() => window.playground.settings);
+    assert.deepEqual([s.ratePerSec, s.burstCapacity, s.siteRatePerSec, s.siteBurstCapacity], [1, 1, 2, 1]);
+    // the board: one site lane with its three hosts, a site of one host, and an IP address (no site) alone
+    assert.deepEqual(await page.evaluate(() => window.playground.groups), [
+      { site: '*.example.com', hosts: SITE_HOSTS },
+      { site: '*.example.org', hosts: ['other.example.org'] },
+      { site: null, hosts: ['192.0.2.7'] },
+    ]);
+    const dom = await page.evaluate(() => ({
+      sites: [...document.querySelectorAll('#lanes > .site')].map((el) => ({
+        site: el.querySelector('.site-head .host').textContent,
+        hosts: [...el.querySelectorAll('.site-hosts > .lane .host')].map((h) => h.textContent),
+      })),
+      alone: [...document.querySelectorAll('#lanes > .lane .host')].map((h) => h.textContent),
+      lanes: [...document.querySelectorAll('.lane .host')].map((h) => h.textContent),
+    }));
+    assert.deepEqual(dom.sites, [
+      { site: '*.example.com', hosts: SITE_HOSTS }, { site: '*.example.org', hosts: ['other.example.org'] },
+    ]);
+    assert.deepEqual(dom.alone, ['192.0.2.7']);
+
+    const all = await lanes(page);
+    assert.deepEqual(all.map((l) => [l.host, l.site]), [
+      ...SITE_HOSTS.map((h) => [h, '*.example.com']), ['other.example.org', '*.example.org'], ['192.0.2.7', null],
+    ]);
+    assert.deepEqual(dom.lanes, all.map((l) => l.host), 'the host lanes on the page, in the order of the state');
+    // the three hosts' arrivals together are the site's: exactly one per 500 ms (site rate 2/s, burst 1), from t=0
+    const site = together(all, SITE_HOSTS);
+    assert.equal(site.length, 61);
+    site.forEach((d, i) => assert.equal(d.atMs, i * 500, `the site's departure #${i} (${d.host})`));
+    assert.ok(site.slice(1).every((d) => d.layer === 'site'), 'every wait after the first was the site\'s');
+    // they take turns: each host every 1.5 s, within its own limit (1/s)
+    for (const host of SITE_HOSTS) {
+      const own = all.find((l) => l.host === host).departures;
+      assert.ok(Math.abs(own.length - 61 / 3) <= 1, `${host}: ${own.length} departures`);
+      assert.ok(gaps(own).every((g) => g === 1500), `${host} every 1.5 s: ${gaps(own)}`);
+    }
+    // the site lane holds the same log, audited against the site's limits, and the site's own levels
+    const [exampleCom, exampleOrg] = await page.evaluate(() => window.playground.sites);
+    assert.deepEqual([exampleCom.site, exampleCom.hosts], ['*.example.com', SITE_HOSTS]);
+    assert.deepEqual(exampleCom.departures, site);
+    assert.deepEqual(exampleCom.violations, []);
+    assert.deepEqual([exampleCom.levels.ratePerSec, exampleCom.levels.capacity], [2, 1]);
+    assert.equal(exampleCom.levels.host, '*.example.com');
+    assert.deepEqual([exampleOrg.site, exampleOrg.hosts], ['*.example.org', ['other.example.org']]);
+    // the hosts of the other sites (and the host without one) go at their own pace, one per second from t=0
+    for (const host of ['other.example.org', '192.0.2.7']) {
+      const own = all.find((l) => l.host === host);
+      assert.deepEqual(own.departures.map((d) => d.atMs), Array.from({ length: 31 }, (_, i) => i * 1000), host);
+      assert.ok(own.departures.every((d) => d.layer !== 'site'), `${host} never waited for a site`);
+    }
+    for (const lane of all) assert.deepEqual(lane.violations, [], `${lane.host} is polite`);
+    assert.match(await page.locator('.site .site-head .differs').first().textContent(), /the closest two 0\.50 s apart/);
+    await shot(page, 'sites');
+
+    // paused, the pointer over the site's timeline names the host a departure went to
+    await page.getByRole('button', { name: 'Earlier' }).click();
+    const v = await page.evaluate(() => window.playground.view);
+    const second = site.find((d) => d.atMs >= v.startMs + 2000);
+    const box = await page.locator('.site-head canvas.timeline').first().boundingBox();
+    await page.mouse.move(box.x + 6 + ((second.atMs - v.startMs) / v.spanMs) * (box.width - 12), box.y + box.height - 20);
+    assert.match(await page.locator('#pointer').textContent(),
+      new RegExp(`^\\*\\.example\\.com: departure ${site.indexOf(second) + 1} to ${second.host.replace(/\./g, '\\.')} at .* set by the site$`));
+
+    // the site's interval floor: 0.75 s between any two of its hosts' departures, the others unchanged
+    await setControl(page, 'Site interval floor (s)', 0.75);
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(30_000); });
+    let now = await lanes(page);
+    const floored = together(now, SITE_HOSTS);
+    assert.equal(floored.length, 41);
+    floored.forEach((d, i) => assert.equal(d.atMs, i * 750, `with the floor, #${i}`));
+    assert.deepEqual(now.find((l) => l.host === 'other.example.org').departures.map((d) => d.atMs).slice(0, 4), [0, 1000, 2000, 3000]);
+
+    // a site's quota: at most 5 of its hosts' departures in any 10 s
+    await setControl(page, 'Site interval floor (s)', '');
+    await setControl(page, 'Site quota (requests)', 5);
+    await setControl(page, 'Site quota window (s)', 10);
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(40_000); });
+    now = await lanes(page);
+    const quota = together(now, SITE_HOSTS);
+    for (const d of quota) {
+      const inWindow = quota.filter((e) => e.atMs > d.atMs - 10_000 && e.atMs <= d.atMs).length;
+      assert.ok(inWindow <= 5, `at most 5 in any 10 s window of the site (${inWindow} up to ${d.atMs})`);
+    }
+    assert.equal(quota.length, 20, '5 per window, 4 windows');
+    const sites = await page.evaluate(() => window.playground.sites);
+    assert.deepEqual([sites[0].levels.quotaLimit, sites[0].levels.quotaWindowSec], [5, 10]);
+    assert.deepEqual(sites.map((x) => x.violations), [[], []]);
+
+    // grouped by host again: five lanes alone, each at its own pace, no site anywhere
+    await page.getByLabel('Group by', { exact: true }).selectOption('host');
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(10_000); });
+    const byHost = await page.evaluate(() => ({ groups: window.playground.groups, sites: window.playground.sites, lanes: window.playground.lanes }));
+    assert.deepEqual(byHost.groups.map((g) => g.site), [null, null, null, null, null]);
+    assert.deepEqual(byHost.sites, []);
+    assert.equal(await page.locator('.site').count(), 0);
+    for (const lane of byHost.lanes) {
+      assert.equal(lane.site, null);
+      assert.deepEqual(lane.departures.map((d) => d.atMs), Array.from({ length: 11 }, (_, i) => i * 1000), lane.host);
+    }
+    assert.equal(await page.getByLabel('Site rate (requests/s)', { exact: true }).isDisabled(), true);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('exports carry the grouping and the site knobs that are set, and none of it grouped by host', async () => {
+  const { page, errors } = await open();
+  try {
+    await runScenario(page, 'Hosts of one site', 0);
+    const exported = () => page.evaluate(() => window.playground.exports);
+    const siteVars = (vars) => vars.split('\n').filter((l) => /^CRAWL_(GROUP_BY|SITE_)/.test(l));
+    let { js, vars } = await exported();
+    assert.match(js, /\n {2}groupBy: 'site',\n {2}siteLimits: \{ ratePerSec: 2, burstCapacity: 1 \},\n/);
+    assert.deepEqual(siteVars(vars), ['CRAWL_GROUP_BY = "site"', 'CRAWL_SITE_RATE_PER_SEC = "2.0"', 'CRAWL_SITE_BURST_CAPACITY = "1.0"']);
+
+    await setControl(page, 'Site interval floor (s)', 0.75);
+    await setControl(page, 'Site quota (requests)', 50);
+    await setControl(page, 'Site quota window (s)', 60);
+    ({ js, vars } = await exported());
+    assert.match(js, /siteLimits: \{ ratePerSec: 2, burstCapacity: 1, minIntervalSec: 0\.75, quota: \{ limit: 50, windowSec: 60 \} \},/);
+    assert.deepEqual(siteVars(vars), [
+      'CRAWL_GROUP_BY = "site"', 'CRAWL_SITE_RATE_PER_SEC = "2.0"', 'CRAWL_SITE_BURST_CAPACITY = "1.0"',
+      'CRAWL_SITE_MIN_INTERVAL_SEC = "0.75"', 'CRAWL_SITE_QUOTA_LIMIT = "50"', 'CRAWL_SITE_QUOTA_WINDOW_SEC = "60.0"',
+    ]);
+    assert.equal(await page.locator('#export-vars').inputValue(), vars);
+    // the snippet runs against the package and paces the hosts of one site as one
+    const { Limiter } = await import(join(root, 'pkg', 'node.js'));
+    const limiter = new Function('Limiter', `${js.replace(/^import .*$/m, '')}\nreturn limiter;`)(Limiter);
+    const waits = [...SITE_HOSTS, 'other.example.org'].map((h) => limiter.acquire(`https://${h}/`, 0));
+    assert.deepEqual(waits.map((d) => [d.waitMs, d.layer]), [[0, 'none'], [750, 'site'], [1500, 'site'], [0, 'none']]);
+    assert.equal(limiter.stats('www.example.com', 0).site, '*.example.com');
+    limiter.free();
+
+    // an emptied knob is the config's again: gone from both exports; the settings travel in the URL
+    await setControl(page, 'Site quota window (s)', '');
+    await setControl(page, 'Site burst capacity', '');
+    ({ js, vars } = await exported());
+    assert.match(js, /siteLimits: \{ ratePerSec: 2, minIntervalSec: 0\.75, quota: \{ limit: 50, windowSec: 60 \} \},/,
+      'the site quota takes the config\'s window');
+    assert.deepEqual(siteVars(vars), [
+      'CRAWL_GROUP_BY = "site"', 'CRAWL_SITE_RATE_PER_SEC = "2.0"', 'CRAWL_SITE_MIN_INTERVAL_SEC = "0.75"',
+      'CRAWL_SITE_QUOTA_LIMIT = "50"',
+    ]);
+    const hash = await page.evaluate(() => location.hash);
+    assert.match(hash, /groupBy=site/);
+    assert.match(hash, /siteMinIntervalSec=0\.75/);
+    assert.match(hash, /siteBurstCapacity=(&|$)/);
+    const again = await open(hash);
+    try {
+      const s = await again.page.evaluate(() => window.playground.settings);
+      assert.deepEqual([s.groupBy, s.siteRatePerSec, s.siteBurstCapacity, s.siteMinIntervalSec, s.siteQuotaLimit, s.siteQuotaWindowSec],
+        ['site', 2, null, 0.75, 50, null]);
+      assert.equal(await again.page.getByLabel('Site burst capacity', { exact: true }).inputValue(), '');
+      assert.equal(await again.page.getByLabel('Site burst capacity', { exact: true }).getAttribute('placeholder'), '1');
+      assert.deepEqual(await again.page.evaluate(() => window.playground.exports), { js, vars });
+      assert.deepEqual(again.errors, []);
+    } finally {
+      await again.page.close();
+    }
+
+    // grouped by host: nothing of it in the exports, the site's knobs kept but not used
+    await page.getByLabel('Group by', { exact: true }).selectOption('host');
+    ({ js, vars } = await exported());
+    assert.doesNotMatch(js, /groupBy|siteLimits/);
+    assert.deepEqual(siteVars(vars), []);
+    assert.equal((await page.evaluate(() => window.playground.settings)).siteMinIntervalSec, 0.75);
+    assert.equal(await page.getByLabel('Site interval floor (s)', { exact: true }).isDisabled(), true);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('a bad site knob is reported, not thrown; the site lanes fit a phone', async () => {
+  const { page, errors } = await open('#scenario=sites', { width: 390, height: 844 });
+  try {
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no horizontal scrolling at 390 px (${overflow} px too wide)`);
+    await page.evaluate(() => { window.playground.pause(); window.playground.advance(10_000); });
+    await shot(page, 'phone-sites');
+    for (const [label, value, field] of [
+      ['Site burst capacity', 0, /siteLimits\.burstCapacity/],
+      ['Site rate (requests/s)', -1, /siteLimits\.ratePerSec/],
+      ['Site quota (requests)', 0, /siteLimits\.quota\.limit/],
+      ['Site interval floor (s)', -2, /siteLimits\.minIntervalSec/],
+    ]) {
+      const before = await page.getByLabel(label, { exact: true }).inputValue();
+      await setControl(page, label, value);
+      const state = await page.evaluate(() => ({
+        e: window.playground.configError, n: window.playground.lanes.length, sites: window.playground.sites.length,
+      }));
+      assert.match(state.e, field, label);
+      assert.deepEqual([state.n, state.sites], [0, 0], `${label}: no lanes`);
+      assert.match(await page.locator('#config-error').textContent(), field);
+      assert.match(await page.locator('#lanes .error').textContent(), field);
+      await setControl(page, label, before);
+      assert.equal(await page.evaluate(() => window.playground.configError), '');
+      assert.deepEqual(await page.evaluate(() => window.playground.groups.map((g) => g.hosts.length)), [3, 1, 1]);
+    }
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
 test('rendering: 20 hosts at 10x keep the frame budget (performance.now in the page)', async () => {
   const { page, errors } = await open('#scenario=retry429&hosts=20');
   try {
