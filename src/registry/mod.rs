@@ -15,7 +15,7 @@ pub use table::Slot;
 
 use crate::error::Error;
 use crate::host::{Decision, Departure, HostState, HostStats, Layer, Random};
-use crate::host_key::{public_suffix_list, HostKey, RegistrableDomain};
+use crate::host_key::{public_suffix_list, HostKey, KeyHasher, RegistrableDomain};
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::overrides::{Rule, Rules};
 use crate::policy::{GroupBy, Limits, Policy, Warning};
@@ -59,7 +59,7 @@ pub struct Registry {
 struct Sites {
     limits: Limits,
     lookup: RegistrableDomain,
-    of: HashMap<HostKey, Option<HostKey>>,
+    of: HashMap<HostKey, Option<HostKey>, KeyHasher>,
 }
 
 impl Sites {
@@ -70,7 +70,7 @@ impl Sites {
             return Ok(None);
         }
         let lookup = public_suffix_list().ok_or(Error::NoPublicSuffixList)?;
-        Ok(Some(Sites { limits: policy.site_policy().limits()?, lookup, of: HashMap::new() }))
+        Ok(Some(Sites { limits: policy.site_policy().limits()?, lookup, of: HashMap::default() }))
     }
 }
 
