@@ -25,6 +25,7 @@ pub mod desk;
 pub mod headers;
 pub mod journal;
 pub mod protocol;
+pub mod request_url;
 pub mod router;
 pub mod rulebook;
 pub mod target;

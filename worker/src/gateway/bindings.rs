@@ -63,8 +63,8 @@ pub(crate) fn serving_config(env: &Env, req: &Request) -> Result<GatewayConfig, 
 /// Whether `req` reached the gateway at a loopback address (`localhost`, 127.0.0.0/8, `::1`): on Cloudflare a
 /// request's URL names the route or `workers.dev` host it came in by, never these.
 fn served_locally(req: &Request) -> bool {
-    let host = req.url().ok().and_then(|u| u.host_str().map(str::to_owned));
-    host.and_then(|h| internal_host(&h)).is_some_and(|why| why.contains("loopback"))
+    let url = req.inner().url();
+    crate::request_url::host_name(&url).and_then(internal_host).is_some_and(|why| why.contains("loopback"))
 }
 
 /// [`configuration`], as an API error when invalid.
