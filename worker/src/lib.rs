@@ -28,6 +28,7 @@ pub mod protocol;
 pub mod request_url;
 pub mod router;
 pub mod rulebook;
+pub mod sites;
 pub mod target;
 pub mod tenants;
 
