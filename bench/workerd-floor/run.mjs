@@ -5,6 +5,10 @@
 // round (the direct GET gets faster as the process warms: measured once, first, it would flatter every row); the
 // table shows the median round.
 //   scripts/build-worker.sh && node bench/workerd-floor/run.mjs
+// With HOSTPACE_BENCH_GROUP_BY=site the gateway groups hosts by site (CRAWL_GROUP_BY=site, the site's limits as loose
+// as the hosts'), and its GET /v1/fetch row asks for a host of a site, www.hostpace.test (sent to the origin on
+// 127.0.0.1 by tests/gateway/workers/named-hosts.mjs), so that the site's object decides it; the other rows are
+// the same.
 import { Miniflare, convertV4MiniflareOptions } from 'miniflare';
 import { COMPATIBILITY_DATE, startWorkerd } from '../../tests/gateway/gateway.mjs';
 import http from 'node:http';
@@ -41,6 +45,8 @@ const origin = http.createServer((req, res) => {
 });
 await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const target = `http://127.0.0.1:${origin.address().port}/`;
+const BY_SITE = process.env.HOSTPACE_BENCH_GROUP_BY === 'site';
+const gatewayTarget = BY_SITE ? `http://www.hostpace.test:${origin.address().port}/` : target;
 
 const floor = new Miniflare(convertV4MiniflareOptions({
   modules: true,
@@ -55,11 +61,13 @@ const floor = new Miniflare(convertV4MiniflareOptions({
 // the gateway's Worker build in workerd under miniflare, as the gateway tests start it, with the bench's overrides
 const gateway = await startWorkerd({
   token: 'bench-token',
+  ...(BY_SITE ? { script: 'tests/gateway/workers/named-hosts.mjs' } : {}),
   vars: {
     CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
     CRAWL_ROBOTS_TTL_SEC: '0',
     CRAWL_RATE_PER_SEC: '100000',
     CRAWL_BURST_CAPACITY: '100000',
+    ...(BY_SITE ? { CRAWL_GROUP_BY: 'site' } : {}),
   },
 });
 try {
@@ -74,7 +82,7 @@ try {
   await row('Worker fetching the origin', `${f}fetch?url=${encodeURIComponent(target)}`);
   await row('Worker → Durable Object + SQLite write, then fetching the origin', `${f}write-fetch?url=${encodeURIComponent(target)}`);
   await row('hostpace gateway /healthz', `${g}healthz`);
-  await row('hostpace gateway GET /v1/fetch', `${g}v1/fetch?url=${encodeURIComponent(target)}`, {
+  await row('hostpace gateway GET /v1/fetch', `${g}v1/fetch?url=${encodeURIComponent(gatewayTarget)}`, {
     authorization: 'Bearer bench-token',
   });
   rounds.push(rows);

@@ -6,17 +6,46 @@
 //! SCREAMING_SNAKE_CASE (`ratePerSec`: `CRAWL_RATE_PER_SEC`), read as the type of the field's default (a number,
 //! a whole number or a switch) and defaulting to `Policy::default()`'s value. A new knob of `Policy` is a
 //! gateway variable with no change here; [`NOT_PACING_VARS`] lists the fields that are not.
+//!
+//! Politeness groups are [`SITE_VARS`]: `CRAWL_GROUP_BY` (`host`, the default, or `site`: the hosts of one site,
+//! its registrable domain, share one budget beside each host's own) and the site's own knobs, `CRAWL_SITE_*`
+//! (the core's `siteLimits`; a knob not set is the host's).
 
 use crate::api::{ApiError, Refusal};
 use hostpace::robots::RobotsTiming;
-use hostpace::{Error, Policy, Quota};
+use hostpace::{Error, GroupBy, Policy, PolicyPatch, Quota};
 use serde::de::{self, value::MapDeserializer, Deserialize, Deserializer, IntoDeserializer, Visitor};
 use std::time::Duration;
 
 /// The fields of [`Policy`] that are no variable of their own: `quota` is two of the gateway's
-/// (`CRAWL_QUOTA_LIMIT`, 0 = no quota, and `CRAWL_QUOTA_WINDOW_SEC`); the others keep `Policy`'s defaults at the
-/// gateway.
-pub const NOT_PACING_VARS: [&str; 5] = ["quota", "burstJustification", "defaultRetryAfterSec", "maxHosts", "adaptive"];
+/// (`CRAWL_QUOTA_LIMIT`, 0 = no quota, and `CRAWL_QUOTA_WINDOW_SEC`), `groupBy` and `siteLimits` are
+/// [`SITE_VARS`]; the others keep `Policy`'s defaults at the gateway.
+pub const NOT_PACING_VARS: [&str; 7] =
+    ["quota", "burstJustification", "defaultRetryAfterSec", "maxHosts", "adaptive", "groupBy", "siteLimits"];
+
+/// The politeness groups' variables, with their defaults (`""`: not set, the host's knob applies to the site):
+/// `CRAWL_GROUP_BY` is the core's `groupBy`, each `CRAWL_SITE_*` a knob of its `siteLimits` (`CRAWL_SITE_QUOTA_LIMIT`
+/// 0: no quota of the site's own, per `CRAWL_SITE_QUOTA_WINDOW_SEC`; `CRAWL_SITE_MAX_CONCURRENCY` may only be 0:
+/// requests in flight are limited per host). A site knob set is a problem unless `CRAWL_GROUP_BY` is `site`.
+pub const SITE_VARS: [(&str, &str); 7] = [
+    ("CRAWL_GROUP_BY", "host"),
+    ("CRAWL_SITE_RATE_PER_SEC", ""),
+    ("CRAWL_SITE_BURST_CAPACITY", ""),
+    ("CRAWL_SITE_MIN_INTERVAL_SEC", ""),
+    ("CRAWL_SITE_MAX_CONCURRENCY", ""),
+    ("CRAWL_SITE_QUOTA_LIMIT", ""),
+    ("CRAWL_SITE_QUOTA_WINDOW_SEC", "86400"),
+];
+
+/// The variable of each field of the core's `siteLimits` as its errors name it (`siteLimits.ratePerSec`).
+const SITE_FIELDS: [(&str, &str); 6] = [
+    ("siteLimits.ratePerSec", "CRAWL_SITE_RATE_PER_SEC"),
+    ("siteLimits.burstCapacity", "CRAWL_SITE_BURST_CAPACITY"),
+    ("siteLimits.minIntervalSec", "CRAWL_SITE_MIN_INTERVAL_SEC"),
+    ("siteLimits.maxConcurrency", "CRAWL_SITE_MAX_CONCURRENCY"),
+    ("siteLimits.quota.limit", "CRAWL_SITE_QUOTA_LIMIT"),
+    ("siteLimits.quota.windowSec", "CRAWL_SITE_QUOTA_WINDOW_SEC"),
+];
 
 /// The gateway's variables that are not named after a field of [`Policy`], with their defaults (as written in
 /// `wrangler.toml`).
@@ -150,7 +179,7 @@ fn policy_of(knobs: impl IntoIterator<Item = (String, Knob)>) -> Result<Policy, 
 }
 
 /// Every variable the gateway reads, with its default: the pacing knobs (named after their fields of `Policy`,
-/// defaults as `Policy::default()` has them), then [`GATEWAY_VARS`].
+/// defaults as `Policy::default()` has them), then [`GATEWAY_VARS`] and [`SITE_VARS`].
 pub fn vars() -> Vec<(String, String)> {
     let pacing = pacing_vars().into_iter().map(|v| {
         let default = match v.default {
@@ -160,7 +189,8 @@ pub fn vars() -> Vec<(String, String)> {
         };
         (v.name, default)
     });
-    pacing.chain(GATEWAY_VARS.iter().map(|(name, default)| ((*name).to_owned(), (*default).to_owned()))).collect()
+    let gateway = GATEWAY_VARS.iter().chain(&SITE_VARS);
+    pacing.chain(gateway.map(|(name, default)| ((*name).to_owned(), (*default).to_owned()))).collect()
 }
 
 /// The gateway's configuration.
@@ -344,13 +374,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
                     return Policy::default();
                 }
             };
-            let field = match &e {
-                Error::InvalidRate { field, .. }
-                | Error::InvalidCapacity { field, .. }
-                | Error::InvalidDuration { field, .. }
-                | Error::InvalidCount { field, .. } => *field,
-                _ => "",
-            };
+            let field = field_of(&e);
             if field == "quota.windowSec" && quota.is_some() {
                 self.problems.push(format!("CRAWL_QUOTA_WINDOW_SEC: {e}"));
                 quota = None;
@@ -368,6 +392,98 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
                 }
             }
         }
+    }
+
+    /// A variable of [`SITE_VARS`], trimmed; `None` when unset or blank.
+    fn given(&self, name: &str) -> Option<String> {
+        (self.var)(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+    }
+
+    /// A site knob: `None` when not given, or when its text is not a `T` (a problem then, naming the variable).
+    fn site_knob<T: std::str::FromStr>(&mut self, name: &str, expected: &str) -> Option<T> {
+        let text = self.given(name)?;
+        match text.parse() {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.problems.push(format!("{name}={text:?} (expected {expected})"));
+                None
+            }
+        }
+    }
+
+    /// `policy` with its politeness groups ([`SITE_VARS`]): `CRAWL_GROUP_BY`, and under `site` the site's knobs,
+    /// each read (a bad value is a problem, and leaves the knob unset), then as the core checks them: each knob
+    /// it refuses is a problem naming its variable, and is left unset so that the next can be checked. Under
+    /// `host`, a site knob given is a problem (it would change nothing).
+    fn grouping(&mut self, policy: Policy) -> Policy {
+        let group_by = match self.given("CRAWL_GROUP_BY").map(|v| v.to_ascii_lowercase()) {
+            None => GroupBy::Host,
+            Some(v) if v == "host" => GroupBy::Host,
+            Some(v) if v == "site" => GroupBy::Site,
+            Some(v) => {
+                self.problems.push(format!("CRAWL_GROUP_BY={v:?} (expected host or site)"));
+                GroupBy::Host
+            }
+        };
+        let mut site = PolicyPatch {
+            rate_per_sec: self.site_knob("CRAWL_SITE_RATE_PER_SEC", "a number"),
+            burst_capacity: self.site_knob("CRAWL_SITE_BURST_CAPACITY", "a number"),
+            min_interval_sec: self.site_knob("CRAWL_SITE_MIN_INTERVAL_SEC", "a number"),
+            // 0 is none: requests in flight are limited per host
+            max_concurrency: self.site_knob("CRAWL_SITE_MAX_CONCURRENCY", "a whole number").filter(|n| *n > 0),
+            quota: None,
+        };
+        let quota_limit: Option<u32> = self.site_knob("CRAWL_SITE_QUOTA_LIMIT", "a whole number");
+        if let Some(limit) = quota_limit.filter(|n| *n > 0) {
+            let window_sec = self.site_knob("CRAWL_SITE_QUOTA_WINDOW_SEC", "a number").unwrap_or(86_400.0);
+            site.quota = Some(Quota { limit, window_sec });
+        }
+        if group_by == GroupBy::Host {
+            for (name, _) in &SITE_VARS[1..] {
+                let reported = self.problems.iter().any(|p| p.starts_with(&format!("{name}=")));
+                if self.given(name).is_some() && !reported {
+                    self.problems.push(format!(
+                        "{name} is set, and hosts are not grouped by site: it applies only with CRAWL_GROUP_BY=site"
+                    ));
+                }
+            }
+            return policy;
+        }
+        loop {
+            let grouped = Policy { group_by, site_limits: site.clone(), ..policy.clone() };
+            let e = match grouped.limits().and_then(|_| grouped.site_policy().limits()) {
+                Ok(_) => return grouped,
+                Err(e) => e,
+            };
+            let field = field_of(&e);
+            match SITE_FIELDS.iter().find(|(f, _)| *f == field) {
+                Some((_, name)) => {
+                    self.problems.push(format!("{name}: {e}"));
+                    match field {
+                        "siteLimits.ratePerSec" => site.rate_per_sec = None,
+                        "siteLimits.burstCapacity" => site.burst_capacity = None,
+                        "siteLimits.minIntervalSec" => site.min_interval_sec = None,
+                        "siteLimits.maxConcurrency" => site.max_concurrency = None,
+                        _ => site.quota = None,
+                    }
+                }
+                None => {
+                    self.problems.push(format!("site limits ([vars] CRAWL_SITE_*): {e}"));
+                    return Policy { group_by, ..policy };
+                }
+            }
+        }
+    }
+}
+
+/// The configuration field a core error names (`""` for an error that names none).
+fn field_of(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidRate { field, .. }
+        | Error::InvalidCapacity { field, .. }
+        | Error::InvalidDuration { field, .. }
+        | Error::InvalidCount { field, .. } => field,
+        _ => "",
     }
 }
 
@@ -391,6 +507,7 @@ impl GatewayConfig {
             });
         }
         let policy = r.policy();
+        let policy = r.grouping(policy);
         let user_agent = r.get("CRAWL_USER_AGENT").trim().to_owned();
         if user_agent.is_empty() || !user_agent.bytes().all(|b| (0x20..0x7f).contains(&b)) {
             r.problems.push("CRAWL_USER_AGENT (expected printable ASCII)".to_owned());
@@ -541,7 +658,8 @@ mod tests {
         for (name, _) in vars.iter().filter(|(n, _)| n != "CRAWL_QUOTA_WINDOW_SEC") {
             assert!(e.0.iter().any(|p| p.starts_with(name)), "{name} missing from {:?}", e.0);
         }
-        // the window is read only with a quota, and a bad quota reads as none
+        // the window is read only with a quota, and a bad quota reads as none (the site's window, given without
+        // grouping by site, is named as such)
         assert_eq!(e.0.len(), vars.len() - 1, "{:?}", e.0);
         let window = with(&[("CRAWL_QUOTA_LIMIT", "10"), ("CRAWL_QUOTA_WINDOW_SEC", "-1")]).unwrap_err();
         assert_eq!(window.0.len(), 1);
@@ -600,10 +718,11 @@ mod tests {
         let serde_json::Value::Object(fields) = serde_json::to_value(Policy::default()).unwrap() else {
             panic!("Policy is a JSON object")
         };
-        let vars = vars();
+        // the variables named after their fields (the gateway's own, SITE_VARS' `CRAWL_GROUP_BY` among them, aside)
+        let pacing = pacing_vars();
         for field in fields.keys() {
             let listed = NOT_PACING_VARS.contains(&field.as_str());
-            let var = vars.iter().any(|(name, _)| *name == pacing_var(field));
+            let var = pacing.iter().any(|v| v.name == pacing_var(field));
             assert!(
                 listed != var,
                 "Policy's {field}: a number, whole number or switch is the gateway variable {} unless listed in \
@@ -614,6 +733,97 @@ mod tests {
         for field in NOT_PACING_VARS {
             assert!(fields.contains_key(field), "NOT_PACING_VARS lists {field}, no field of Policy");
         }
+    }
+
+    #[test]
+    fn politeness_groups_are_off_by_default_and_read_from_their_variables() {
+        let c = with(&[]).unwrap();
+        assert_eq!((c.policy.group_by, &c.policy.site_limits), (GroupBy::Host, &PolicyPatch::default()));
+        assert_eq!(with(&[("CRAWL_GROUP_BY", " Host ")]).unwrap().policy, Policy::default());
+        // by site, without knobs of its own: a site is paced as one host is
+        let c = with(&[("CRAWL_GROUP_BY", "site")]).unwrap();
+        assert_eq!((c.policy.group_by, &c.policy.site_limits), (GroupBy::Site, &PolicyPatch::default()));
+        let c = with(&[
+            ("CRAWL_GROUP_BY", "SITE"),
+            ("CRAWL_RATE_PER_SEC", "5"),
+            ("CRAWL_SITE_RATE_PER_SEC", "2.5"),
+            ("CRAWL_SITE_BURST_CAPACITY", "3"),
+            ("CRAWL_SITE_MIN_INTERVAL_SEC", "0.25"),
+            ("CRAWL_SITE_MAX_CONCURRENCY", "0"),
+            ("CRAWL_SITE_QUOTA_LIMIT", "1000"),
+            ("CRAWL_SITE_QUOTA_WINDOW_SEC", "3600"),
+        ])
+        .unwrap();
+        let site = PolicyPatch {
+            rate_per_sec: Some(2.5),
+            burst_capacity: Some(3.0),
+            min_interval_sec: Some(0.25),
+            max_concurrency: None,
+            quota: Some(Quota { limit: 1000, window_sec: 3600.0 }),
+        };
+        assert_eq!((c.policy.group_by, c.policy.rate_per_sec, &c.policy.site_limits), (GroupBy::Site, 5.0, &site));
+        // a site quota's window defaults to a day; a limit of 0 is no quota; blank is not set
+        let c = with(&[("CRAWL_GROUP_BY", "site"), ("CRAWL_SITE_QUOTA_LIMIT", "10"), ("CRAWL_SITE_RATE_PER_SEC", " ")])
+            .unwrap();
+        let quota = PolicyPatch { quota: Some(Quota { limit: 10, window_sec: 86_400.0 }), ..PolicyPatch::default() };
+        assert_eq!(c.policy.site_limits, quota);
+        let c = with(&[("CRAWL_GROUP_BY", "site"), ("CRAWL_SITE_QUOTA_LIMIT", "0")]).unwrap();
+        assert_eq!(c.policy.site_limits, PolicyPatch::default());
+        // the variables are known (no misspelling), with their defaults
+        let vars = vars();
+        for (name, default) in SITE_VARS {
+            assert!(vars.contains(&(name.to_owned(), default.to_owned())), "{name}");
+        }
+    }
+
+    #[test]
+    fn bad_politeness_groups_name_their_variable() {
+        let site = |name, value| with(&[("CRAWL_GROUP_BY", "site"), (name, value)]);
+        for (result, name, says) in [
+            (with(&[("CRAWL_GROUP_BY", "domain")]), "CRAWL_GROUP_BY", "expected host or site"),
+            (site("CRAWL_SITE_RATE_PER_SEC", "fast"), "CRAWL_SITE_RATE_PER_SEC", "expected a number"),
+            (site("CRAWL_SITE_RATE_PER_SEC", "0"), "CRAWL_SITE_RATE_PER_SEC", "invalid siteLimits.ratePerSec: 0"),
+            (site("CRAWL_SITE_RATE_PER_SEC", "NaN"), "CRAWL_SITE_RATE_PER_SEC", "siteLimits.ratePerSec"),
+            (site("CRAWL_SITE_BURST_CAPACITY", "0.5"), "CRAWL_SITE_BURST_CAPACITY", "siteLimits.burstCapacity"),
+            (site("CRAWL_SITE_MIN_INTERVAL_SEC", "-1"), "CRAWL_SITE_MIN_INTERVAL_SEC", "siteLimits.minIntervalSec"),
+            (site("CRAWL_SITE_QUOTA_LIMIT", "-3"), "CRAWL_SITE_QUOTA_LIMIT", "expected a whole number"),
+            // the core's refusal: requests in flight are limited per host
+            (
+                site("CRAWL_SITE_MAX_CONCURRENCY", "2"),
+                "CRAWL_SITE_MAX_CONCURRENCY",
+                "invalid siteLimits.maxConcurrency: 2 (expected 0 or none: requests in flight are limited per host",
+            ),
+            (site("CRAWL_SITE_MAX_CONCURRENCY", "1.5"), "CRAWL_SITE_MAX_CONCURRENCY", "expected a whole number"),
+            // a site knob without grouping by site would change nothing
+            (
+                with(&[("CRAWL_SITE_RATE_PER_SEC", "1")]),
+                "CRAWL_SITE_RATE_PER_SEC",
+                "applies only with CRAWL_GROUP_BY=site",
+            ),
+        ] {
+            let e = result.unwrap_err();
+            assert_eq!(e.0.len(), 1, "{name}: {e:?}");
+            assert!(e.0[0].starts_with(name) && e.0[0].contains(says), "{name}: {e:?}");
+            let e = e.to_error();
+            assert_eq!((e.status(), e.code), (503, Refusal::ConfigInvalid));
+        }
+        // the site quota's window, with the quota it belongs to
+        let e =
+            with(&[("CRAWL_GROUP_BY", "site"), ("CRAWL_SITE_QUOTA_LIMIT", "5"), ("CRAWL_SITE_QUOTA_WINDOW_SEC", "0")])
+                .unwrap_err();
+        assert_eq!(e.0.len(), 1, "{e:?}");
+        assert!(e.0[0].starts_with("CRAWL_SITE_QUOTA_WINDOW_SEC: invalid siteLimits.quota.windowSec"), "{e:?}");
+        // every bad knob at once: each named, the good ones kept
+        let e = with(&[
+            ("CRAWL_GROUP_BY", "site"),
+            ("CRAWL_SITE_RATE_PER_SEC", "0"),
+            ("CRAWL_SITE_BURST_CAPACITY", "0"),
+            ("CRAWL_SITE_MIN_INTERVAL_SEC", "1"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.0.len(), 2, "{e:?}");
+        assert!(e.0[0].starts_with("CRAWL_SITE_RATE_PER_SEC: "), "{e:?}");
+        assert!(e.0[1].starts_with("CRAWL_SITE_BURST_CAPACITY: "), "{e:?}");
     }
 
     #[test]

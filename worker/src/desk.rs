@@ -1,12 +1,15 @@
-//! The state of one host inside its Durable Object: the core's registry holding that one host, and the core's
-//! [`RobotsFile`] for its robots.txt. Pure and synchronous: the object passes `now` (epoch-based, from the
-//! runtime's clock), and persists [`HostDesk::save`] after every change (and [`HostDesk::robots_row`] when a new
-//! copy of robots.txt arrives). Every step of a visit is the core's ([`Registry::visit`]: robots.txt first, hold,
-//! refuse, the departure); this type adds only what is the gateway's own: what each token may hold
-//! ([`crate::tenants`]).
+//! The state of the hosts one Durable Object decides: the core's registry holding them, and for each host the
+//! core's [`RobotsFile`] for its robots.txt and what each token holds there. An object decides one host, or —
+//! hosts grouped by site ([`crate::sites`]) — every host of one site, whose registry then holds the site's own
+//! state beside its hosts'. Pure and synchronous: the object passes `now` (epoch-based, from the runtime's clock),
+//! selects the host a call is about ([`HostDesk::select`]), and persists [`HostDesk::save`] after every change (and
+//! [`HostDesk::robots_row`] when a new copy of robots.txt arrives). Every step of a visit is the core's
+//! ([`Registry::visit`]: robots.txt first, hold, refuse, the departure; the site's wait included); this type adds
+//! only what is the gateway's own: what each token may hold ([`crate::tenants`]).
 
 use crate::api::{self, ApiError};
-use crate::protocol::{ms, HostReport, RobotsReport};
+use crate::protocol::{ms, HostReport, RobotsReport, SiteReport};
+use crate::sites::object_key;
 use crate::tenants::{Refusal, SavedTenants, Scope, Tenants, Use, RESERVATION_GRACE};
 use hostpace::robots::{RobotsCopy, RobotsFile, RobotsRecord, RobotsTiming};
 use hostpace::{
@@ -32,10 +35,14 @@ pub struct RobotsRule<'a> {
     pub url: &'a str,
 }
 
-/// One host's state in its Durable Object.
+/// The state of the hosts of one Durable Object: one host's, or a site's hosts' (see the module). Every call acts
+/// on the host selected ([`HostDesk::select`]; [`HostDesk::key`]); the others' own parts wait beside it.
 #[derive(Clone, Debug)]
 pub struct HostDesk {
     registry: Registry,
+    /// The object's key: the host's own, or its site's (`*.example.com`, [`crate::sites::object_key`]).
+    object: HostKey,
+    /// The host selected.
     key: HostKey,
     /// What is known of the host's robots.txt, and when it is fetched (a fetch under way is not persisted: a
     /// restarted object hands out another).
@@ -44,6 +51,66 @@ pub struct HostDesk {
     robots_text: Option<String>,
     /// What each token holds at this host (see [`crate::tenants`]).
     tenants: Tenants,
+    /// The own parts of the object's other hosts (hosts grouped by site).
+    others: Vec<HostPart>,
+}
+
+/// What is a host's own in an object that decides several (see [`HostDesk`]'s fields of the same names).
+#[derive(Clone, Debug)]
+struct HostPart {
+    key: HostKey,
+    robots: RobotsFile,
+    robots_text: Option<String>,
+    tenants: Tenants,
+}
+
+impl HostPart {
+    fn fresh(key: HostKey) -> HostPart {
+        HostPart {
+            key,
+            robots: RobotsFile::new(RobotsTiming::default()),
+            robots_text: None,
+            tenants: Tenants::default(),
+        }
+    }
+
+    /// What a save keeps of it ([`saved_host`]).
+    fn saved(&self) -> Option<SavedHost> {
+        saved_host(&self.key, &self.robots, &self.tenants)
+    }
+}
+
+/// What a save keeps of host `key`'s own part, unless it is as a host never asked about is (nothing known of
+/// robots.txt, no token's business).
+fn saved_host(key: &HostKey, robots: &RobotsFile, tenants: &Tenants) -> Option<SavedHost> {
+    let record = robots.record();
+    let tenants = tenants.saved();
+    let fresh = RobotsFile::new(RobotsTiming::default()).record();
+    (record != fresh || tenants != SavedTenants::default()).then(|| SavedHost {
+        host: key.to_string(),
+        robots: SavedRobots::of(&record),
+        tenants,
+    })
+}
+
+/// The name of the row that holds `host`'s robots.txt rules in the storage of the object whose key is `object`:
+/// `robots` for the object's own host (as every version wrote it), `robots:` and the host key for a host of a site.
+pub fn robots_row_name(object: &HostKey, host: &HostKey) -> String {
+    if object == host {
+        "robots".to_owned()
+    } else {
+        format!("robots:{host}")
+    }
+}
+
+/// The row of `robots`' rules in force (its text `text`), if the last good answer was a 2xx: a [`SavedRules`]
+/// document, naming its copy by when it was fetched.
+fn rules_row(robots: &RobotsFile, text: Option<&String>) -> Option<String> {
+    // the text of the last 2xx, while its rules are the copy in force (a 4xx since replaced them)
+    robots.robots()?;
+    let fetched_ns = robots.fetched_at()?.as_nanos();
+    let text = text?.clone();
+    serde_json::to_string(&SavedRules { version: RULES_VERSION, fetched_ns, text }).ok()
 }
 
 /// A token asking for itself: its [`crate::auth::token_id`] and how many unconfirmed reservations it may hold.
@@ -132,25 +199,49 @@ fn held(host: &str, wait: Duration, layer: Layer) -> ApiError {
     ApiError::new(api::Refusal::DepartureHeld, message).waiting(wait_ms)
 }
 
-/// The version of the saved state [`HostDesk::save`] writes, and of the rules' row [`HostDesk::robots_row`] stored
-/// beside it. Versions 1 and 2 are still read ([`Previous`]), once: the next write stores version 3.
-const SAVED_VERSION: u32 = 3;
+/// The version of the saved state [`HostDesk::save`] writes. Versions 1 to 3 (one host each) are still read
+/// ([`Saved3`], [`Previous`]), once: the next write stores version 4.
+const SAVED_VERSION: u32 = 4;
 
-/// A host's saved state: one serde document (JSON) with one version. The core's snapshot is embedded as the
-/// core's own format ([`Snapshot`]: compact text, exact to the nanosecond); the rules' text is stored in a row of
-/// its own ([`SavedRules`]), written only when a new copy arrives rather than with every decision.
+/// The version of the rules' row [`HostDesk::robots_row`] stores beside the state (version 2's is still read).
+const RULES_VERSION: u32 = 3;
+
+/// The saved state of an object's hosts: one serde document (JSON) with one version. The core's snapshot (every
+/// host's state, and a site's) is embedded as the core's own format ([`Snapshot`]: compact text, exact to the
+/// nanosecond); each host's rules' text is stored in a row of its own ([`SavedRules`], [`robots_row_name`]),
+/// written only when a new copy arrives rather than with every decision.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Saved {
     /// [`SAVED_VERSION`].
     version: u32,
+    /// The object's key: a host key, or a site's (`*.example.com`).
+    key: String,
+    /// The core's snapshot of the object's registry.
+    snapshot: String,
+    /// Each host's own part, by host key (a host never asked about is not kept).
+    hosts: Vec<SavedHost>,
+}
+
+/// One host's own part of [`Saved`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SavedHost {
     /// The host key.
     host: String,
-    /// The core's snapshot of the host's registry.
-    snapshot: String,
     /// The core's [`RobotsRecord`] (the rules' text is in [`SavedRules`]).
     robots: SavedRobots,
     /// What each token holds at the host.
+    tenants: SavedTenants,
+}
+
+/// The saved state of version 3: one host.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Saved3 {
+    host: String,
+    snapshot: String,
+    robots: SavedRobots,
     tenants: SavedTenants,
 }
 
@@ -159,7 +250,7 @@ struct Saved {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SavedRules {
-    /// [`SAVED_VERSION`].
+    /// [`RULES_VERSION`].
     version: u32,
     /// When the copy was fetched (epoch nanoseconds).
     fetched_ns: u64,
@@ -188,7 +279,7 @@ struct Previous {
 /// version 2 (the instant, a newline, the text); `None` for anything else.
 fn rules_of_row(row: &str) -> Option<(u64, String)> {
     if row.starts_with('{') {
-        let rules: SavedRules = serde_json::from_str(row).ok().filter(|r: &SavedRules| r.version == SAVED_VERSION)?;
+        let rules: SavedRules = serde_json::from_str(row).ok().filter(|r: &SavedRules| r.version == RULES_VERSION)?;
         return Some((rules.fetched_ns, rules.text));
     }
     let (fetched, text) = row.split_once('\n')?;
@@ -202,7 +293,7 @@ struct Version {
 }
 
 /// A [`RobotsRecord`] in the saved state.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SavedRobots {
     /// `none`, `everything` (a 4xx) or `rules`.
@@ -251,84 +342,113 @@ impl SavedRobots {
 }
 
 impl HostDesk {
-    /// A fresh host under `policy`.
+    /// A fresh desk under `policy` for the object that decides `key` ([`crate::sites::object_key`]), `key`
+    /// selected.
     pub fn new(policy: Policy, key: HostKey) -> Result<HostDesk, Error> {
-        Ok(HostDesk {
-            registry: Registry::new(policy)?,
-            key,
-            robots: RobotsFile::new(RobotsTiming::default()),
-            robots_text: None,
-            tenants: Tenants::default(),
-        })
+        let object = object_key(policy.group_by, &key);
+        let HostPart { key, robots, robots_text, tenants } = HostPart::fresh(key);
+        Ok(HostDesk { registry: Registry::new(policy)?, object, key, robots, robots_text, tenants, others: Vec::new() })
     }
 
-    /// A host restored from [`HostDesk::save`]'s text and the [`HostDesk::robots_row`] saved with it, under the
-    /// current `policy` (a changed configuration applies, keeping everything owed: reserved slots, cooldowns,
-    /// spent tokens). Every instant is kept, so a restart grants no burst, and robots.txt is not fetched again
-    /// before its time. A state or a rules' row of an earlier version is read as it was written (`Previous`).
-    /// Rules whose stored text is missing or belongs to another copy, and a version 1 state (which kept no rules),
-    /// are not known: robots.txt is fetched again first.
-    pub fn restore(saved: &str, robots_row: Option<&str>, policy: Policy, key: HostKey) -> Result<HostDesk, String> {
+    /// The desk of the object that decides `key`, restored from [`HostDesk::save`]'s text and the rules' rows
+    /// saved with it (`rows`: a row's text by its name, [`robots_row_name`]), under the current `policy` (a changed
+    /// configuration applies, keeping everything owed: reserved slots, cooldowns, spent tokens), `key` selected.
+    /// Every instant is kept, so a restart grants no burst, and robots.txt is not fetched again before its time.
+    /// A state or a rules' row of an earlier version is read as it was written (`Saved3`, `Previous`). Rules whose
+    /// stored text is missing or belongs to another copy, and a version 1 state (which kept no rules), are not
+    /// known: robots.txt is fetched again first.
+    pub fn restore_rows(
+        saved: &str,
+        rows: impl Fn(&str) -> Option<String>,
+        policy: Policy,
+        key: HostKey,
+    ) -> Result<HostDesk, String> {
         let unreadable = |e: serde_json::Error| format!("saved host state is unreadable: {e}");
-        let (host, snapshot, mut record, tenants) = match serde_json::from_str::<Version>(saved).map_err(unreadable)? {
+        let object = object_key(policy.group_by, &key);
+        let (saved_key, snapshot, hosts) = match serde_json::from_str::<Version>(saved).map_err(unreadable)? {
             Version { version: SAVED_VERSION } => {
                 let s: Saved = serde_json::from_str(saved).map_err(unreadable)?;
-                (s.host, s.snapshot, s.robots.record()?, Tenants::restore(s.tenants))
+                (s.key, s.snapshot, s.hosts)
+            }
+            Version { version: 3 } => {
+                let s: Saved3 = serde_json::from_str(saved).map_err(unreadable)?;
+                let host = SavedHost { host: s.host.clone(), robots: s.robots, tenants: s.tenants };
+                (s.host, s.snapshot, vec![host])
             }
             Version { version: 1 | 2 } => {
                 let p: Previous = serde_json::from_str(saved).map_err(unreadable)?;
-                let record = match (p.version, &p.robots) {
-                    (2, Some(robots)) => robots.record()?,
+                let robots = match (p.version, p.robots) {
+                    (2, Some(robots)) => robots,
                     // version 1 kept no rules: nothing is known, and robots.txt is fetched at once
-                    (1, None) => RobotsRecord {
+                    (1, None) => SavedRobots::of(&RobotsRecord {
                         copy: RobotsCopy::None,
                         fetched: None,
                         failures: 0,
                         failing_since: None,
                         due: Instant::ZERO,
                         next_fetch: 0,
-                    },
+                    }),
                     (version, _) => return Err(format!("saved host state of version {version} is not as written")),
                 };
-                let tenants = Tenants::decode(&p.tenants).ok_or("saved host state has unreadable tenants")?;
-                (p.host, p.snapshot, record, tenants)
+                let tenants = Tenants::decode(&p.tenants).ok_or("saved host state has unreadable tenants")?.saved();
+                (p.host.clone(), p.snapshot, vec![SavedHost { host: p.host, robots, tenants }])
             }
             Version { version } => {
                 return Err(format!("saved host state has version {version} (this build reads 1 to {SAVED_VERSION})"))
             }
         };
-        if host != key.as_str() {
-            return Err(format!("saved host state is for {host}, not {key}"));
+        if saved_key != object.as_str() {
+            return Err(format!("saved host state is for {saved_key}, not {object}"));
         }
-        // the text of the rules, if the stored row is the one of the copy the record names
-        let robots_txt = robots_row
-            .and_then(rules_of_row)
-            .filter(|(fetched, _)| record.fetched.is_some_and(|f| *fetched == f.as_nanos()))
-            .map(|(_, text)| text);
-        if robots_txt.is_none() && record.copy == RobotsCopy::Rules {
-            record = RobotsRecord { copy: RobotsCopy::None, fetched: None, due: Instant::ZERO, ..record };
+        let mut parts = Vec::with_capacity(hosts.len());
+        for host in hosts {
+            let host_key = HostKey::parse(&host.host).map_err(|e| format!("saved host state names a host: {e}"))?;
+            let mut record = host.robots.record()?;
+            // the text of the rules, if the stored row is the one of the copy the record names
+            let robots_txt = rows(&robots_row_name(&object, &host_key))
+                .as_deref()
+                .and_then(rules_of_row)
+                .filter(|(fetched, _)| record.fetched.is_some_and(|f| *fetched == f.as_nanos()))
+                .map(|(_, text)| text);
+            if robots_txt.is_none() && record.copy == RobotsCopy::Rules {
+                record = RobotsRecord { copy: RobotsCopy::None, fetched: None, due: Instant::ZERO, ..record };
+            }
+            parts.push(HostPart {
+                key: host_key,
+                robots: RobotsFile::restore(RobotsTiming::default(), record, robots_txt.as_deref()),
+                robots_text: robots_txt.filter(|_| record.copy == RobotsCopy::Rules),
+                tenants: Tenants::restore(host.tenants),
+            });
         }
         let snapshot = Snapshot::decode(&snapshot).map_err(|e| e.to_string())?;
         let mut registry = Registry::restore(snapshot).map_err(|e| e.to_string())?;
         registry.set_policy(policy).map_err(|e| e.to_string())?;
-        Ok(HostDesk {
-            registry,
-            key,
-            robots: RobotsFile::restore(RobotsTiming::default(), record, robots_txt.as_deref()),
-            robots_text: robots_txt.filter(|_| record.copy == RobotsCopy::Rules),
-            tenants,
-        })
+        let selected = match parts.iter().position(|p| p.key == key) {
+            Some(at) => parts.swap_remove(at),
+            None => HostPart::fresh(key),
+        };
+        let HostPart { key, robots, robots_text, tenants } = selected;
+        Ok(HostDesk { registry, object, key, robots, robots_text, tenants, others: parts })
+    }
+
+    /// [`HostDesk::restore_rows`] for a host's own object: `robots_row` is its rules' row.
+    pub fn restore(saved: &str, robots_row: Option<&str>, policy: Policy, key: HostKey) -> Result<HostDesk, String> {
+        HostDesk::restore_rows(saved, |name| robots_row.filter(|_| name == "robots").map(str::to_owned), policy, key)
     }
 
     /// All persistent state but the rules' text, as one JSON document (`Saved`): the core's compact snapshot
-    /// (exact to the nanosecond), what is known of robots.txt, and the tenants' departures.
+    /// (exact to the nanosecond), and for each host what is known of its robots.txt and its tenants' departures.
+    /// The same state always writes the same text, whichever host is selected.
     pub fn save(&self, now: Instant) -> String {
+        let selected = saved_host(&self.key, &self.robots, &self.tenants);
+        let mut hosts: Vec<SavedHost> =
+            selected.into_iter().chain(self.others.iter().filter_map(HostPart::saved)).collect();
+        hosts.sort_by(|a, b| a.host.cmp(&b.host));
         let saved = Saved {
             version: SAVED_VERSION,
-            host: self.key.to_string(),
+            key: self.object.to_string(),
             snapshot: self.registry.encode_snapshot(now),
-            robots: SavedRobots::of(&self.robots.record()),
-            tenants: self.tenants.saved(),
+            hosts,
         };
         // strings and integers always serialize
         serde_json::to_string(&saved).unwrap_or_default()
@@ -339,20 +459,48 @@ impl HostDesk {
         self.registry.set_random(random);
     }
 
-    /// The host.
+    /// The host selected.
     pub fn key(&self) -> &HostKey {
         &self.key
     }
 
-    /// The latest instant this host has seen.
+    /// The object's key: the host's own, or its site's ([`crate::sites::object_key`]).
+    pub fn object(&self) -> &HostKey {
+        &self.object
+    }
+
+    /// Select `host` (a host this object decides: its own, or one of its site's), for every call until another
+    /// is selected. Its own part is kept as it was left (fresh for a host new here); the others' wait beside it.
+    pub fn select(&mut self, host: &HostKey) -> Result<(), String> {
+        if *host == self.key {
+            return Ok(());
+        }
+        if object_key(self.registry.policy().group_by, host) != self.object {
+            return Err(format!("{host} is not decided by the object of {}", self.object));
+        }
+        let next = match self.others.iter().position(|p| p.key == *host) {
+            Some(at) => self.others.swap_remove(at),
+            None => HostPart::fresh(host.clone()),
+        };
+        let previous = HostPart {
+            key: std::mem::replace(&mut self.key, next.key),
+            robots: std::mem::replace(&mut self.robots, next.robots),
+            robots_text: std::mem::replace(&mut self.robots_text, next.robots_text),
+            tenants: std::mem::replace(&mut self.tenants, next.tenants),
+        };
+        self.others.push(previous);
+        Ok(())
+    }
+
+    /// The latest instant this object has seen.
     pub fn last_seen(&self) -> Instant {
         self.registry.last_seen()
     }
 
-    /// Whether the registry tracks the host (it has decided or learned something): a host without state needs no
-    /// storage.
+    /// Whether the registry tracks a host (one of the object's has decided or learned something): an object
+    /// without state needs no storage.
     pub fn tracked(&self) -> bool {
-        self.registry.host(&self.key).is_some()
+        !self.registry.is_empty()
     }
 
     /// Why an operator's rule blocks the host, if one does (the core's [`Registry::rule_for`]).
@@ -689,11 +837,21 @@ impl HostDesk {
     /// state and given back to [`HostDesk::restore`]: a `SavedRules` document, naming its copy by when it was
     /// fetched.
     pub fn robots_row(&self) -> Option<String> {
-        // the text of the last 2xx, while its rules are the copy in force (a 4xx since replaced them)
-        self.robots.robots()?;
-        let fetched_ns = self.robots.fetched_at()?.as_nanos();
-        let text = self.robots_text.clone()?;
-        serde_json::to_string(&SavedRules { version: SAVED_VERSION, fetched_ns, text }).ok()
+        rules_row(&self.robots, self.robots_text.as_ref())
+    }
+
+    /// The name of the row [`HostDesk::robots_row`] is stored in ([`robots_row_name`]).
+    pub fn robots_row_name(&self) -> String {
+        robots_row_name(&self.object, &self.key)
+    }
+
+    /// Every host's rules' row, by its name ([`HostDesk::robots_row`] of each host).
+    pub fn robots_rows(&self) -> Vec<(String, String)> {
+        let selected = rules_row(&self.robots, self.robots_text.as_ref()).map(|row| (self.robots_row_name(), row));
+        let others = self.others.iter().filter_map(|p| {
+            rules_row(&p.robots, p.robots_text.as_ref()).map(|row| (robots_row_name(&self.object, &p.key), row))
+        });
+        selected.into_iter().chain(others).collect()
     }
 
     /// Policy, state and counters at `now` (no departures: those are the host object's [`crate::journal`]);
@@ -716,6 +874,12 @@ impl HostDesk {
                 failures: self.robots.failures(),
             },
             last_seen_ms: ms(self.registry.last_seen()),
+            site: self
+                .object
+                .is_site()
+                .then(|| self.registry.stats(&self.object, now))
+                .flatten()
+                .map(|stats| SiteReport { site: self.object.to_string(), stats }),
             departures: Vec::new(),
         })
     }
@@ -968,13 +1132,14 @@ mod tests {
 
     #[test]
     fn restore_refuses_garbage_and_another_hosts_state() {
-        let desk = HostDesk::new(Policy::default(), key()).unwrap();
+        let mut desk = HostDesk::new(Policy::default(), key()).unwrap();
+        robots_first(&mut desk, RULE, t(0));
         let saved = desk.save(t(0));
         let other = HostKey::parse("other.example").unwrap();
         assert!(HostDesk::restore(&saved, None, Policy::default(), other).unwrap_err().contains("example.com"));
         assert!(HostDesk::restore("{", None, Policy::default(), key()).is_err());
-        assert!(saved.starts_with(r#"{"version":3,"#), "{saved}");
-        let future = saved.replace("\"version\":3", "\"version\":9");
+        assert!(saved.starts_with(r#"{"version":4,"key":"example.com","#), "{saved}");
+        let future = saved.replace("\"version\":4", "\"version\":9");
         assert!(HostDesk::restore(&future, None, Policy::default(), key()).unwrap_err().contains("version 9"));
         let odd = saved.replace("\"copy\":\"none\"", "\"copy\":\"some\"");
         assert!(HostDesk::restore(&odd, None, Policy::default(), key()).unwrap_err().contains("robots.txt"));
@@ -1506,5 +1671,97 @@ mod tests {
     fn an_untouched_host_has_no_report() {
         let desk = HostDesk::new(Policy::default(), key()).unwrap();
         assert!(desk.report(t(0)).is_none());
+    }
+
+    /// Hosts grouped by site: 10/s per host, burst 1, and the site at 2/s.
+    fn by_site() -> Policy {
+        let site_limits = hostpace::PolicyPatch { rate_per_sec: Some(2.0), ..hostpace::PolicyPatch::default() };
+        Policy { group_by: hostpace::GroupBy::Site, site_limits, ..policy(10.0, 1.0) }
+    }
+
+    fn host(name: &str) -> HostKey {
+        HostKey::parse(name).unwrap()
+    }
+
+    #[test]
+    fn the_hosts_of_a_site_share_one_desk_each_with_its_own_robots_txt_and_tenants() {
+        let (www, img) = (host("www.example.com"), host("img.example.com"));
+        let mut desk = HostDesk::new(by_site(), www.clone()).unwrap();
+        assert_eq!((desk.object().as_str(), desk.key()), ("*.example.com", &www));
+        // www's robots.txt first, then img's own: the site spaces the two fetches
+        let www_rule = for_url("https://www.example.com/private/a");
+        let img_rule = for_url("https://img.example.com/private/a");
+        let fetch = robots_first(&mut desk, www_rule, t(0));
+        desk.robots(fetch, Some(&answer(200)), "User-agent: *\nDisallow: /private\n", UA, t(10)).unwrap();
+        desk.select(&img).unwrap();
+        let Turn::FetchRobots { decision, fetch, .. } = desk.ask(None, Some(img_rule), t(20)).unwrap() else {
+            panic!("img.example.com has a robots.txt of its own")
+        };
+        assert_eq!((decision.departs, decision.layer), (t(500), Layer::Site));
+        desk.robots(fetch, Some(&answer(404)), "", UA, t(510)).unwrap();
+        // img allows what www disallows; each host's departure waits for the site
+        let d = go(desk.ask(None, Some(img_rule), t(520)).unwrap());
+        assert_eq!((d.departs, d.layer), (t(1000), Layer::Site));
+        desk.select(&www).unwrap();
+        assert!(matches!(desk.ask(None, Some(www_rule), t(530)).unwrap(), Turn::Refuse(Refused::Disallowed(_))));
+        // a token's departure is its own at its host: not usable at another host of the site
+        let asker = Asker { token: "alice", max_reservations: 4, waits: false };
+        let (turn, id) =
+            desk.ask_as(asker, "w1".into(), None, Some(for_url("https://www.example.com/")), t(540)).unwrap();
+        assert_eq!((go(turn).departs, id.as_deref()), (t(1500), Some("w1")));
+        desk.select(&img).unwrap();
+        assert_eq!(desk.claim("alice", "w1", Use::Depart, t(1500)).unwrap_err().code, api::Refusal::NotYourDeparture);
+        // the report of a host shows its site
+        let report = desk.report(t(540)).unwrap();
+        assert_eq!(
+            (report.host.as_str(), report.site.map(|s| s.site)),
+            ("img.example.com", Some("*.example.com".into()))
+        );
+        // another site's host, or a host without a site, is another object's
+        for other in ["www.example.org", "127.0.0.1:8080"] {
+            assert!(desk.select(&host(other)).unwrap_err().contains("*.example.com"), "{other}");
+        }
+
+        // saved whichever host is selected as the same text, each host's rules in a row of its own
+        let saved = desk.save(t(540));
+        desk.select(&www).unwrap();
+        assert_eq!(desk.save(t(540)), saved);
+        assert!(saved.starts_with(r#"{"version":4,"key":"*.example.com","#), "{saved}");
+        let rows: std::collections::HashMap<String, String> = desk.robots_rows().into_iter().collect();
+        assert_eq!(rows.keys().collect::<Vec<_>>(), ["robots:www.example.com"], "a 404 keeps no text");
+        // restored (for a call about img), it owes what it owed and keeps each host's robots.txt
+        let mut back = HostDesk::restore_rows(&saved, |name| rows.get(name).cloned(), by_site(), img.clone()).unwrap();
+        assert_eq!(back.key(), &img);
+        let d = go(back.ask(None, Some(img_rule), t(600)).unwrap());
+        assert_eq!((d.departs, d.layer), (t(2000), Layer::Site));
+        back.select(&www).unwrap();
+        assert!(matches!(back.ask(None, Some(www_rule), t(600)).unwrap(), Turn::Refuse(Refused::Disallowed(_))));
+        assert!(back.claim("alice", "w1", Use::Depart, t(1500)).is_ok(), "alice's departure at www survived");
+        // a host new to the site starts fresh: its robots.txt first, at the site's next slot
+        back.select(&host("example.com")).unwrap();
+        let Turn::FetchRobots { decision, .. } = back.ask(None, Some(RULE), t(600)).unwrap() else { panic!() };
+        assert_eq!(decision.departs, t(2500));
+        // a restore for another site's host is refused
+        let e = HostDesk::restore_rows(&saved, |_| None, by_site(), host("www.example.org")).unwrap_err();
+        assert!(e.contains("not *.example.org"), "{e}");
+    }
+
+    #[test]
+    fn a_site_rule_paces_the_site_and_a_host_rule_its_host_in_the_sites_desk() {
+        let (www, img) = (host("www.example.com"), host("img.example.com"));
+        let mut desk =
+            HostDesk::new(Policy { site_limits: hostpace::PolicyPatch::default(), ..by_site() }, www).unwrap();
+        assert!(desk.apply_rules(&[rule("*.example.com", r#"{"ratePerSec": 1}"#)]).is_empty());
+        let first = go(desk.ask(None, None, t(0)).unwrap());
+        desk.select(&img).unwrap();
+        let second = go(desk.ask(None, None, t(0)).unwrap());
+        assert_eq!((first.departs, second.departs, second.layer), (t(0), t(1000), Layer::Site));
+        // a block of one host of the site blocks it alone
+        let blocked = rule("img.example.com", r#"{"blocked": {"reason": "asked us to stop"}}"#);
+        let site_rule = rule("*.example.com", r#"{"ratePerSec": 1}"#);
+        assert!(desk.apply_rules(&[blocked, site_rule]).is_empty());
+        assert!(matches!(desk.ask(None, None, t(0)).unwrap(), Turn::Refuse(Refused::Blocked { .. })));
+        desk.select(&host("www.example.com")).unwrap();
+        assert_eq!(go(desk.ask(None, None, t(0)).unwrap()).departs, t(2000));
     }
 }

@@ -1,12 +1,14 @@
-//! The Durable Object of one host: the single source of time and truth for it, shared by every crawler and every
-//! Worker instance. Each decision reads the clock once, decides and reserves synchronously on its [`HostDesk`],
+//! The Durable Object of one host — or, hosts grouped by site (`CRAWL_GROUP_BY=site`, [`crate::sites`]), of every
+//! host of one site: the single source of time and truth for them, shared by every crawler and every Worker
+//! instance. Each decision reads the clock once, decides and reserves synchronously on its [`HostDesk`],
 //! persists the result synchronously (SQLite-backed storage: the write is committed before the answer leaves,
 //! by the runtime's output gate) and only then answers. The one exception is the confirmation of a request the
 //! object sends itself (`send`), written a while after its answer (see [`HostObject::save_after_answer`]). No
 //! `RefCell` borrow lives across an `.await`. No alarms are used (so none is exported).
 //!
-//! The operators' rules that concern the host come from the rules object (`crate::rules_object`): asked once, when
-//! the object loads its desk (which registers the host there), then pushed by it on every change
+//! The operators' rules that concern the object's hosts come from the rules object (`crate::rules_object`): asked
+//! once, when the object loads its desk (which registers the object there, by its key), then pushed by it on every
+//! change
 //! ([`HostCall::Rules`]); never asked on a request's way. A change applies at once: callers held in the object wake
 //! and ask again, and a departure waiting for its instant is confirmed again (a host now blocked refuses it).
 
@@ -21,10 +23,12 @@ use crate::protocol::{
     HostRules, HostRulesRequest, ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, RuleEntry,
     RulesApplied, SendReply, SendRequest, StatsRequest,
 };
+use crate::sites::{object_key, parse_object_key};
 use crate::tenants::Use;
 use hostpace::{HostKey, Instant, Outcome, Refusal as Refused, Response as CoreResponse, RetryBudget, Turn};
 use serde::{Deserialize, Serialize};
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
@@ -55,10 +59,10 @@ pub struct HostObject {
     rule_waiters: Waiters,
     /// The revision of the operators' rules the desk holds (0 before it is loaded).
     rules_revision: Cell<u64>,
-    /// Each token's recent departures (memory only: see [`crate::journal`]).
-    journal: RefCell<Journal>,
-    /// When the object last sent a request to the host or had an answer (epoch ms; 0: never).
-    last_exchange: Cell<f64>,
+    /// Each token's recent departures, per host (memory only: see [`crate::journal`]).
+    journals: RefCell<HashMap<String, Journal>>,
+    /// When the object last sent a request to each host or had an answer from it (epoch ms; none: never).
+    last_exchange: RefCell<HashMap<String, f64>>,
 }
 
 /// The object's clock: epoch-based, so persisted instants survive a restart.
@@ -117,8 +121,10 @@ impl Waiters {
     }
 }
 
+/// A row of the object's table.
 #[derive(Deserialize)]
 struct Row {
+    k: String,
     v: String,
 }
 
@@ -170,35 +176,42 @@ impl HostObject {
         crate::gateway::bindings::config(&self.env)
     }
 
-    /// Load the host's desk on first use: the operators' rules that concern the host are asked of the rules
-    /// object (which registers the host, and pushes it every later change of them), then the desk is read from
-    /// storage (or fresh) and given them. Loaded, nothing is asked.
+    /// Load the object's desk on first use (a call about `host`): the operators' rules that concern its hosts are
+    /// asked of the rules object (which registers the object by its key, and pushes it every later change of
+    /// them), then the desk is read from storage (or fresh) and given them. Loaded, nothing is asked.
     async fn ready(&self, host: &str) -> Result<(), ApiError> {
         if self.stored.desk.borrow().is_some() {
             return Ok(());
         }
-        let req = HostRulesRequest { host: host.to_owned() };
+        let key = HostKey::parse(host).map_err(|e| ApiError::internal(e.to_string()))?;
+        let object = object_key(self.config()?.policy.group_by, &key);
+        let req = HostRulesRequest { host: object.to_string() };
         let rules = crate::gateway::host_client::call_rules(&self.env, req).await.map_err(|e| {
             // no rule known, no decision: a host an operator blocked must not be served from a guess
             ApiError::new(e.code, format!("the rules of {host} could not be asked of the rules object: {}", e.message))
         })?;
-        self.install(&rules).map(|_| ())
+        self.install(&rules, Some(key)).map(|_| ())
     }
 
-    /// Give the desk `rules` (the desk loaded from storage, or fresh, first if it is not yet): the rules of
-    /// `rules.host` at a revision, the rules object's. A revision no newer than the desk's is not applied (a push
-    /// that crossed a later one).
-    fn install(&self, rules: &HostRules) -> Result<RulesApplied, ApiError> {
+    /// Give the desk `rules` (the desk loaded from storage, or fresh, first if it is not yet, `select`ed on the
+    /// host a call is about): the rules of the object's hosts (`rules.host`: the object's key) at a revision, the
+    /// rules object's. A revision no newer than the desk's is not applied (a push that crossed a later one).
+    fn install(&self, rules: &HostRules, select: Option<HostKey>) -> Result<RulesApplied, ApiError> {
         let mut slot = self.stored.desk.borrow_mut();
         let fresh = slot.is_none();
         let desk = match &mut *slot {
-            Some(desk) if desk.key().as_str() == rules.host => desk,
+            Some(desk) if desk.object().as_str() == rules.host => desk,
             Some(desk) => {
-                return Err(ApiError::internal(format!("object of {} given the rules of {}", desk.key(), rules.host)));
+                let object = desk.object();
+                return Err(ApiError::internal(format!("object of {object} given the rules of {}", rules.host)));
             }
             // the configuration is needed only to load the desk, on first use
             empty => {
-                let mut desk = self.load(&rules.host, &self.config()?)?;
+                let key = match select {
+                    Some(key) => key,
+                    None => parse_object_key(&rules.host).map_err(ApiError::internal)?,
+                };
+                let mut desk = self.load(key, &self.config()?)?;
                 // jitter from the platform's randomness: hosts pushed back together come back apart
                 desk.set_random(hostpace::Random::new((js_sys::Math::random() * 2f64.powi(53)) as u64));
                 empty.insert(desk)
@@ -218,13 +231,13 @@ impl HostObject {
         Ok(RulesApplied { applied: true, problems })
     }
 
-    /// The operators' rules of the host changed (pushed by the rules object): applied at once, stored with the
-    /// host's state when it has any, and every caller waiting in the object asks or confirms again.
+    /// The operators' rules of the object's hosts changed (pushed by the rules object): applied at once, stored
+    /// with the hosts' state when they have any, and every caller waiting in the object asks or confirms again.
     fn handle_rules(&self, rules: HostRules) -> Result<RulesApplied, ApiError> {
-        let applied = self.install(&rules)?;
+        let applied = self.install(&rules, None)?;
         if applied.applied {
-            if self.with_desk(&rules.host, false, |desk, _| Ok(desk.tracked()))? {
-                self.save(&rules.host)?;
+            if let Some(desk) = self.stored.desk.borrow().as_ref().filter(|desk| desk.tracked()) {
+                self.stored.write(desk, now())?;
             }
             self.wake_all();
             self.rule_waiters.wake_all();
@@ -232,8 +245,9 @@ impl HostObject {
         Ok(applied)
     }
 
-    /// Run `f` on the host's desk (loaded by [`HostObject::ready`]) at `now`; when `save`, persist the desk before
-    /// returning. Synchronous: the borrow ends before any await.
+    /// Run `f` on the object's desk (loaded by [`HostObject::ready`]) at `now`, `host` selected ([`HostDesk::select`]:
+    /// a host the object decides); when `save`, persist the desk before returning. Synchronous: the borrow ends
+    /// before any await.
     fn with_desk<R>(
         &self,
         host: &str,
@@ -244,7 +258,9 @@ impl HostObject {
         let desk = match &mut *slot {
             Some(desk) if desk.key().as_str() == host => desk,
             Some(desk) => {
-                return Err(ApiError::internal(format!("object of {} asked about {host}", desk.key())));
+                let key = HostKey::parse(host).map_err(|e| ApiError::internal(e.to_string()))?;
+                desk.select(&key).map_err(ApiError::internal)?;
+                desk
             }
             None => return Err(ApiError::internal(format!("the desk of {host} is not loaded"))),
         };
@@ -288,33 +304,38 @@ impl HostObject {
         self.stored.sql(query, bindings)
     }
 
-    fn load(&self, host: &str, config: &GatewayConfig) -> Result<HostDesk, ApiError> {
-        let key = HostKey::parse(host).map_err(|e| ApiError::internal(e.to_string()))?;
+    /// The desk of the object that decides `key`, `key` selected: read from storage, or fresh.
+    fn load(&self, key: HostKey, config: &GatewayConfig) -> Result<HostDesk, ApiError> {
         // looking creates nothing: a host only gets storage when it first decides or learns something
-        let tables: Vec<Row> = self
-            .sql("SELECT name AS v FROM sqlite_master WHERE type = 'table' AND name = 'hostpace'", vec![])?
+        let tables: Vec<serde::de::IgnoredAny> = self
+            .sql("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'hostpace'", vec![])?
             .to_array()
             .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?;
         if tables.is_empty() {
             return HostDesk::new(config.policy.clone(), key).map_err(|e| ApiError::internal(e.to_string()));
         }
-        let row = |k: &str| -> Result<Option<String>, ApiError> {
-            let rows: Vec<Row> = self
-                .sql("SELECT v FROM hostpace WHERE k = ?", vec![k.into()])?
-                .to_array()
-                .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?;
-            Ok(rows.into_iter().next().map(|r| r.v))
-        };
-        match row("host")? {
+        // the state and every host's rules' row, in one read
+        let mut rows: HashMap<String, String> = self
+            .sql("SELECT k, v FROM hostpace", vec![])?
+            .to_array::<Row>()
+            .map_err(|e| ApiError::internal(format!("host object storage: {e}")))?
+            .into_iter()
+            .map(|r| (r.k, r.v))
+            .collect();
+        match rows.remove("host") {
             // a state that cannot be read is an error, never a fresh start (that would grant a burst)
             Some(saved) => {
-                let rules = row("robots")?;
-                let desk = HostDesk::restore(&saved, rules.as_deref(), config.policy.clone(), key)
+                let desk = HostDesk::restore_rows(&saved, |name| rows.get(name).cloned(), config.policy.clone(), key)
                     .map_err(|e| ApiError::new(Refusal::StateUnreadable, e))?;
                 // rules stored by an earlier version are stored again in this one's format, once (the state is,
                 // at its next write)
-                if let Some(current) = desk.robots_row().filter(|r| rules.as_ref() != Some(r)) {
-                    self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('robots', ?)", vec![current.into()])?;
+                for (name, current) in desk.robots_rows() {
+                    if rows.get(&name) != Some(&current) {
+                        self.sql(
+                            "INSERT OR REPLACE INTO hostpace (k, v) VALUES (?, ?)",
+                            vec![name.into(), current.into()],
+                        )?;
+                    }
                 }
                 Ok(desk)
             }
@@ -373,7 +394,7 @@ impl HostObject {
                 }
                 (Turn::Go(d), _) => {
                     let (layer, asked) = (d.layer.as_str(), asked(d.wait));
-                    let mut journal = self.journal.borrow_mut();
+                    let mut journal = self.journal(&req.host);
                     if let Some(j) = &req.journal {
                         journal.reserved(&j.token, &j.id, Purpose::Robots, layer, asked);
                     } else if let (Some(a), Some(id)) = (&req.asker, &issued) {
@@ -385,7 +406,7 @@ impl HostObject {
                 (Turn::FetchRobots { decision: d, fetch, .. }, _) => {
                     if let Some(a) = &req.asker {
                         let key = robots_entry(fetch);
-                        self.journal.borrow_mut().reserved(
+                        self.journal(&req.host).reserved(
                             &a.token,
                             &key,
                             Purpose::Robots,
@@ -416,6 +437,27 @@ impl HostObject {
                 }
             }
         }
+    }
+
+    /// The object sent a request to `host` or had an answer from it at `at_ms`: when it last did before (0: never).
+    fn exchanged(&self, host: &str, at_ms: f64) -> f64 {
+        let mut last = self.last_exchange.borrow_mut();
+        match last.get_mut(host) {
+            Some(t) => std::mem::replace(t, at_ms),
+            None => {
+                last.insert(host.to_owned(), at_ms);
+                0.0
+            }
+        }
+    }
+
+    /// `host`'s journal (each host of the object has its own).
+    fn journal(&self, host: &str) -> RefMut<'_, Journal> {
+        let mut journals = self.journals.borrow_mut();
+        if !journals.contains_key(host) {
+            journals.insert(host.to_owned(), Journal::default());
+        }
+        RefMut::map(journals, |j| j.get_mut(host).expect("inserted above"))
     }
 
     async fn hold(&self, wait: Duration) {
@@ -479,7 +521,7 @@ impl HostObject {
                 if matches!(e.code, Refusal::DepartureHeld | Refusal::HostGivenUp | Refusal::HostBlocked) {
                     self.save(host)?;
                     if let Some(c) = entry {
-                        self.journal.borrow_mut().cancelled(&c.token, &c.id);
+                        self.journal(host).cancelled(&c.token, &c.id);
                     }
                     // a reservation fewer: a caller held at its token's bound may go
                     self.wake_all();
@@ -488,7 +530,7 @@ impl HostObject {
             }
         };
         if let (Confirmed::Go { .. }, Some(e)) = (confirmed, entry) {
-            self.journal.borrow_mut().departed(&e.token, &e.id, js::now_ms());
+            self.journal(host).departed(&e.token, &e.id, js::now_ms());
         }
         if let (Confirmed::Go { .. }, Some(c)) = (confirmed, claim) {
             self.with_desk(host, save, |desk, _| {
@@ -559,11 +601,11 @@ impl HostObject {
         };
         let sent = js::now_ms();
         // after a quiet, on a connection the runtime may have to open first, it may go out well after its confirmation
-        let cold = sent - self.last_exchange.replace(sent) > WARM_FOR_MS;
+        let cold = sent - self.exchanged(host, sent) > WARM_FOR_MS;
         let fetched =
             JsFuture::from(js::upstream_fetch(&request.url, &js::to_array(&request.headers), request.timeout_ms)).await;
         let answered = js::now_ms();
-        self.last_exchange.set(answered);
+        self.exchanged(host, answered);
         let slowed = self.with_desk(host, false, |desk, now| {
             if cold {
                 // it went out by the time its answer (or its failure) came: the next departure is spaced from then
@@ -574,7 +616,7 @@ impl HostObject {
         self.save_after_answer();
         if let Some(e) = entry {
             let status = fetched.as_ref().map_or(0, |r| r.unchecked_ref::<web_sys::Response>().status());
-            self.journal.borrow_mut().answered(&e.token, &e.id, status);
+            self.journal(host).answered(&e.token, &e.id, status);
         }
         let no_answer = |e: &JsValue, what: &str| SendReply::NoAnswer {
             departure: departure.clone(),
@@ -633,7 +675,7 @@ impl HostObject {
             Ok(ObserveReply::of(&req.host, &observation, verdict, released))
         });
         if let (Ok(_), Some(c)) = (&reply, &req.departure) {
-            let mut journal = self.journal.borrow_mut();
+            let mut journal = self.journal(&req.host);
             match (req.status, req.timeout) {
                 (_, true) => journal.answered(&c.token, &c.id, 0),
                 (Some(status), false) => journal.answered(&c.token, &c.id, status),
@@ -660,16 +702,16 @@ impl HostObject {
             let copied = outcome.is_some() && req.status.is_some_and(|s| (200..300).contains(&s));
             Ok((
                 RobotsReply { outcome, next_due_ms: desk.robots_due().as_millis_f64() },
-                copied.then(|| desk.robots_row()).flatten(),
+                copied.then(|| desk.robots_row().map(|row| (desk.robots_row_name(), row))).flatten(),
             ))
         });
         self.wake_all();
         let (reply, row) = reply?;
-        if let Some(row) = row {
-            // the rules, stored beside the state (written only when a new copy arrives), so a restarted object
-            // does not fetch robots.txt again before its time; the row names its copy, so a row that failed to
-            // be written is never taken for the state's copy
-            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES ('robots', ?)", vec![row.into()])?;
+        if let Some((name, row)) = row {
+            // the rules, stored beside the state (written only when a new copy arrives; a row per host), so a
+            // restarted object does not fetch robots.txt again before its time; the row names its copy, so a row
+            // that failed to be written is never taken for the state's copy
+            self.sql("INSERT OR REPLACE INTO hostpace (k, v) VALUES (?, ?)", vec![name.into(), row.into()])?;
         }
         Ok(reply)
     }
@@ -678,7 +720,7 @@ impl HostObject {
     fn handle_stats(&self, req: StatsRequest) -> Result<HostReport, ApiError> {
         let report = self.with_desk(&req.host, false, |desk, now| Ok(desk.report(now)))?;
         let report = report.ok_or_else(|| ApiError::new(Refusal::UnknownHost, "no state for this host"))?;
-        Ok(HostReport { departures: self.journal.borrow().departures(&req.token), ..report })
+        Ok(HostReport { departures: self.journal(&req.host).departures(&req.token), ..report })
     }
 }
 
@@ -698,8 +740,8 @@ impl DurableObject for HostObject {
             waiters: Waiters::default(),
             rule_waiters: Waiters::default(),
             rules_revision: Cell::new(0),
-            journal: RefCell::new(Journal::default()),
-            last_exchange: Cell::new(0.0),
+            journals: RefCell::new(HashMap::new()),
+            last_exchange: RefCell::new(HashMap::new()),
         }
     }
 

@@ -25,8 +25,10 @@ pub mod desk;
 pub mod headers;
 pub mod journal;
 pub mod protocol;
+pub mod request_url;
 pub mod router;
 pub mod rulebook;
+pub mod sites;
 pub mod target;
 pub mod tenants;
 

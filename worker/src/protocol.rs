@@ -412,10 +412,25 @@ pub struct HostReport {
     pub robots: RobotsReport,
     /// The latest instant the host's object has seen (epoch ms).
     pub last_seen_ms: f64,
+    /// The site the host is paced with beside its own limits (`CRAWL_GROUP_BY=site`), once the site has state;
+    /// none for a host paced alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<SiteReport>,
     /// The asking token's last departures to the host, oldest first (at most [`crate::journal::Journal::KEEP`]; another
     /// token's are never shown).
     #[serde(default)]
     pub departures: Vec<Departed>,
+}
+
+/// The site of a host in its [`HostReport`]: shared by every host of the site and every token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteReport {
+    /// The site's key (`*.example.com`).
+    pub site: String,
+    /// The site's state and counters now (its hosts' departures together; a wait the site set is the layer
+    /// `site` in its hosts' counters).
+    pub stats: HostStats,
 }
 
 impl HostReport {

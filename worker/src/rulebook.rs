@@ -136,25 +136,56 @@ impl Rulebook {
         self.registry.rules().into_iter().map(|rule| self.entry(rule)).collect()
     }
 
-    /// The rules that concern `host` now, the deciding one first (the core's [`Registry::rules_for`]): what its
-    /// object is given.
-    pub fn for_host(&self, host: &HostKey) -> HostRules {
+    /// The gateway's policy the rules are checked under.
+    pub fn policy(&self) -> &Policy {
+        self.registry.policy()
+    }
+
+    /// The rules that concern the object named `object` now: what it is given. A host's object: every rule that
+    /// names the host, the deciding one first (the core's [`Registry::rules_for`]). A site's object
+    /// (`*.example.com`, hosts grouped by site), which decides every host of the site and the site itself: the
+    /// rules that name the site (its own site rule and those of the domains above it), then every rule of a host
+    /// or a site under its domain.
+    pub fn for_host(&self, object: &HostKey) -> HostRules {
         HostRules {
-            host: host.to_string(),
+            host: object.to_string(),
             revision: self.revision,
-            rules: self.registry.rules_for(host).into_iter().map(|rule| self.entry(rule)).collect(),
+            rules: self.concerning(object).into_iter().map(|rule| self.entry(rule)).collect(),
         }
     }
 
-    /// Whether the rule of `pattern` (as the core writes it) is one that names `host`.
-    pub fn names(&self, pattern: &str, host: &HostKey) -> bool {
-        self.registry.rules_for(host).iter().any(|rule| rule.pattern == pattern)
+    fn concerning(&self, object: &HostKey) -> Vec<&Rule> {
+        let mut rules = self.registry.rules_for(object);
+        if let Some(domain) = object.as_str().strip_prefix("*.") {
+            for rule in self.registry.rules() {
+                if within(&rule.pattern, domain) && !rules.iter().any(|r| r.pattern == rule.pattern) {
+                    rules.push(rule);
+                }
+            }
+        }
+        rules
     }
+
+    /// Whether the rule of `pattern` (as the core writes it) is one that concerns the object named `object` (see
+    /// [`Rulebook::for_host`]).
+    pub fn names(&self, pattern: &str, object: &HostKey) -> bool {
+        self.concerning(object).iter().any(|rule| rule.pattern == pattern)
+    }
+}
+
+/// Whether the rule of `pattern` (as the core writes it) names a host or a site under `domain`, or `domain`
+/// itself: `example.com`, `www.example.com:8080` and `*.eu.example.com` are under `example.com`.
+fn within(pattern: &str, domain: &str) -> bool {
+    let name = key_text(pattern);
+    // a host's pattern may name its port (a domain's name never holds a colon)
+    let name = name.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(name, |n| n.0);
+    name == domain || name.strip_suffix(domain).is_some_and(|rest| rest.ends_with('.'))
 }
 
 /// Text every host key a rule of `pattern` (as the core writes it) names contains: the pattern without a site's
 /// `*.` (a host's key is the pattern, its name the pattern on some port, a site's hosts end in its domain). The
-/// rules object looks among the hosts whose key contains it for those the rule names.
+/// rules object looks among the hosts whose key contains it for those the rule names (and among the sites whose
+/// domain it contains: a rule under a site's domain concerns the site's object).
 pub fn key_text(pattern: &str) -> &str {
     pattern.strip_prefix("*.").unwrap_or(pattern)
 }
@@ -233,6 +264,47 @@ mod tests {
         for (pattern, host) in [("*.example.com", "a.b.example.com"), ("img.example.com", "img.example.com:8443")] {
             assert!(host.contains(key_text(pattern)), "{pattern} {host}");
         }
+    }
+
+    #[test]
+    fn a_sites_object_is_given_every_rule_of_its_hosts_and_of_the_site() {
+        let policy = Policy { group_by: hostpace::GroupBy::Site, ..Policy::default() };
+        let mut book = Rulebook::new(policy).unwrap();
+        for pattern in [
+            "*.example.com",
+            "img.example.com:8443",
+            "example.com",
+            "*.eu.example.com",
+            "*.github.io",
+            "example.org",
+            "badexample.com",
+            "127.0.0.1:8080",
+        ] {
+            book.set(pattern, &rate(1.0), "ops", 0.0).unwrap();
+        }
+        let site = crate::sites::parse_object_key("*.example.com").unwrap();
+        let rules = book.for_host(&site);
+        let patterns: Vec<&str> = rules.rules.iter().map(|r| r.pattern.as_str()).collect();
+        assert_eq!(rules.host, "*.example.com");
+        // the site's own rule first, then those of its hosts and sites under it
+        assert_eq!(patterns, ["*.example.com", "example.com", "img.example.com:8443", "*.eu.example.com"]);
+        for (pattern, names) in [
+            ("*.example.com", true),
+            ("img.example.com:8443", true),
+            ("*.eu.example.com", true),
+            ("example.org", false),
+            ("badexample.com", false),
+            ("127.0.0.1:8080", false),
+        ] {
+            assert_eq!(book.names(pattern, &site), names, "{pattern}");
+        }
+        // a site of the private section is given the rule of the domain above it
+        let user = crate::sites::parse_object_key("*.a.github.io").unwrap();
+        assert!(book.names("*.github.io", &user));
+        assert!(user.as_str().contains(key_text("*.github.io")));
+        // a host without a site keeps its host's rules
+        let rules = book.for_host(&key("127.0.0.1:8080"));
+        assert_eq!(rules.rules.iter().map(|r| r.pattern.as_str()).collect::<Vec<_>>(), ["127.0.0.1:8080"]);
     }
 
     #[test]

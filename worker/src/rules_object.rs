@@ -1,8 +1,8 @@
 //! The Durable Object that holds every operator's rule of the gateway: one object (named
 //! [`crate::protocol::RULES_OBJECT`] in the `RULES` namespace), the authority on the rules. Its SQLite storage holds
-//! each rule (with who set it and when), the rules' revision, and the hosts whose objects have loaded: each host
-//! object asks it, when it loads its desk, for the rules that concern its host ([`RulesCall::Host`]), which
-//! registers the host. A change ([`RulesCall::Set`], [`RulesCall::Remove`]) is checked by the core (the
+//! each rule (with who set it and when), the rules' revision, and the keys of the host objects that have loaded:
+//! each host object asks it, when it loads its desk, for the rules that concern its hosts ([`RulesCall::Host`],
+//! by the object's key: a host's, or a site's when hosts are grouped by site), which registers the object. A change ([`RulesCall::Set`], [`RulesCall::Remove`]) is checked by the core (the
 //! [`Rulebook`]), stored, and pushed — awaited — to every registered host object it concerns, each given every rule
 //! that concerns its host at the new revision; the answer says how many applied it. The stored part of a change is
 //! synchronous (one atomic write); only the pushes await.
@@ -15,6 +15,7 @@ use crate::protocol::{
     Answer, HostRules, HostRulesRequest, RemoveRuleRequest, RuleChange, RuleEntry, RuleList, RulesCall, SetRuleRequest,
 };
 use crate::rulebook::{key_text, Rulebook};
+use crate::sites::{is_object_key, parse_object_key};
 use futures_util::future::join_all;
 use hostpace::HostKey;
 use serde::Deserialize;
@@ -110,14 +111,17 @@ impl RulesObject {
         Ok(())
     }
 
-    /// The registered hosts the rule of `pattern` (as the core writes it) names in `book`.
+    /// The registered objects the rule of `pattern` (as the core writes it) concerns in `book`: hosts' objects
+    /// whose host it names, sites' objects (hosts grouped by site) with a host it names or the site itself. An
+    /// object a change of `CRAWL_GROUP_BY` left behind is not among them (no call reaches it any more).
     fn named_hosts(&self, book: &Rulebook, pattern: &str) -> Result<Vec<HostKey>, ApiError> {
-        let q = "SELECT host FROM hosts WHERE instr(host, ?) > 0";
-        let rows: Vec<Host> = self.sql(q, vec![key_text(pattern).into()])?.to_array().map_err(fail)?;
+        let q = "SELECT host FROM hosts WHERE instr(host, ?) > 0 OR (substr(host, 1, 2) = '*.' AND instr(?, substr(host, 3)) > 0)";
+        let text = key_text(pattern);
+        let rows: Vec<Host> = self.sql(q, vec![text.into(), text.into()])?.to_array().map_err(fail)?;
         Ok(rows
             .into_iter()
-            .filter_map(|r| HostKey::parse(&r.host).ok())
-            .filter(|key| book.names(pattern, key))
+            .filter_map(|r| parse_object_key(&r.host).ok())
+            .filter(|key| is_object_key(book.policy(), key) && book.names(pattern, key))
             .collect())
     }
 
@@ -182,9 +186,10 @@ impl RulesObject {
         (reached, unreached)
     }
 
-    /// The rules that concern `req.host`, the host registered for the pushes of every later change.
+    /// The rules that concern the object named `req.host` (a host's key, or a site's), the object registered for
+    /// the pushes of every later change.
     fn host(&self, req: &HostRulesRequest) -> Result<HostRules, ApiError> {
-        let key = HostKey::parse(&req.host).map_err(|e| ApiError::new(Refusal::InvalidHost, e.to_string()))?;
+        let key = parse_object_key(&req.host).map_err(|e| ApiError::new(Refusal::InvalidHost, e))?;
         self.with_book(|book| {
             self.sql("INSERT OR IGNORE INTO hosts (host) VALUES (?)", vec![key.as_str().into()])?;
             Ok(book.for_host(&key))

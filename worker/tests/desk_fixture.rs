@@ -11,6 +11,9 @@
 //! 1.5 s and `token-b` `b1` for 3 s; `token-a` reported a 429 with `Retry-After: 20` on `a1` at 1 s (before it
 //! went: it ends there, counted against its token until its instant).
 //!
+//! `tests/fixtures/desk-saved-v3.json` and `desk-robots-v3.json` (version 3: one host, the tenants and the rules'
+//! row as serde documents): the version 2 fixture's state, as version 3 wrote it.
+//!
 //! Instants are epoch-based, as the object passes them.
 
 use hostpace::robots::RobotsTiming;
@@ -23,6 +26,8 @@ use std::time::Duration;
 const FIXTURE: &str = include_str!("../../tests/fixtures/desk-saved-v1.json");
 const FIXTURE_V2: &str = include_str!("../../tests/fixtures/desk-saved-v2.json");
 const ROBOTS_V2: &str = include_str!("../../tests/fixtures/desk-robots-v2.txt");
+const FIXTURE_V3: &str = include_str!("../../tests/fixtures/desk-saved-v3.json");
+const ROBOTS_V3: &str = include_str!("../../tests/fixtures/desk-robots-v3.json");
 
 const T0_MS: u64 = 1_764_000_000_000;
 
@@ -103,26 +108,52 @@ fn promised_by_v2(mut desk: HostDesk) {
     }
 }
 
-#[test]
-fn a_version_2_state_and_its_rules_restore_and_are_saved_again_as_version_3() {
-    let key = HostKey::parse("example.com").unwrap();
-    let policy = Policy {
+fn v2_policy() -> Policy {
+    Policy {
         rate_per_sec: 2.0,
         burst_capacity: 4.0,
         quota: Some(Quota { limit: 10, window_sec: 60.0 }),
         ..Policy::default()
-    };
-    let desk = HostDesk::restore(FIXTURE_V2.trim_end(), Some(ROBOTS_V2), policy.clone(), key.clone())
-        .expect("the version 2 fixture restores");
-    promised_by_v2(desk.clone());
-    // written again, it is version 3, rules' row included, and restores to the same future
+    }
+}
+
+/// `desk` (restored from a state of an earlier version) written again: version 4 with the rules' row (still
+/// version 3), restoring to the same future.
+fn saved_again_as_version_4(desk: &HostDesk) {
+    let key = HostKey::parse("example.com").unwrap();
     let (saved, rules) = (desk.save(t(1_000)), desk.robots_row().expect("the rules are kept"));
-    assert!(saved.starts_with(r#"{"version":3,"#), "{saved}");
+    assert!(saved.starts_with(r#"{"version":4,"key":"example.com","#), "{saved}");
+    assert_eq!(desk.robots_row_name(), "robots", "a host's own object keeps its rules' row where it was");
     assert!(rules.starts_with(r#"{"version":3,"fetchedNs":1764000000100000000,"#), "{rules}");
     assert!(saved.contains(r#""tenants":{"issued":[{"id":"a1","token":"token-a","#), "{saved}");
-    let again = HostDesk::restore(&saved, Some(&rules), policy.clone(), key.clone()).expect("version 3 restores");
+    let again = HostDesk::restore(&saved, Some(&rules), v2_policy(), key.clone()).expect("version 4 restores");
     promised_by_v2(again.clone());
     assert_eq!((again.save(t(1_000)), again.robots_row()), (saved.clone(), Some(rules)));
-    // a version 3 state beside a rules' row still in version 2 (a new copy of robots.txt has not come since)
-    promised_by_v2(HostDesk::restore(&saved, Some(ROBOTS_V2), policy, key).unwrap());
+    // a version 4 state beside a rules' row still in version 2 (a new copy of robots.txt has not come since)
+    promised_by_v2(HostDesk::restore(&saved, Some(ROBOTS_V2), v2_policy(), key).unwrap());
+}
+
+#[test]
+fn a_version_2_state_and_its_rules_restore_and_are_saved_again_as_version_4() {
+    let key = HostKey::parse("example.com").unwrap();
+    let desk = HostDesk::restore(FIXTURE_V2.trim_end(), Some(ROBOTS_V2), v2_policy(), key)
+        .expect("the version 2 fixture restores");
+    promised_by_v2(desk.clone());
+    saved_again_as_version_4(&desk);
+}
+
+#[test]
+fn a_version_3_state_and_its_rules_restore_and_are_saved_again_as_version_4() {
+    let key = HostKey::parse("example.com").unwrap();
+    let desk = HostDesk::restore(FIXTURE_V3.trim_end(), Some(ROBOTS_V3.trim_end()), v2_policy(), key.clone())
+        .expect("the version 3 fixture restores");
+    promised_by_v2(desk.clone());
+    saved_again_as_version_4(&desk);
+    // the rules' row of version 3 is the current one: written again, it is the same text
+    assert_eq!(desk.robots_row().as_deref(), Some(ROBOTS_V3.trim_end()));
+    // and the same state restored where hosts are grouped by site keeps its own object (a name without a site
+    // here would be an IP address; example.com has one, so its site's object would be another: refused)
+    let by_site = Policy { group_by: hostpace::GroupBy::Site, ..v2_policy() };
+    let refused = HostDesk::restore(FIXTURE_V3.trim_end(), Some(ROBOTS_V3), by_site, key).unwrap_err();
+    assert!(refused.contains("not *.example.com"), "{refused}");
 }

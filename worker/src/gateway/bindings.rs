@@ -6,6 +6,7 @@ use crate::auth::{authorize, authorize_admin, configured_admin_tokens, configure
 use crate::config::{is_placeholder_user_agent, ConfigProblems, GatewayConfig, PLACEHOLDER_USER_AGENT};
 use crate::gateway::logs;
 use crate::target::internal_host;
+use hostpace::GroupBy;
 use std::cell::RefCell;
 use wasm_bindgen::JsCast;
 use worker::{Env, Request};
@@ -30,6 +31,8 @@ pub(crate) fn configuration(env: &Env) -> Result<GatewayConfig, ConfigProblems> 
     if let Some(c) = CONFIG.with(|c| c.borrow().clone()) {
         return c;
     }
+    // before any registry is made: one grouping hosts by site needs the list (once per isolate, as the config)
+    crate::sites::install_public_suffix_list();
     let names: Vec<String> = js_sys::Object::keys(env.unchecked_ref::<js_sys::Object>())
         .iter()
         .filter_map(|name| name.as_string())
@@ -63,8 +66,18 @@ pub(crate) fn serving_config(env: &Env, req: &Request) -> Result<GatewayConfig, 
 /// Whether `req` reached the gateway at a loopback address (`localhost`, 127.0.0.0/8, `::1`): on Cloudflare a
 /// request's URL names the route or `workers.dev` host it came in by, never these.
 fn served_locally(req: &Request) -> bool {
-    let host = req.url().ok().and_then(|u| u.host_str().map(str::to_owned));
-    host.and_then(|h| internal_host(&h)).is_some_and(|why| why.contains("loopback"))
+    let url = req.inner().url();
+    crate::request_url::host_name(&url).and_then(internal_host).is_some_and(|why| why.contains("loopback"))
+}
+
+/// How hosts are grouped ([`GatewayConfig::policy`]'s `groupBy`): what names the object of a host, asked on every
+/// request, without copying the configuration.
+pub(crate) fn group_by(env: &Env) -> Result<GroupBy, ApiError> {
+    match CONFIG.with(|c| c.borrow().as_ref().map(|c| c.as_ref().map(|c| c.policy.group_by).map_err(|p| p.to_error())))
+    {
+        Some(group_by) => group_by,
+        None => config(env).map(|c| c.policy.group_by),
+    }
 }
 
 /// [`configuration`], as an API error when invalid.

@@ -10,6 +10,7 @@ use crate::protocol::{
     HostRules, ObserveReply, ObserveRequest, Outgoing, RobotsReply, RobotsRequest, RulesApplied, RulesCall,
     RulesOperation, SendReply, SendRequest, StatsRequest, RULES_OBJECT,
 };
+use crate::sites::object_key;
 use hostpace::HostKey;
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -36,10 +37,11 @@ pub(crate) async fn call_rules<O: RulesOperation>(env: &Env, op: O) -> Result<O:
     parse_answer(&called(&stub, &call).await?.0)
 }
 
-/// Push `rules` to the object of their host: whether it applied them.
+/// Push `rules` to the object they are for (`rules.host`: the object's key, a host's or a site's): whether it
+/// applied them.
 pub(crate) async fn push_rules(env: &Env, rules: HostRules) -> Result<RulesApplied, ApiError> {
-    let key = HostKey::parse(&rules.host).map_err(|e| ApiError::internal(e.to_string()))?;
-    HostClient::new(env, &key)?.call(rules).await
+    let stub = object_stub(env, "HOSTS", &rules.host, "host object")?;
+    parse_answer(&called(&stub, &HostCall::Rules(rules)).await?.0)
 }
 
 /// Call the object behind `stub` with `call` (as JSON, the request's body): the text it answered, and the target's
@@ -146,19 +148,21 @@ pub(crate) enum Sent {
     NotYet,
 }
 
-/// The Durable Object of one host (a clone calls the same object).
+/// The Durable Object that decides one host (a clone calls the same object): the host's own, or its site's when
+/// hosts are grouped by site ([`crate::sites::object_key`]). Every call names the host.
 #[derive(Clone)]
 pub(crate) struct HostClient {
     /// The object's stub, called through [`js::object_call`].
     stub: JsValue,
-    /// The host key (the object's name).
+    /// The host key.
     pub host: String,
 }
 
 impl HostClient {
-    /// The object of the host `key`.
+    /// The object that decides the host `key`.
     pub fn new(env: &Env, key: &HostKey) -> Result<HostClient, ApiError> {
-        let stub = object_stub(env, "HOSTS", key.as_str(), "host object")?;
+        let object = object_key(crate::gateway::bindings::group_by(env)?, key);
+        let stub = object_stub(env, "HOSTS", object.as_str(), "host object")?;
         Ok(HostClient { stub, host: key.to_string() })
     }
 

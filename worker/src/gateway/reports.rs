@@ -19,8 +19,7 @@ use worker::{Env, Request, Response};
 /// host the token was admitted to that never decided anything is left out; one whose object fails is listed with
 /// the error. Host objects are asked [`LIST_AT_ONCE`] at a time.
 pub(crate) async fn handle_hosts(caller: Caller<'_>) -> Result<Response, ApiError> {
-    let url = caller.req.url().map_err(|e| ApiError::internal(format!("request URL: {e}")))?;
-    let pairs: Vec<(String, String)> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let pairs = crate::request_url::query_pairs(&caller.req.inner().url());
     let query = ListQuery::parse(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let used = used_hosts(caller.env, caller.token, query.limit).await?;
     let token = token_id(caller.token);

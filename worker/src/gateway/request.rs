@@ -7,7 +7,6 @@ use crate::auth::token_id;
 use crate::config::GatewayConfig;
 use crate::gateway::admission::{admit, has_used};
 use crate::gateway::host_client::HostClient;
-use crate::gateway::responses::internal;
 use crate::gateway::turn::HostVisit;
 use crate::js;
 use crate::protocol::AskerWire;
@@ -88,8 +87,8 @@ impl<'a> Caller<'a> {
 
     /// The target of the `url` query parameter (400 `missing_url` without one).
     pub fn query_target(&self) -> Result<Target, ApiError> {
-        let url = self.req.url().map_err(internal("request URL"))?;
-        let raw = url.query_pairs().find(|(k, _)| k == "url").map(|(_, v)| v.into_owned()).ok_or_else(|| {
+        let pairs = crate::request_url::query_pairs(&self.req.inner().url());
+        let raw = pairs.into_iter().find(|(k, _)| k == "url").map(|(_, v)| v).ok_or_else(|| {
             ApiError::new(
                 Refusal::MissingUrl,
                 "the url query parameter is required: /v1/fetch?url=<percent-encoded URL>",
