@@ -11,6 +11,7 @@
 //   bench/results/frontier.json       node --expose-gc bench/frontier.mjs
 //   bench/results/memory.json         cargo bench --bench memory | node bench/report.mjs --parse-memory > …
 //   bench/results/workerd-floor.md    node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md
+//   bench/results/workerd-floor-site.md  HOSTPACE_BENCH_GROUP_BY=site node bench/workerd-floor/run.mjs > (that file)
 //   bench/results/nginx.json          node bench/nginx.mjs
 //   bench/results/redis.json          node bench/redis.mjs
 //   <criterion>/**/new/estimates.json cargo bench --bench core, then node bench/report.mjs --save-criterion
@@ -142,6 +143,7 @@ const playground = readJson(join(resultsDir, 'playground.json'));
 const nginxBench = readJson(join(resultsDir, 'nginx.json'));
 const redisBench = readJson(join(resultsDir, 'redis.json'));
 const floorFile = join(resultsDir, 'workerd-floor.md');
+const floorSiteFile = join(resultsDir, 'workerd-floor-site.md');
 
 // criterion: every `new/estimates.json`, named by the `benchmark.json` beside it (or by its directories)
 function criterionResults(dir) {
@@ -394,8 +396,8 @@ goals.push({
 
 // the gateway beside the floor of its design (bench/workerd-floor/run.mjs): the timing rows, and the calls table
 const FLOOR_GOAL = 1.25;
-function floorTables() {
-  const [timings, calls = ''] = readFileSync(floorFile, 'utf8').split(/\n\s*\n/);
+function floorTables(file = floorFile) {
+  const [timings, calls = ''] = readFileSync(file, 'utf8').split(/\n\s*\n/);
   const rows = timings
     .split('\n')
     .filter((l) => l.startsWith('|') && !/^\|\s*-/.test(l) && !/^\|\s*row\s*\|/.test(l))
@@ -407,6 +409,7 @@ function floorTables() {
   return { rows, calls, gw: over(/GET \/v1\/fetch/), floor: over(/SQLite write, then fetching/) };
 }
 const floorResults = existsSync(floorFile) ? floorTables() : null;
+const floorSiteResults = existsSync(floorSiteFile) ? floorTables(floorSiteFile) : null;
 {
   const f = floorResults;
   const measured = f && f.gw !== null && f.floor;
@@ -540,6 +543,7 @@ p(
   'node bench/decisions.mjs                      # bench/results/decisions.json',
   'node --expose-gc bench/frontier.mjs           # bench/results/frontier.json',
   'scripts/build-worker.sh && node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md',
+  'HOSTPACE_BENCH_GROUP_BY=site node bench/workerd-floor/run.mjs > bench/results/workerd-floor-site.md',
   'node bench/playground.mjs                      # bench/results/playground.json (after both builds)',
   'node bench/nginx.mjs                          # bench/results/nginx.json (minutes; nginx from scripts/setup.sh)',
   'node bench/redis.mjs                          # bench/results/redis.json (1.5-3 min; redis-server from scripts/setup.sh)',
@@ -1054,6 +1058,7 @@ p(
   '',
   '```sh',
   'scripts/build-worker.sh && node bench/workerd-floor/run.mjs > bench/results/workerd-floor.md',
+  'HOSTPACE_BENCH_GROUP_BY=site node bench/workerd-floor/run.mjs > bench/results/workerd-floor-site.md',
   '```',
   '',
   '`bench/workerd-floor/run.mjs` runs the gateway\'s Worker build under miniflare (workerd without wrangler\'s proxy,',
@@ -1077,6 +1082,17 @@ if (!floorResults) {
     p(
       `The gateway's \`GET /v1/fetch\` costs ${fmt2(gw)} ms over a direct GET, ${fmt2(gw / floor)}× the floor row ` +
         `(${fmt2(floor)} ms: a JavaScript Worker making one Durable Object call with a SQLite write, then the fetch).`,
+    );
+  }
+  const site = floorSiteResults;
+  if (site && site.gw !== null && site.floor) {
+    p(
+      '',
+      `Grouped by site (\`CRAWL_GROUP_BY=site\`, \`HOSTPACE_BENCH_GROUP_BY=site node bench/workerd-floor/run.mjs > ` +
+        `bench/results/workerd-floor-site.md\`: the fetch goes to a host of a site, decided by the site's object), ` +
+        `the same row costs ${fmt2(site.gw)} ms over a direct GET, ${fmt2(site.gw / site.floor)}× that run's floor row ` +
+        `(${fmt2(site.floor)} ms), beside ${fmt2(gw / floor)}× per host: what grouping adds to a request is the ` +
+        `difference of the two ratios, ${fmt2(site.gw / site.floor - gw / floor)}× the floor.`,
     );
   }
   const callLines = calls.split('\n').filter((l) => l.startsWith('|'));

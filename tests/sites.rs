@@ -93,10 +93,11 @@ fn the_strictest_wins_and_every_layer_is_charged() {
     assert_eq!((at_ms(&first), first.layer), (0, Layer::None));
     assert_eq!((at_ms(&second), second.layer, second.wait), (500, Layer::Site, Duration::from_millis(500)));
     assert_eq!(r.host(&img).unwrap().counters().wait_ms[Layer::Site as usize - 1], 500);
-    // a host slower than its site: the host spaces itself, its site lets the other host go between
+    // a host slower than its site: the host spaces itself, its site lets the other host go between (each
+    // departure takes the site's first free instant: www's second the one at 100 ms)
     let mut r = grouped(1.0, site_rate(10.0));
     let urls = ["https://www.example.com/", "https://www.example.com/", "https://img.example.com/"];
-    assert_eq!(departures(&mut r, &urls), [0, 1000, 1100]);
+    assert_eq!(departures(&mut r, &urls), [0, 1000, 200]);
     // the host was charged for the departure the site set: its own spacing counts from there
     let mut r = grouped(10.0, site_rate(1.0));
     assert_eq!(departures(&mut r, &["https://www.example.com/", "https://img.example.com/"]), [0, 1000]);
@@ -161,25 +162,48 @@ fn a_departure_that_left_late_spaces_the_next_one_of_the_site() {
 }
 
 #[test]
-fn a_host_held_behind_its_cooldown_is_charged_to_its_site_again() {
+fn pushback_stays_with_its_host_and_a_held_departure_keeps_the_sites_spacing_when_it_goes() {
     let mut r = grouped(100.0, site_rate(1.0));
     let www = key("https://www.example.com/");
     let img = key("https://img.example.com/");
     let a = r.acquire(&www, ms(0)).unwrap();
-    // www pushes back for 2 s before `a` leaves; meanwhile img takes the site's next slots
+    // www pushes back for 2 s before `a` leaves; meanwhile img takes the site's next instants
     r.throttle(&www, Some(Duration::from_secs(2)), ms(0)).unwrap();
     let b = r.acquire(&img, ms(0)).unwrap();
     let c = r.acquire(&img, ms(0)).unwrap();
     assert_eq!((at_ms(&b), at_ms(&c)), (1000, 2000));
-    // `a` is held behind the cooldown (2 s), and the site has its next slot at 3 s: it waits for that one
+    // `a` is held behind its host's cooldown alone
     match r.depart(&www, a.departs, ms(0)).unwrap() {
-        Departure::Held { departs, layer, wait } => {
-            assert_eq!((departs, layer, wait), (ms(3000), Layer::Site, Duration::from_millis(3000)));
-        }
+        Departure::Held { departs, layer, .. } => assert_eq!((departs, layer), (ms(2000), Layer::Cooldown)),
         other => panic!("held expected, got {other:?}"),
     }
-    // pushback stays with its host: img is not cooled down
-    assert_eq!(r.peek(&img, ms(3000)).layer, Layer::Site);
+    // img is not cooled down: its departures go at their instants
+    assert_eq!(r.depart(&img, b.departs, ms(1000)).unwrap(), Departure::Go);
+    // (each on time keeps the spacing's margin after the one before: 1/64 of it, at most 10 ms)
+    assert_eq!(r.depart(&img, c.departs, ms(2000)).unwrap(), Departure::Wait(Duration::from_millis(10)));
+    assert_eq!(r.depart(&img, c.departs, ms(2010)).unwrap(), Departure::Go);
+    // when `a` goes, it keeps the site's spacing after img's last departure
+    assert_eq!(r.depart(&www, ms(2000), ms(2010)).unwrap(), Departure::Wait(Duration::from_millis(1010)));
+    assert_eq!(r.depart(&www, ms(2000), ms(3020)).unwrap(), Departure::Go);
+}
+
+#[test]
+fn a_host_held_back_never_holds_the_next_instants_of_its_site_from_the_others() {
+    // img pushes back for a minute: what it reserves behind its cooldown takes the site's first free instant,
+    // not one a minute away, and www goes on at the site's pace
+    let mut r = grouped(10.0, PolicyPatch::default());
+    let www = key("https://www.example.com/");
+    let img = key("https://img.example.com/");
+    r.throttle(&img, Some(Duration::from_secs(60)), ms(0)).unwrap();
+    let held = r.acquire(&img, ms(0)).unwrap();
+    assert_eq!((at_ms(&held), held.layer), (60_000, Layer::Cooldown));
+    assert_eq!(departures(&mut r, &["https://www.example.com/", "https://www.example.com/"]), [100, 200]);
+    // a host slowed by its own rule holds nothing of its site either
+    let slow = Rule { pattern: "slow.example.com".into(), policy: site_rate(0.1), ..Rule::default() };
+    r.set_rule(slow).unwrap();
+    let urls = ["https://slow.example.com/", "https://slow.example.com/", "https://cdn.example.com/"];
+    assert_eq!(departures(&mut r, &urls), [300, 10_300, 500]);
+    let _ = www;
 }
 
 #[test]
@@ -353,4 +377,39 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_restored_registry_keeps_the_sites_spacing_for_hosts_it_has_not_decided_since() {
+    let site = PolicyPatch { rate_per_sec: Some(1.0), burst_capacity: Some(1.0), ..PolicyPatch::default() };
+    let mut r = grouped(100.0, site);
+    let www = key("https://www.example.com/");
+    let img = key("https://img.example.com/");
+    let a = r.acquire(&www, ms(0)).unwrap();
+    let b = r.acquire(&img, ms(0)).unwrap();
+    let mut back = Registry::restore(Snapshot::decode(&r.snapshot(ms(0)).encode()).unwrap()).unwrap();
+    // the departures are confirmed by the restored registry: the first leaves 300 ms late, the second waits
+    assert_eq!(back.depart(&www, a.departs, ms(300)).unwrap(), Departure::Go);
+    assert_eq!(back.depart(&img, b.departs, ms(1000)).unwrap(), Departure::Wait(Duration::from_millis(310)));
+}
+
+#[test]
+fn a_new_policy_reaches_the_sites_at_once() {
+    let policy = |site: PolicyPatch| Policy {
+        rate_per_sec: 2.0,
+        burst_capacity: 1.0,
+        group_by: GroupBy::Site,
+        site_limits: site,
+        ..Policy::default()
+    };
+    let mut r = Registry::new(policy(site_rate(10.0))).unwrap();
+    let urls = ["https://a.example.com/", "https://b.example.com/", "https://c.example.com/"];
+    assert_eq!(departures(&mut r, &urls), [0, 100, 200]);
+    // without siteLimits the site is paced as a host is: 2/s
+    r.set_policy(policy(PolicyPatch::default())).unwrap();
+    let next: Vec<u64> = ["https://d.example.com/", "https://e.example.com/"]
+        .iter()
+        .map(|u| at_ms(&r.acquire(&key(u), ms(1000)).unwrap()))
+        .collect();
+    assert_eq!(next, [1000, 1500]);
 }

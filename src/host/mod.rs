@@ -369,7 +369,7 @@ impl HostState {
 
     /// The departure reserved for `departs` is told at `now` to wait `wait` and confirm again: its permit, if any,
     /// is held until the grace past then.
-    fn delay_permit(&mut self, departs: Instant, now: Instant, wait: Duration) {
+    pub(crate) fn delay_permit(&mut self, departs: Instant, now: Instant, wait: Duration) {
         if let Some(permits) = &mut self.permits {
             permits.delay(departs, now.saturating_add(wait), now);
         }

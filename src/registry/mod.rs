@@ -144,10 +144,10 @@ impl Registry {
         let limits = policy.limits()?;
         let rules = self.rules.recompiled(&policy)?;
         let mut sites = Sites::of(&policy)?;
+        let before = self.hosts_limits();
         if let (Some(new), Some(old)) = (&mut sites, self.sites.take()) {
             new.of = old.of;
         }
-        let before = self.hosts_limits();
         self.policy = policy;
         self.limits = limits;
         self.rules = rules;
@@ -317,28 +317,17 @@ impl Registry {
     pub fn acquire_at(&mut self, host: &HostKey, slot: Slot, now: Instant) -> Result<(Decision, Slot), Error> {
         // the jitter of the spacing after this departure (see `HostState::acquire`)
         let next_stretch = self.random.stretch(self.limits.jitter);
-        if let Some(site) = self.site_of(host) {
+        if let Some(site) = self.site(host) {
             return self.acquire_in_site(host, &site, now, next_stretch);
         }
         let (state, now, at) = self.state_to_reserve(host, slot, now)?;
         Ok((state.acquire(now, next_stretch), at))
     }
 
-    /// The key of `host`'s site when this registry groups hosts by site and it has one (read from the Public
-    /// Suffix List once per host).
-    fn site_of(&mut self, host: &HostKey) -> Option<HostKey> {
-        let sites = self.sites.as_mut()?;
-        if let Some(site) = sites.of.get(host) {
-            return site.clone();
-        }
-        let site = host.site(sites.lookup);
-        sites.of.insert(host.clone(), site.clone());
-        site
-    }
-
     /// The key of the site `host` is paced with (`*.example.com`) when this registry groups hosts by site and the
     /// host has one; `None` otherwise (grouped by host; an IP address, `localhost`, a public suffix; a site's own
-    /// key). Changes nothing: a host not decided yet is looked up in the Public Suffix List, not remembered.
+    /// key). Changes nothing: a tracked host's site is remembered from its first decision, any other host's looked
+    /// up in the Public Suffix List.
     pub fn site(&self, host: &HostKey) -> Option<HostKey> {
         let sites = self.sites.as_ref()?;
         match sites.of.get(host) {
@@ -347,13 +336,11 @@ impl Registry {
         }
     }
 
-    /// The key of `host`'s site, if it is known to have one (a host decided under [`GroupBy::Site`]).
-    fn known_site(&self, host: &HostKey) -> Option<&HostKey> {
-        self.sites.as_ref()?.of.get(host)?.as_ref()
-    }
-
     /// [`Registry::acquire_at`] for a host of `site`: the departure goes no earlier than the site allows, and both
-    /// are charged for it (a site's own wait is [`Layer::Site`] in the host's decision).
+    /// are charged for it (a site's own wait is [`Layer::Site`] in the host's decision). The site is charged at its
+    /// own first free instant, even when the host's limits (its pace, Crawl-delay, cooldown, queue) make the
+    /// departure later: a host held back never holds its site's next instants away from the other hosts. Its real
+    /// departure keeps the site's spacing all the same ([`Registry::depart`]).
     fn acquire_in_site(
         &mut self,
         host: &HostKey,
@@ -372,7 +359,11 @@ impl Registry {
         let decision = state.acquire_from(now, site_departs, next_stretch);
         if decision.reserved {
             let site_stretch = self.random.stretch(self.limits.jitter);
-            self.hosts.get_mut(site_at).charge_site(decision.departs, site_layer, site_now, site_stretch);
+            self.hosts.get_mut(site_at).charge_site(site_departs, site_layer, site_now, site_stretch);
+        }
+        // remembered once the host is tracked (a refused host is not)
+        if let Some(sites) = &mut self.sites {
+            sites.of.insert(host.clone(), Some(site.clone()));
         }
         Ok((decision, at))
     }
@@ -465,13 +456,16 @@ impl Registry {
         if let Some(refusal) = self.blocked(host) {
             return Err(refusal);
         }
-        let site = self.known_site(host).and_then(|site| self.hosts.find(site));
+        let site = self.site(host).and_then(|site| self.hosts.find(&site));
         if let Some(s) = site {
             // the site's spacing after the last departure to any of its hosts, as the host's own (see
-            // `HostState::depart`)
+            // `HostState::depart`); the host's permit is held for the wait
             let site_now = self.clamp_at(s, now);
             let wait = self.hosts.get(s).spacing_wait(site_now);
             if departs <= now && !wait.is_zero() {
+                if let Some((state, now)) = self.tracked_mut(host, now) {
+                    state.delay_permit(departs, now, wait);
+                }
                 return Ok(Departure::Wait(wait));
             }
         }
@@ -482,29 +476,13 @@ impl Registry {
             None if untracked > now => Departure::Wait(untracked.saturating_duration_since(now)),
             None => Departure::Go,
         };
-        let Some(s) = site else { return Ok(departure) };
-        let site_now = now.max(self.hosts.seen(s));
-        let site_state = self.hosts.get_mut(s);
-        Ok(match departure {
-            Departure::Go => {
-                site_state.sent(site_now);
-                Departure::Go
-            }
-            // reserved again behind the host's cooldown: charged to the site too, no earlier than it allows
-            Departure::Held { departs: at, wait, layer } => {
-                let (site_departs, site_layer) = site_state.earliest_stretched(at.max(site_now));
-                site_state.charge(site_departs, site_layer, site_now);
-                match site_departs > at {
-                    true => Departure::Held {
-                        departs: site_departs,
-                        wait: wait + site_departs.saturating_duration_since(at),
-                        layer: Layer::Site,
-                    },
-                    false => Departure::Held { departs: at, wait, layer },
-                }
-            }
-            wait => wait,
-        })
+        // a departure that goes is the site's last (a held one was charged to the site when it was reserved, and
+        // keeps the site's spacing when it goes)
+        if let (Some(s), Departure::Go) = (site, departure) {
+            let site_now = now.max(self.hosts.seen(s));
+            self.hosts.get_mut(s).sent(site_now);
+        }
+        Ok(departure)
     }
 
     /// A request to `host` confirmed by [`Registry::depart`] was written only at `at`; a time after `now` counts as
@@ -513,7 +491,7 @@ impl Registry {
         if let Some((state, now)) = self.tracked_mut(host, now) {
             state.sent(at.min(now));
         }
-        if let Some(s) = self.known_site(host).and_then(|site| self.hosts.find(site)) {
+        if let Some(s) = self.site(host).and_then(|site| self.hosts.find(&site)) {
             let now = self.clamp_at(s, now);
             self.hosts.get_mut(s).sent(at.min(now));
         }
