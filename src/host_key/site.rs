@@ -40,8 +40,9 @@ const SITE_PREFIX: &str = "*.";
 
 impl HostKey {
     /// The key of the site this host belongs to (`*.example.com` for `www.example.com:8080`), by `lookup`; `None`
-    /// for an IP address, `localhost`, a name that is a public suffix itself, or when `lookup` answers a domain
-    /// that is not the name or a parent of it (so a faulty list can never merge two unrelated hosts).
+    /// for an IP address, `localhost`, a name that is a public suffix itself, or when `lookup` answers a single
+    /// label or a domain that is not the name or a parent of it (so a faulty list never merges a host with one
+    /// outside its own parents).
     pub fn site(&self, lookup: RegistrableDomain) -> Option<HostKey> {
         let key = self.as_str();
         if key.starts_with('[') || key.starts_with(SITE_PREFIX) {
