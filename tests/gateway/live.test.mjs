@@ -2,9 +2,9 @@
 // processes sharing one token (one through the permission API, one through the gateway's fetch) against origins on
 // 127.0.0.1, a third party's token crawling a host of its own, and the page in headless Chromium opened with the
 // fleet's token as a person would (the Live button, the token field). What the page shows is judged against the
-// origins' own access logs: every departure within 50 ms of its arrival, with its status, and never a host of
-// another token. Then 20 live lanes, fed by a crawl of 20 hosts, must keep the page at 60 fps. Screenshots:
-// target/playground-screenshots/live.png and live-20.png.
+// origins' own access logs: every departure within 100 ms of its arrival (half the spacing), with its status, and
+// never a host of another token. Then 20 live lanes, fed by a crawl of 20 hosts, must keep the page at 60 fps.
+// Screenshots: target/playground-screenshots/live.png and live-20.png.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,8 +20,13 @@ import { crawlMany } from './live.mjs';
 
 const FLEET = 'fleet-token-58c1a4';
 const OTHER = 'other-token-e20b97';
-/** How far a departure the page shows may be from the origin's own stamp of its arrival (ms). */
-const MATCH_MS = 50;
+/**
+ * How far a departure the page shows may be from the origin's own stamp of its arrival (ms): half the 200 ms
+ * spacing of CRAWL_RATE_PER_SEC 5, so that a departure is near its own arrival and no other. The gap is the
+ * crawler's own lateness (a permission is granted for an instant; the crawler process then sends), which on a
+ * 2-core machine running Chromium, workerd and three crawlers reaches tens of milliseconds.
+ */
+const MATCH_MS = 100;
 const VARS = {
   CRAWL_ALLOW_PRIVATE_TARGETS: 'true',
   CRAWL_RATE_PER_SEC: '5',
