@@ -23,6 +23,16 @@ pub struct Quota {
     pub window_sec: f64,
 }
 
+impl Quota {
+    /// Check the limit (at least 1) and the window (above 0, at most a year); `fields` name them in an error.
+    fn check(&self, [limit, window]: [&'static str; 2]) -> Result<(), Error> {
+        if self.limit == 0 {
+            return Err(Error::InvalidCount { field: limit, value: 0, expected: "at least 1 departure per window" });
+        }
+        check_secs(window, self.window_sec, false)
+    }
+}
+
 /// Adaptive pacing (AIMD, compare Scrapy's AutoThrottle): a new host starts at half the policy's `ratePerSec`
 /// (never below `minRatePerSec`), with the burst of that level, and widens toward `ratePerSec` and
 /// `burstCapacity` on evidence — each success (a non-429/503 answer) at or below `targetLatencyMs` adds
@@ -342,14 +352,7 @@ impl Policy {
         let quota = match self.quota {
             None => None,
             Some(q) => {
-                if q.limit == 0 {
-                    return Err(Error::InvalidCount {
-                        field: "quota.limit",
-                        value: 0,
-                        expected: "at least 1 departure per window",
-                    });
-                }
-                check_secs("quota.windowSec", q.window_sec, false)?;
+                q.check(["quota.limit", "quota.windowSec"])?;
                 Some((q.limit, secs_to_nanos(q.window_sec)))
             }
         };
@@ -452,11 +455,7 @@ impl Policy {
             check_secs("siteLimits.minIntervalSec", secs, true)?;
         }
         if let Some(q) = s.quota {
-            if q.limit == 0 {
-                let expected = "at least 1 departure per window";
-                return Err(Error::InvalidCount { field: "siteLimits.quota.limit", value: 0, expected });
-            }
-            check_secs("siteLimits.quota.windowSec", q.window_sec, false)?;
+            q.check(["siteLimits.quota.limit", "siteLimits.quota.windowSec"])?;
         }
         match s.max_concurrency {
             Some(n) if n > 0 => Err(Error::InvalidCount {
