@@ -406,12 +406,8 @@ impl Registry {
     /// slot now ([`Slot::NONE`] for a host not tracked).
     pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
         let (mut decision, at) = self.peek_host(host, slot, now);
-        // a host of a site goes no earlier than its site allows; a host never decided is looked up in the list (and
-        // not remembered: a peek changes nothing)
-        let site = self.sites.as_ref().and_then(|sites| match sites.of.get(host) {
-            Some(known) => known.as_ref().and_then(|site| self.hosts.find(site)),
-            None => host.site(sites.lookup).and_then(|site| self.hosts.find(&site)),
-        });
+        // a host of a site goes no earlier than its site allows (a host never decided is looked up in the list)
+        let site = self.site(host).and_then(|site| self.hosts.find(&site));
         if let Some(s) = site {
             let (departs, _) = self.hosts.get(s).earliest_stretched(now.max(self.hosts.seen(s)));
             if departs > decision.departs {
