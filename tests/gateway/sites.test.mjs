@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { registrableDomain } from '../../worker/src/sites.js';
-import { Origin, assertSpacing, clockMs, gaps } from '../js/helpers.mjs';
+import { Origin, assertSpacing, clockMs, gaps, sleep } from '../js/helpers.mjs';
 import { GATEWAY_TOL, root, startWorkerd } from './gateway.mjs';
 
 const VICTIM = 'victim-token-61d0a2';
@@ -200,6 +200,38 @@ describe('gateway: hosts grouped by site share one budget, decided by the site\'
     const requests = victims.body.departures.filter((d) => d.purpose === 'request');
     assert.deepEqual(requests.map((d) => d.status), [200, 200, 200, 200], JSON.stringify(victims.body.departures));
     assert.equal(victims.body.site.site, '*.hostpace.test');
+  });
+
+  test('a token\'s bound spans the site: reserving at many of its hosts holds another token back by the bound only', async () => {
+    // one origin answers the attacker's four names, another the victim's host; each host's robots.txt is known
+    // before the burst, so that reserving costs the attacker nothing but asking
+    const theirs = await origin('m.bound.hostpace.test', { '/robots.txt': { status: 404 } });
+    const names = [0, 1, 2, 3].map((i) => `m${i}.bound.hostpace.test:${theirs.port}`);
+    const www = await origin('www.bound.hostpace.test', { '/robots.txt': { status: 404 } });
+    ok(await victim.get(www.at('/warm')), 'the victim at www');
+    const victimAsked = clockMs();
+    for (const name of names) ok(await attacker.get(`http://${name}/warm`), name);
+    // the victim no longer wants the site (it asked over 5 s ago), whose last slot has passed: the attacker is
+    // alone, at its full bound
+    await sleep(Math.max(2 * 400, victimAsked + 5_000 + 200 - clockMs()));
+    // the attacker asks for four departures at each of its four hosts at once
+    const asked = clockMs();
+    const urls = names.flatMap((name) => [0, 1, 2, 3].map((n) => `http://${name}/r${n}`));
+    const answers = await Promise.all(urls.map(async (url) => ({ url, ...(await attacker.acquire(url)) })));
+    const held = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status !== 200);
+    assert.equal(held.length, 4, `the bound is the site's: ${answers.map((a) => a.status)}`);
+    assert.deepEqual([...new Set(refused.map((a) => `${a.status} ${a.code}`))], ['429 reservation_limit']);
+    assert.match(refused[0].body.error.message, /site's hosts/);
+    // the victim's request goes after those four of the site's slots, not after sixteen
+    const from = clockMs();
+    ok(await victim.get(www.at('/after')), 'the victim');
+    const arrived = www.log.find((e) => e.path === '/after').t;
+    assert.ok(
+      arrived - asked <= 4 * 400 + GATEWAY_TOL,
+      `the victim's request arrived ${(arrived - asked).toFixed(0)} ms after the attacker's burst (asked at +${(from - asked).toFixed(0)} ms)`,
+    );
+    await Promise.all(held.map((a) => attacker.cancel(a.url, a.body.departureId)));
   });
 });
 

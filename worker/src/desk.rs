@@ -574,6 +574,42 @@ impl HostDesk {
         Duration::from_nanos(self.registry.limits().max_backoff_ns)
     }
 
+    /// The tokens' business at every host of the object: the host selected's, then the others'.
+    fn all_tenants(&mut self) -> impl Iterator<Item = &mut Tenants> {
+        std::iter::once(&mut self.tenants).chain(self.others.iter_mut().map(|part| &mut part.tenants))
+    }
+
+    /// The reservations `token` holds at `now` that still count ([`Tenants::outstanding`]) at every host of the
+    /// object, and the earliest of their instants: the hosts of a site share its budget, so a token's bound is
+    /// the site's, not each host's (else a token reserving at many hosts of a site would hold as many of the
+    /// site's next instants).
+    fn outstanding(&mut self, token: &str, now: Instant) -> (usize, Option<Instant>) {
+        let max_backoff = self.max_backoff();
+        self.all_tenants().fold((0, None), |(held, first), tenants| {
+            let (n, at) = tenants.outstanding(token, now, max_backoff);
+            (held + n, first.into_iter().chain(at).min())
+        })
+    }
+
+    /// The most unconfirmed reservations `token` may hold at `now` in the object ([`Tenants::bound`]): one while
+    /// another token wants any of its hosts, so that tokens take turns at a site as at a host.
+    fn bound(&mut self, token: &str, max: usize, now: Instant) -> usize {
+        self.all_tenants().map(|tenants| tenants.bound(token, max, now)).min().unwrap_or(max)
+    }
+
+    /// What a token refused at its bound ([`HostDesk::bound`]) is told.
+    fn bound_message(&self) -> &'static str {
+        if self.object.is_site() {
+            "this token holds the most unconfirmed reservations for this site's hosts it may \
+             (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants one of them): depart or cancel \
+             one first"
+        } else {
+            "this token holds the most unconfirmed reservations for this host it may \
+             (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants the host): depart or cancel one \
+             first"
+        }
+    }
+
     /// [`HostDesk::ask`] for a token reserving for itself. While it holds its bound of unconfirmed reservations
     /// it is refused with 429 `reservation_limit` (`/v1/acquire`) or, when it [`Asker::waits`], held until one
     /// of them goes (`/v1/fetch`: [`Turn::Hold`], or [`Turn::Later`] beyond `max_wait`); likewise while the token
@@ -600,20 +636,15 @@ impl HostDesk {
         if let Some(until) = self.given_up_until(now) {
             return Ok((Turn::Refuse(Refused::GivenUp { until }), None));
         }
-        let (held, first) = self.tenants.outstanding(asker.token, now, self.max_backoff());
-        let bound = self.tenants.bound(asker.token, asker.max_reservations as usize, now);
+        let (held, first) = self.outstanding(asker.token, now);
+        let bound = self.bound(asker.token, asker.max_reservations as usize, now);
         let (blocked, why) = match self.tenants.tenant_cooldown(asker.token, now) {
             Some(until) => (Some((until, until)), Why::Layer(Layer::Cooldown)),
             None if held >= bound => {
                 // held at its bound, it still wants the host
                 self.tenants.asked(asker.token, now);
                 if !asker.waits {
-                    let refused = ApiError::new(
-                        api::Refusal::ReservationLimit,
-                        "this token holds the most unconfirmed reservations for this host it may \
-                         (CRAWL_MAX_RESERVATIONS_PER_TOKEN, or one while another token wants the host): depart \
-                         or cancel one first",
-                    );
+                    let refused = ApiError::new(api::Refusal::ReservationLimit, self.bound_message());
                     // asking again before its first one is due changes nothing
                     let due = first.map_or(0.0, |f| f.saturating_duration_since(now).as_secs_f64() * 1000.0);
                     return Err(refused.waiting(due));
@@ -1744,6 +1775,35 @@ mod tests {
         // a restore for another site's host is refused
         let e = HostDesk::restore_rows(&saved, |_| None, by_site(), host("www.example.org")).unwrap_err();
         assert!(e.contains("not *.example.org"), "{e}");
+    }
+
+    #[test]
+    fn a_tokens_bound_and_turns_span_every_host_of_its_site() {
+        // the site at 2/s: 500 ms apart. mallory reserves at twenty hosts of the site before alice comes
+        let mut desk = HostDesk::new(by_site(), host("m0.example.com")).unwrap();
+        let mallory = Asker { token: "mallory", max_reservations: 4, waits: false };
+        let alice = Asker { token: "alice", max_reservations: 4, waits: false };
+        let mut reserved = Vec::new();
+        for i in 0..20 {
+            desk.select(&host(&format!("m{i}.example.com"))).unwrap();
+            for n in 0..4 {
+                match desk.ask_as(mallory, format!("m{i}-{n}"), None, None, t(0)) {
+                    Ok((Turn::Go(d), Some(_))) => reserved.push(d.departs),
+                    Ok(other) => panic!("{other:?}"),
+                    Err(e) => assert_eq!(e.code, api::Refusal::ReservationLimit, "{}", e.message),
+                }
+            }
+        }
+        // her bound is the site's, not each host's: four of its next instants, not eighty
+        assert_eq!(reserved, [t(0), t(500), t(1000), t(1500)]);
+        desk.select(&host("www.example.com")).unwrap();
+        let (turn, _) = desk.ask_as(alice, "a0".into(), None, None, t(10)).unwrap();
+        assert_eq!(go(turn).departs, t(2000), "alice comes after those four only");
+        // from then on they take turns at the site: one each, whichever hosts they ask for
+        desk.select(&host("m7.example.com")).unwrap();
+        let e = desk.ask_as(mallory, "m7-x".into(), None, None, t(20)).unwrap_err();
+        assert_eq!(e.code, api::Refusal::ReservationLimit);
+        assert!(e.message.contains("site"), "{}", e.message);
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //!   holds no future any more, and cannot be saved up to spend later; it may still be reported or cancelled). So
 //!   however many requests a token sends, it holds at most `max_reservations` of a host's future departures,
 //!   and another token asking is at most that many turns behind it: `/v1/acquire` beyond the bound is refused,
-//!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes.
+//!   `/v1/fetch` beyond it waits in the host's object until one of the token's own departures goes. The object of
+//!   a site ([`crate::sites`]) keeps one `Tenants` per host and counts a token's reservations, and whether another
+//!   token wants a host, over all of them ([`crate::HostDesk`]): the bound and the turns are the site's.
 //! - **Tokens that want one host take turns**: while another token wants the host (it holds a reservation there
 //!   that still counts, or took or waited for one within [`WANTS_FOR`]), a token's bound is one
 //!   ([`Tenants::bound`]). A token's next reservation then comes only once its last one has gone, after those
