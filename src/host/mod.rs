@@ -520,10 +520,16 @@ impl HostState {
     /// or server policy learned, the level where new hosts start: a host that pushback slowed stays until it has
     /// recovered, or until its streak is forgiven).
     pub fn is_fresh(&self, limits: &Limits, now: Instant) -> bool {
+        self.crawl_delay_ms == 0 && self.owes_nothing(limits, now)
+    }
+
+    /// True when this host's state at `now` is a fresh host's but perhaps for the Crawl-delay its robots.txt set
+    /// ([`HostState::is_fresh`] but for that): what forgetting the host together with its robots.txt loses
+    /// nothing of, since the file, and its Crawl-delay, are fetched again before the next request.
+    pub fn owes_nothing(&self, limits: &Limits, now: Instant) -> bool {
         let spacing = self.meter.interval_ns().max(self.bucket.emission_ns());
         let forgiven = limits.adaptive.is_none() && self.server.as_ref().is_some_and(|s| s.spent(now));
-        self.crawl_delay_ms == 0
-            && self.server.as_ref().is_none_or(|s| s.spent(now))
+        self.server.as_ref().is_none_or(|s| s.spent(now))
             && self.departed.add_nanos(spacing + margin_ns(spacing)) <= now
             && (forgiven || self.rate_level.to_bits() == initial_level(limits).to_bits())
             && self.bucket.is_full(now)

@@ -645,6 +645,35 @@ impl Registry {
         evicted
     }
 
+    /// Drop the state of each of `hosts` that owes nothing at `now` ([`HostState::owes_nothing`]: a fresh host's
+    /// but perhaps for its Crawl-delay), for a shell that forgets what it knew of their robots.txt with them (the
+    /// file, and its Crawl-delay, are then fetched again before the next request to the host). A host not tracked
+    /// owes nothing. Returns which of `hosts` owe nothing, in their order: those the shell may forget.
+    pub fn forget(&mut self, hosts: &[HostKey], now: Instant) -> Vec<HostKey> {
+        self.last_seen = self.last_seen.max(now);
+        self.floor = self.floor.max(now);
+        let now = self.floor;
+        let (limits, site) = (self.limits, self.sites.as_ref().map(|s| s.limits));
+        let owes_nothing = |key: &HostKey, state: &HostState| {
+            state.owes_nothing(&self.rules.limits_of(key, limits, site.unwrap_or(limits)), now)
+        };
+        let forgotten: Vec<HostKey> = hosts
+            .iter()
+            .filter(|key| self.hosts.find(key).is_none_or(|at| owes_nothing(key, self.hosts.get(at))))
+            .cloned()
+            .collect();
+        let tracked: std::collections::HashSet<&HostKey> =
+            forgotten.iter().filter(|key| self.hosts.find(key).is_some()).collect();
+        if !tracked.is_empty() {
+            self.hosts.retain(|key, _| !tracked.contains(key));
+            if let Some(sites) = &mut self.sites {
+                sites.of.retain(|host, _| !tracked.contains(host));
+            }
+            self.evictions += tracked.len() as u64;
+        }
+        forgotten
+    }
+
     /// How many hosts this registry has evicted ([`Registry::evict_fresh`]) since it was made: while it stays the
     /// same, every host tracked before is still tracked, as its calls left it.
     pub fn evictions(&self) -> u64 {
@@ -926,5 +955,27 @@ mod tests {
         assert!(r.acquire(&key("c.example"), t1).is_ok());
         assert!(r.host(&key("b.example")).is_some(), "a host in cooldown is never evicted");
         assert!(r.host(&key("a.example")).is_none());
+    }
+
+    #[test]
+    fn forget_drops_hosts_that_owe_nothing_but_their_crawl_delay_and_keeps_the_others() {
+        // 1/s, burst 1
+        let mut r = Registry::new(Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() }).unwrap();
+        let [slow, recent, cooling, never] = ["slow.example", "recent.example", "cooling.example", "never.example"].map(key);
+        let t0 = Instant::from_secs(100);
+        r.acquire(&slow, t0).unwrap();
+        r.set_crawl_delay(&slow, Some(Duration::from_secs(2)), t0).unwrap();
+        r.throttle(&cooling, Some(Duration::from_secs(60)), t0).unwrap();
+        let t1 = Instant::from_secs(110);
+        r.acquire(&recent, t1).unwrap();
+        let evictions = r.evictions();
+        // slow.example holds a Crawl-delay (never fresh, so never evicted) and owes nothing: it is forgotten, as
+        // is a host never tracked; a departure 0 s ago and a cooldown are owed
+        let asked = [slow.clone(), recent.clone(), cooling.clone(), never.clone()];
+        assert_eq!(r.forget(&asked, t1), [slow.clone(), never]);
+        assert!(r.host(&slow).is_none() && r.host(&recent).is_some() && r.host(&cooling).is_some());
+        assert_eq!(r.evictions(), evictions + 1, "only a host tracked counts as evicted");
+        // forgotten, it starts fresh, at t1 at the earliest
+        assert_eq!(r.acquire(&slow, t0).unwrap().departs, t1);
     }
 }

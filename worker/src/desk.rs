@@ -134,6 +134,11 @@ pub const TURN_RECHECK: Duration = Duration::from_millis(250);
 /// when a permit goes back).
 const PERMIT_TURN: Duration = Duration::from_millis(250);
 
+/// The most hosts a site's object keeps beside the one selected ([`HostDesk::forget_idle_hosts`]): past it, the
+/// hosts used least recently that hold nothing are forgotten, so that however many hosts of a site its callers
+/// name, its object stays small (its state is written whole at each decision).
+pub const SITE_HOSTS_KEPT: usize = 1_000;
+
 /// The longest rule quoted in an answer, in bytes (a site's robots.txt may hold lines of any length).
 pub const MAX_QUOTED_RULE: usize = 512;
 
@@ -478,8 +483,9 @@ impl HostDesk {
         if object_key(self.registry.policy().group_by, host) != self.object {
             return Err(format!("{host} is not decided by the object of {}", self.object));
         }
+        // the others in the order they were last selected, the least recent first
         let next = match self.others.iter().position(|p| p.key == *host) {
-            Some(at) => self.others.swap_remove(at),
+            Some(at) => self.others.remove(at),
             None => HostPart::fresh(host.clone()),
         };
         let previous = HostPart {
@@ -490,6 +496,36 @@ impl HostDesk {
         };
         self.others.push(previous);
         Ok(())
+    }
+
+    /// Past [`SITE_HOSTS_KEPT`] other hosts, forget the least recently selected that hold nothing at `now`, down
+    /// to nine tenths of it (a sweep every hundred new hosts, not at each): no token's business (no departure
+    /// issued within [`crate::tenants::DEPARTURE_TTL`], no cooldown or report a turn still counts), no robots.txt
+    /// fetch under way or failing, and a state the core can drop ([`Registry::forget`]: nothing owed but the
+    /// Crawl-delay, which comes back with robots.txt, fetched again before the host's next request). Returns the
+    /// hosts forgotten (their rules' rows, [`robots_row_name`], are to be deleted).
+    pub fn forget_idle_hosts(&mut self, now: Instant) -> Vec<HostKey> {
+        if self.others.len() <= SITE_HOSTS_KEPT {
+            return Vec::new();
+        }
+        let excess = self.others.len() - SITE_HOSTS_KEPT * 9 / 10;
+        let max_backoff = self.max_backoff();
+        let idle: Vec<HostKey> = self
+            .others
+            .iter_mut()
+            .filter(|p| p.robots.busy_until(now).is_none() && p.robots.failures() == 0)
+            .filter_map(|p| p.tenants.idle(now, max_backoff).then(|| p.key.clone()))
+            .take(excess)
+            .collect();
+        let forgotten = self.registry.forget(&idle, now);
+        let gone: std::collections::HashSet<&HostKey> = forgotten.iter().collect();
+        self.others.retain(|p| !gone.contains(&p.key));
+        forgotten
+    }
+
+    /// The hosts this object keeps beside the one selected ([`HostDesk::forget_idle_hosts`]).
+    pub fn others(&self) -> impl Iterator<Item = &HostKey> {
+        self.others.iter().map(|p| &p.key)
     }
 
     /// The latest instant this object has seen.
@@ -1804,6 +1840,48 @@ mod tests {
         let e = desk.ask_as(mallory, "m7-x".into(), None, None, t(20)).unwrap_err();
         assert_eq!(e.code, api::Refusal::ReservationLimit);
         assert!(e.message.contains("site"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_sites_desk_past_its_bound_forgets_the_idle_hosts_used_least_recently() {
+        // a site at 1000/s: each host's one departure goes at once
+        let policy = Policy { group_by: hostpace::GroupBy::Site, ..policy(1000.0, 1.0) };
+        let h = |i: usize| host(&format!("h{i}.example.com"));
+        let mut desk = HostDesk::new(policy, h(0)).unwrap();
+        let kept = SITE_HOSTS_KEPT + 100;
+        for i in 0..=kept {
+            desk.select(&h(i)).unwrap();
+            let now = t(10 * i as u64);
+            match i {
+                // h1's robots.txt sets a Crawl-delay (its state is never as a fresh host's)
+                1 => {
+                    let rule = for_url("https://h1.example.com/");
+                    let fetch = robots_first(&mut desk, rule, now);
+                    desk.robots(fetch, Some(&answer(200)), "User-agent: *\nCrawl-delay: 1\n", UA, now).unwrap();
+                }
+                // h3 has a token's departure, which it keeps DEPARTURE_TTL past its instant
+                3 => {
+                    let asker = Asker { token: "alice", max_reservations: 4, waits: false };
+                    assert!(desk.ask_as(asker, "a3".into(), None, None, now).unwrap().1.is_some());
+                }
+                _ => drop(go(desk.ask(None, None, now).unwrap())),
+            }
+        }
+        assert_eq!(desk.others().count(), kept);
+        // under the bound nothing is forgotten; past it, the idle hosts used least recently, down to 9/10 of it
+        let later = t(200_000);
+        let forgotten = desk.forget_idle_hosts(later);
+        let expected: Vec<HostKey> = (0..=kept - SITE_HOSTS_KEPT * 9 / 10).filter(|i| *i != 3).map(h).collect();
+        assert_eq!(forgotten, expected, "h3's departure is still a token's business");
+        assert_eq!(desk.others().count(), SITE_HOSTS_KEPT * 9 / 10);
+        assert!(desk.forget_idle_hosts(later).is_empty(), "within the bound: nothing more");
+        assert_eq!(robots_row_name(desk.object(), &forgotten[1]), "robots:h1.example.com");
+        // a host forgotten is new again: its robots.txt first, and its Crawl-delay learned again
+        desk.select(&h(1)).unwrap();
+        robots_first(&mut desk, for_url("https://h1.example.com/"), later);
+        // h3 is kept with its departure: alice can still report on it
+        desk.select(&h(3)).unwrap();
+        assert!(desk.claim("alice", "a3", Use::Observe, later).is_ok());
     }
 
     #[test]

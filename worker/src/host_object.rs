@@ -15,7 +15,7 @@
 use crate::api::{ApiError, Refusal};
 use crate::config::GatewayConfig;
 use crate::departure::{confirm_until_go, Confirmed, Timer};
-use crate::desk::{bounded, given_up, host_blocked, Asker, HostDesk, RobotsRule, TURN_RECHECK};
+use crate::desk::{bounded, given_up, host_blocked, robots_row_name, Asker, HostDesk, RobotsRule, TURN_RECHECK};
 use crate::journal::{Asked, Journal, Purpose};
 use crate::js;
 use crate::protocol::{
@@ -267,9 +267,25 @@ impl HostObject {
         let now = now();
         let out = f(desk, now)?;
         if save {
+            // a site's object past SITE_HOSTS_KEPT hosts forgets the idle ones, then writes what is left (which
+            // also makes sure the table is there for the deletes)
+            let forgotten = desk.forget_idle_hosts(now);
             self.stored.write(desk, now)?;
+            self.forgotten(desk.object(), &forgotten)?;
         }
         Ok(out)
+    }
+
+    /// Hosts the object's desk forgot ([`HostDesk::forget_idle_hosts`]): their rules' rows, the departures shown
+    /// and the last exchanges go with them.
+    fn forgotten(&self, object: &HostKey, forgotten: &[HostKey]) -> Result<(), ApiError> {
+        for host in forgotten {
+            let name = robots_row_name(object, host);
+            self.sql("DELETE FROM hostpace WHERE k = ?", vec![name.into()])?;
+            self.journals.borrow_mut().remove(host.as_str());
+            self.last_exchange.borrow_mut().remove(host.as_str());
+        }
+        Ok(())
     }
 
     /// Persist the host's desk now (nothing if it did not change).

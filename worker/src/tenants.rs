@@ -330,6 +330,18 @@ impl Tenants {
         stamp(&mut self.asks, token, now);
     }
 
+    /// Whether nothing here matters any more at `now`: no departure issued within [`DEPARTURE_TTL`], and no
+    /// token's cooldown, throttle, report, ask or wait for a permit that a turn still counts.
+    pub fn idle(&mut self, now: Instant, max_backoff: Duration) -> bool {
+        self.prune(now, max_backoff);
+        self.issued.is_empty()
+            && self.fleet_throttles.is_empty()
+            && self.own_cooldowns.is_empty()
+            && self.asks.is_empty()
+            && self.permit_waits.is_empty()
+            && self.reporters.is_empty()
+    }
+
     /// The most unconfirmed reservations `token` may hold at `now`: `max` while no other token wants the host,
     /// one while another does (it holds a reservation here that still counts, or asked within [`WANTS_FOR`]).
     pub fn bound(&self, token: &str, max: usize, now: Instant) -> usize {
