@@ -8,8 +8,6 @@ scripts/setup.sh
 step() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER=/usr/bin/chromedriver
-# no test file takes 10 minutes: a test or file still running at 15 is cancelled, named, instead of holding the run
-NODE_TEST="node --test --test-timeout=900000"
 
 step "format"
 cargo fmt --all -- --check
@@ -29,13 +27,15 @@ WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --features
 step "npm package build"
 npm run --silent build:pkg
 step "npm package tests in Node (real HTTP origin on 127.0.0.1)"
+# every node --test run: no test file takes 10 minutes, so one still running at 15 (a hang) is cancelled and named
+# instead of holding the run
 # one test file at a time: the files measure arrival times at real origins, and on a 2-core machine files
 # running side by side (Chromium, workerd) delay each other's origins by tens of milliseconds
-$NODE_TEST --test-concurrency=1 tests/js/*.test.mjs
+node --test --test-timeout=900000 --test-concurrency=1 tests/js/*.test.mjs
 step "npm package on Node 20, 22, 24 and 26, Deno 2 and Bun 1 (the packed tarball, origins on 127.0.0.1)"
-$NODE_TEST tests/runtimes/*.test.mjs
+node --test --test-timeout=900000 tests/runtimes/*.test.mjs
 step "playground in headless Chromium (www/ with www/pkg from the package build; screenshots in target/playground-screenshots)"
-$NODE_TEST tests/playground/*.test.mjs
+node --test --test-timeout=900000 tests/playground/*.test.mjs
 step "edge gateway: hostpace-worker (clippy native + wasm32, docs, native unit tests), Worker build, end-to-end in workerd"
 # the worker crate is not a default member of the workspace commands above (the root package is): checked here
 cargo clippy -p hostpace-worker --all-targets -- -D warnings
@@ -44,6 +44,6 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p hostpace-worker --no-deps --quiet
 cargo test -p hostpace-worker
 scripts/build-worker.sh
 # wrangler dev (workerd) on 127.0.0.1, real origins on 127.0.0.1; one file at a time (they measure arrival times)
-$NODE_TEST --test-concurrency=1 tests/gateway/*.test.mjs
+node --test --test-timeout=900000 --test-concurrency=1 tests/gateway/*.test.mjs
 step "README.md: every code block, run as written (the install, the first programs, scripts/dev.sh, deploy --dry-run)"
-$NODE_TEST --test-concurrency=1 tests/readme/*.test.mjs
+node --test --test-timeout=900000 --test-concurrency=1 tests/readme/*.test.mjs
