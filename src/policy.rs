@@ -124,7 +124,8 @@ pub struct Policy {
     pub group_by: GroupBy,
     /// A site's limits under `groupBy: 'site'`: the knobs set here, the policy's for the others (so by default a
     /// site is paced as one host would be). `CRAWL_SITE_RATE_PER_SEC`, `CRAWL_SITE_BURST_CAPACITY`,
-    /// `CRAWL_SITE_MIN_INTERVAL_SEC`, `CRAWL_SITE_QUOTA_LIMIT` / `CRAWL_SITE_QUOTA_WINDOW_SEC`.
+    /// `CRAWL_SITE_MIN_INTERVAL_SEC`, `CRAWL_SITE_MAX_CONCURRENCY`, `CRAWL_SITE_QUOTA_LIMIT` /
+    /// `CRAWL_SITE_QUOTA_WINDOW_SEC`.
     pub site_limits: PolicyPatch,
 }
 
@@ -457,14 +458,7 @@ impl Policy {
         if let Some(q) = s.quota {
             q.check(["siteLimits.quota.limit", "siteLimits.quota.windowSec"])?;
         }
-        match s.max_concurrency {
-            Some(n) if n > 0 => Err(Error::InvalidCount {
-                field: "siteLimits.maxConcurrency",
-                value: u64::from(n),
-                expected: "0 or none: requests in flight are limited per host (maxConcurrency)",
-            }),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 

@@ -267,7 +267,6 @@ fn bad_site_limits_are_errors_naming_the_field() {
             PolicyPatch { quota: Some(Quota { limit: 0, window_sec: 1.0 }), ..PolicyPatch::default() },
             "siteLimits.quota.limit",
         ),
-        (PolicyPatch { max_concurrency: Some(2), ..PolicyPatch::default() }, "siteLimits.maxConcurrency"),
     ];
     for (patch, field) in cases {
         let err = bad(patch).unwrap_err();
@@ -278,6 +277,70 @@ fn bad_site_limits_are_errors_naming_the_field() {
     let mut robots = hostpace::robots::RobotsFile::new(hostpace::robots::RobotsTiming::default());
     let err = r.adopt_host(&key("https://www.example.com/"), None, &mut robots, None).unwrap_err();
     assert!(err.to_string().contains("groupBy 'site'"), "{err}");
+}
+
+/// A registry at 100/s per host and per site, grouping by site, whose site has `site_max` permits and each host
+/// `host_max` (0: none).
+fn with_permits(site_max: u32, host_max: u32) -> Registry {
+    let site = PolicyPatch { max_concurrency: Some(site_max), ..PolicyPatch::default() };
+    let policy = Policy { max_concurrency: host_max, ..grouped(100.0, site).policy().clone() };
+    Registry::new(policy).unwrap()
+}
+
+/// Permits held at `host`'s, and at its site's, at `now`.
+fn in_flight(r: &Registry, host: &HostKey, now: Instant) -> (u32, u32) {
+    let site = r.site(host).unwrap();
+    let held = |key: &HostKey| r.stats(key, now).map_or(0, |s| s.in_flight);
+    (held(host), held(&site))
+}
+
+#[test]
+fn a_sites_permits_bound_its_requests_in_flight_whatever_their_hosts() {
+    let mut r = with_permits(1, 0);
+    let (a, b) = (key("https://a.example.com/"), key("https://b.example.com/"));
+    let first = r.acquire(&a, ms(0)).unwrap();
+    let permit = first.permit.expect("the site's permit rides with the departure");
+    assert_eq!(in_flight(&r, &a, ms(0)), (0, 1), "a host without a limit holds none of its own");
+    // the site's one permit is held until 5 s past a's instant (the reservation's grace): b waits for it,
+    // reserving nothing, and peek says the same
+    let waits = r.acquire(&b, ms(0)).unwrap();
+    assert_eq!((waits.reserved, waits.layer, at_ms(&waits)), (false, Layer::Concurrency, 5_000));
+    assert_eq!((r.peek(&b, ms(0)).layer, at_ms(&r.peek(&b, ms(0)))), (Layer::Concurrency, 5_000));
+    // a goes: the permit is leased from then (60 s); given back, b takes it at once
+    assert_eq!(r.depart(&a, first.departs, ms(0)).unwrap(), Departure::Go);
+    assert_eq!(at_ms(&r.acquire(&b, ms(10)).unwrap()), 60_000);
+    assert!(r.release(&a, permit.id));
+    assert!(!r.release(&a, permit.id), "once");
+    let second = r.acquire(&b, ms(20)).unwrap();
+    assert!(second.reserved && second.permit.is_some());
+    assert_eq!(at_ms(&second), 20);
+    // another site's host is not held by it
+    assert!(r.acquire(&key("https://www.example.org/"), ms(20)).unwrap().reserved);
+}
+
+#[test]
+fn a_hosts_permit_and_its_sites_go_by_one_id_and_back_together() {
+    // each host 2 permits, the site 3
+    let mut r = with_permits(3, 2);
+    let (a, b) = (key("https://a.example.com/"), key("https://b.example.com/"));
+    let ids: Vec<u64> = [&a, &a, &b].iter().map(|h| r.acquire(h, ms(0)).unwrap().permit.unwrap().id).collect();
+    assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), 3, "ids unique in the site: {ids:?}");
+    assert_eq!(in_flight(&r, &a, ms(0)), (2, 3));
+    // a's third: its host's permits are all held (the site's too)
+    assert_eq!(r.acquire(&a, ms(0)).unwrap().layer, Layer::Concurrency);
+    // one id gives back both the host's permit and the site's
+    assert!(r.release(&a, ids[0]));
+    assert_eq!(in_flight(&r, &a, ms(0)), (1, 2));
+    let again = r.acquire(&a, ms(0)).unwrap();
+    assert!(again.reserved, "{again:?}");
+    // a departure held behind its host's cooldown keeps the site's permit for its new instant
+    let mut r = with_permits(1, 0);
+    let first = r.acquire(&a, ms(0)).unwrap();
+    r.throttle(&a, Some(Duration::from_secs(10)), ms(0)).unwrap();
+    let Departure::Held { departs, .. } = r.depart(&a, first.departs, ms(0)).unwrap() else { panic!() };
+    assert_eq!(departs, ms(10_000));
+    let b_waits = r.acquire(&b, ms(6_000)).unwrap();
+    assert_eq!((b_waits.reserved, at_ms(&b_waits)), (false, 15_000), "held until 5 s past its new instant");
 }
 
 #[test]
@@ -375,6 +438,71 @@ proptest::proptest! {
                 Op::Depart(..) => {}
                 Op::Advance(n) => now = now.saturating_add(Duration::from_millis(n)),
             }
+        }
+    }
+}
+
+proptest::proptest! {
+    /// For any sequence of reservations, pushback, confirmations and permits given back over three hosts of one
+    /// site (each with 2 permits, or none) whose site has 2, with leases of 8 s: never more than 2 requests to the
+    /// site are in flight (gone, and neither given back nor past their lease). A departure left unconfirmed past
+    /// its grace is abandoned, as a caller must.
+    #[test]
+    fn a_sites_requests_in_flight_never_exceed_its_permits(
+        host_max in 0u32..3,
+        ops in proptest::collection::vec(op(), 1..150),
+        releases in proptest::collection::vec(0usize..8, 150),
+    ) {
+        const SITE_MAX: usize = 2;
+        let site = PolicyPatch { max_concurrency: Some(SITE_MAX as u32), ..PolicyPatch::default() };
+        let policy = Policy { rate_per_sec: 20.0, burst_capacity: 3.0, max_concurrency: host_max, lease_sec: 8.0,
+                              max_backoff_sec: 5.0, default_retry_after_sec: 1.0, group_by: GroupBy::Site,
+                              site_limits: site, ..Policy::default() };
+        let mut r = Registry::new(policy).unwrap();
+        let hosts: Vec<HostKey> = ["https://a.example.com/", "https://b.example.com/", "https://example.com:8080/"]
+            .iter().map(|u| key(u)).collect();
+        let mut now = Instant::from_secs(1);
+        let mut pending: Vec<(usize, Instant, u64)> = Vec::new();
+        let mut flying: Vec<(usize, u64, Instant)> = Vec::new(); // host, permit, lease's end
+        for (n, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Acquire(h) => {
+                    if let Ok(d) = r.acquire(&hosts[h % 3], now) {
+                        if d.reserved {
+                            let permit = d.permit.expect("a permit rides with every departure to the site");
+                            pending.push((h % 3, d.departs, permit.id));
+                        }
+                    }
+                }
+                Op::Throttle(h, retry_ms) => {
+                    let _ = r.throttle(&hosts[h % 3], retry_ms.map(Duration::from_millis), now);
+                }
+                Op::Depart(i, _) if !pending.is_empty() => {
+                    let i = i % pending.len();
+                    let (h, departs, id) = pending[i];
+                    if now > departs.saturating_add(hostpace::RESERVATION_GRACE) {
+                        pending.remove(i); // abandoned: its permit went back at the grace's end
+                        continue;
+                    }
+                    match r.depart(&hosts[h], departs, now).unwrap() {
+                        Departure::Go => {
+                            pending.remove(i);
+                            flying.push((h, id, now.saturating_add(Duration::from_secs(8))));
+                        }
+                        Departure::Wait(_) => {}
+                        Departure::Held { departs, .. } => pending[i] = (h, departs, id),
+                    }
+                }
+                Op::Depart(..) => {}
+                Op::Advance(ms) => now = now.saturating_add(Duration::from_millis(ms)),
+            }
+            // now and then a request in flight is answered and gives its permit back
+            if !flying.is_empty() && releases[n] < 3 {
+                let (h, id, _) = flying.remove(releases[n] % flying.len());
+                r.release(&hosts[h], id);
+            }
+            flying.retain(|(_, _, ends)| *ends > now);
+            proptest::prop_assert!(flying.len() <= SITE_MAX, "{} in flight", flying.len());
         }
     }
 }

@@ -41,7 +41,8 @@ export function wranglerVars(s) {
     lines.push(`CRAWL_GROUP_BY = ${JSON.stringify(s.groupBy)}`);
     const site = [
       ['CRAWL_SITE_RATE_PER_SEC', s.siteRatePerSec, num], ['CRAWL_SITE_BURST_CAPACITY', s.siteBurstCapacity, num],
-      ['CRAWL_SITE_MIN_INTERVAL_SEC', s.siteMinIntervalSec, num], ['CRAWL_SITE_QUOTA_LIMIT', s.siteQuotaLimit, String],
+      ['CRAWL_SITE_MIN_INTERVAL_SEC', s.siteMinIntervalSec, num], ['CRAWL_SITE_MAX_CONCURRENCY', s.siteMaxConcurrency, String],
+      ['CRAWL_SITE_QUOTA_LIMIT', s.siteQuotaLimit, String],
       ['CRAWL_SITE_QUOTA_WINDOW_SEC', s.siteQuotaWindowSec, num],
     ];
     for (const [name, v, fmt] of site) if (v != null) lines.push(`${name} = "${fmt(v)}"`);

@@ -33,7 +33,8 @@ export function renderControls() {
   const quota = settings.quotaLimit > 0 ? String(settings.quotaLimit) : 'none';
   const configs = {
     siteRatePerSec: settings.ratePerSec, siteBurstCapacity: settings.burstCapacity,
-    siteMinIntervalSec: settings.minIntervalSec, siteQuotaLimit: quota, siteQuotaWindowSec: settings.quotaWindowSec,
+    siteMinIntervalSec: settings.minIntervalSec, siteMaxConcurrency: settings.maxConcurrency, siteQuotaLimit: quota,
+    siteQuotaWindowSec: settings.quotaWindowSec,
   };
   for (const [k, v] of Object.entries(configs)) form.elements[k].placeholder = String(v);
   for (const b of form.querySelectorAll('[data-scenario]')) {

@@ -10,14 +10,16 @@ export const DEFAULTS = {
   ratePerSec: 2, burstCapacity: 4, minIntervalSec: 0, jitter: 0, quotaLimit: 0, quotaWindowSec: 60, maxConcurrency: 0,
   maxBackoffSec: 120, maxRetries: 3, adaptive: false, minRatePerSec: 0.25, targetLatencyMs: 1000, steps: 20,
   n: 10, hosts: 3, latencyMs: 200, compare: false,
-  groupBy: 'host', siteRatePerSec: null, siteBurstCapacity: null, siteMinIntervalSec: null, siteQuotaLimit: null,
-  siteQuotaWindowSec: null,
+  groupBy: 'host', siteRatePerSec: null, siteBurstCapacity: null, siteMinIntervalSec: null, siteMaxConcurrency: null,
+  siteQuotaLimit: null, siteQuotaWindowSec: null,
 };
 const BOOLEAN_KEYS = ['adaptive', 'compare'];
-const INTEGER_KEYS = ['quotaLimit', 'maxConcurrency', 'maxRetries', 'steps', 'hosts', 'siteQuotaLimit'];
+const INTEGER_KEYS = ['quotaLimit', 'maxConcurrency', 'maxRetries', 'steps', 'hosts', 'siteQuotaLimit', 'siteMaxConcurrency'];
 const WORD_KEYS = ['groupBy']; // taken as written: the module judges them
 /** A site's knobs: empty (null) is the config's. */
-export const SITE_KEYS = ['siteRatePerSec', 'siteBurstCapacity', 'siteMinIntervalSec', 'siteQuotaLimit', 'siteQuotaWindowSec'];
+export const SITE_KEYS = [
+  'siteRatePerSec', 'siteBurstCapacity', 'siteMinIntervalSec', 'siteMaxConcurrency', 'siteQuotaLimit', 'siteQuotaWindowSec',
+];
 
 /** Whether `key` names a setting. */
 export const isSetting = (key) => key in DEFAULTS;
@@ -80,6 +82,7 @@ export function siteLimits(s) {
   if (s.siteRatePerSec != null) out.ratePerSec = s.siteRatePerSec;
   if (s.siteBurstCapacity != null) out.burstCapacity = s.siteBurstCapacity;
   if (s.siteMinIntervalSec != null) out.minIntervalSec = s.siteMinIntervalSec;
+  if (s.siteMaxConcurrency != null) out.maxConcurrency = s.siteMaxConcurrency;
   const limit = s.siteQuotaLimit ?? (s.quotaLimit > 0 ? s.quotaLimit : null);
   if (limit !== null && (s.siteQuotaLimit != null || s.siteQuotaWindowSec != null)) {
     out.quota = { limit, windowSec: s.siteQuotaWindowSec ?? s.quotaWindowSec };

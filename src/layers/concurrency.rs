@@ -158,6 +158,14 @@ impl Concurrency {
         })
     }
 
+    /// Give the permit `from` (the newest held under that id) the id `to`: a host's permit that rides with its
+    /// site's ([`crate::GroupBy::Site`]) goes by the site's id, unique among the site's hosts.
+    pub(crate) fn rename(&mut self, from: u64, to: u64) {
+        if let Some(p) = self.held.iter_mut().rev().find(|p| p.id == from) {
+            p.id = to;
+        }
+    }
+
     /// Give a permit back. Returns false if it was unknown (already released or reclaimed).
     pub fn release(&mut self, id: u64) -> bool {
         let before = self.held.len();

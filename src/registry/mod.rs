@@ -355,11 +355,28 @@ impl Registry {
         self.make_room([host, site], now)?;
         let (site_state, site_now, site_at) = self.state_at(site, Slot::NONE, now)?;
         let (site_departs, site_layer) = site_state.earliest_stretched(site_now);
+        if let Some(full) = site_state.permits.as_ref().map(|p| p.earliest(site_now)).filter(|at| *at > site_now) {
+            // every permit of the site is held: nothing is reserved, at the host or at the site (as when every
+            // permit of the host is)
+            let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
+            return Ok((state.permits_full(now, full.max(site_departs)), at));
+        }
         let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
-        let decision = state.acquire_from(now, site_departs, next_stretch);
+        let mut decision = state.acquire_from(now, site_departs, next_stretch);
         if decision.reserved {
             let site_stretch = self.random.stretch(self.limits.jitter);
-            self.hosts.get_mut(site_at).charge_site(site_departs, site_layer, site_now, site_stretch);
+            let site_state = self.hosts.get_mut(site_at);
+            site_state.charge_site(site_departs, site_layer, site_now, site_stretch);
+            // a permit of the site rides with the departure, under the site's id (the host's own, if it has one,
+            // takes that id)
+            if let Some(taken) = site_state.permits.as_mut().and_then(|p| p.take(site_now, decision.departs)) {
+                let state = self.hosts.get_mut(at);
+                if let (Some(own), Some(permits)) = (decision.permit, state.permits.as_mut()) {
+                    permits.rename(own.id, taken.id);
+                }
+                let expires = decision.permit.map_or(taken.expires, |own| own.expires);
+                decision.permit = Some(crate::Permit { id: taken.id, expires });
+            }
         }
         // remembered once the host is tracked (a refused host is not)
         if let Some(sites) = &mut self.sites {
@@ -386,8 +403,13 @@ impl Registry {
     /// leaves at once, handed out to be sent now ([`crate::Frontier::take`]): its concurrency permit, if any, is
     /// leased from `now`, as a confirmed departure's is (see [`HostState::depart`]).
     pub(crate) fn leaves(&mut self, slot: Slot, departs: Instant, now: Instant) {
-        let now = self.clamp_at(slot, now);
-        self.hosts.get_mut(slot).leave(departs, now);
+        let at = self.clamp_at(slot, now);
+        self.hosts.get_mut(slot).leave(departs, at);
+        let site = self.site(self.hosts.key(slot)).and_then(|site| self.hosts.find(&site));
+        if let Some(s) = site {
+            let site_now = self.clamp_at(s, now);
+            self.hosts.get_mut(s).leave(departs, site_now);
+        }
     }
 
     /// Parse `url`, then reserve the next departure to its host.
@@ -409,11 +431,15 @@ impl Registry {
         // a host of a site goes no earlier than its site allows (a host never decided is looked up in the list)
         let site = self.site(host).and_then(|site| self.hosts.find(&site));
         if let Some(s) = site {
-            let (departs, _) = self.hosts.get(s).earliest_stretched(now.max(self.hosts.seen(s)));
+            let (site_state, site_now) = (self.hosts.get(s), now.max(self.hosts.seen(s)));
+            let (departs, _) = site_state.earliest_stretched(site_now);
+            // every permit of the site held: no earlier than the first one's expiry
+            let free = site_state.permits.as_ref().map(|p| p.earliest(site_now)).filter(|free| *free > departs);
+            let (departs, layer) = free.map_or((departs, Layer::Site), |free| (free, Layer::Concurrency));
             if departs > decision.departs {
                 decision.wait += departs.saturating_duration_since(decision.departs);
                 decision.departs = departs;
-                decision.layer = Layer::Site;
+                decision.layer = layer;
             }
         }
         (decision, at)
@@ -455,13 +481,14 @@ impl Registry {
         let site = self.site(host).and_then(|site| self.hosts.find(&site));
         if let Some(s) = site {
             // the site's spacing after the last departure to any of its hosts, as the host's own (see
-            // `HostState::depart`); the host's permit is held for the wait
+            // `HostState::depart`); the host's permit, and the site's, are held for the wait
             let site_now = self.clamp_at(s, now);
             let wait = self.hosts.get(s).spacing_wait(site_now);
             if departs <= now && !wait.is_zero() {
                 if let Some((state, now)) = self.tracked_mut(host, now) {
                     state.delay_permit(departs, now, wait);
                 }
+                self.hosts.get_mut(s).delay_permit(departs, site_now, wait);
                 return Ok(Departure::Wait(wait));
             }
         }
@@ -473,10 +500,19 @@ impl Registry {
             None => Departure::Go,
         };
         // a departure that goes is the site's last (a held one was charged to the site when it was reserved, and
-        // keeps the site's spacing when it goes)
-        if let (Some(s), Departure::Go) = (site, departure) {
+        // keeps the site's spacing when it goes); the site's permit follows the host's
+        if let Some(s) = site {
             let site_now = now.max(self.hosts.seen(s));
-            self.hosts.get_mut(s).sent(site_now);
+            let site_state = self.hosts.get_mut(s);
+            match departure {
+                Departure::Go => {
+                    site_state.sent(site_now);
+                    site_state.leave(departs, site_now);
+                }
+                Departure::Held { departs: at, .. } => site_state.hold_permit(departs, at, site_now),
+                Departure::Wait(wait) if departs <= now => site_state.delay_permit(departs, site_now, wait),
+                Departure::Wait(_) => {}
+            }
         }
         Ok(departure)
     }
@@ -496,7 +532,11 @@ impl Registry {
     /// Give back a concurrency permit taken for `host`.
     pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
         let at = self.hosts.find(host);
-        at.is_some_and(|at| self.hosts.get_mut(at).release(permit_id))
+        let own = at.is_some_and(|at| self.hosts.get_mut(at).release(permit_id));
+        // the site's permit that rode with it goes by the same id
+        let site = self.site(host).and_then(|site| self.hosts.find(&site));
+        let sites = site.is_some_and(|s| self.hosts.get_mut(s).release(permit_id));
+        own || sites
     }
 
     /// Record a 429/503 from `host` (see [`HostState::throttle`]); returns the cooldown deadline.
@@ -961,7 +1001,8 @@ mod tests {
     fn forget_drops_hosts_that_owe_nothing_but_their_crawl_delay_and_keeps_the_others() {
         // 1/s, burst 1
         let mut r = Registry::new(Policy { rate_per_sec: 1.0, burst_capacity: 1.0, ..Policy::default() }).unwrap();
-        let [slow, recent, cooling, never] = ["slow.example", "recent.example", "cooling.example", "never.example"].map(key);
+        let [slow, recent, cooling, never] =
+            ["slow.example", "recent.example", "cooling.example", "never.example"].map(key);
         let t0 = Instant::from_secs(100);
         r.acquire(&slow, t0).unwrap();
         r.set_crawl_delay(&slow, Some(Duration::from_secs(2)), t0).unwrap();

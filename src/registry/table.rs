@@ -76,6 +76,11 @@ impl Table {
         &self.states[at.0 as usize]
     }
 
+    /// The key at an entry (as [`Table::get`]).
+    pub(crate) fn key(&self, at: Slot) -> &HostKey {
+        &self.keys[at.0 as usize]
+    }
+
     /// The state at an entry (as [`Table::get`]), to change.
     #[inline(always)]
     pub(crate) fn get_mut(&mut self, at: Slot) -> &mut HostState {

@@ -300,9 +300,43 @@ test('by default each host is paced on its own: two hosts of one site go side by
   }
 });
 
+test('CRAWL_SITE_MAX_CONCURRENCY=1: one request in flight at the site, whichever of its hosts it goes to', async () => {
+  const vars = {
+    ...VARS,
+    CRAWL_ROBOTS_TTL_SEC: '0',
+    CRAWL_RATE_PER_SEC: '50',
+    CRAWL_GROUP_BY: 'site',
+    CRAWL_SITE_RATE_PER_SEC: '50',
+    CRAWL_SITE_MAX_CONCURRENCY: '1',
+  };
+  const gateway = await startWorkerd({ script: 'tests/gateway/workers/named-hosts.mjs', vars });
+  const tenant = client(() => gateway.base, 'test-token-7f3a9c');
+  // one slow origin behind both names: what it logs is every request to the site
+  const slow = { '*': { status: 200, body: 'slow', delayMs: 300 } };
+  const www = await named('www.permits.hostpace.test', slow);
+  const img = { name: `img.permits.hostpace.test:${www.port}`, at: (path) => `http://img.permits.hostpace.test:${www.port}${path}` };
+  try {
+    const t0 = clockMs();
+    const answers = await Promise.all([...crawl(tenant, www, 2, '/w'), ...crawl(tenant, img, 2, '/i')]);
+    answers.forEach((a, i) => ok(a, `request ${i}`));
+    // (the names reach the origin as 127.0.0.1: the paths tell the hosts apart)
+    assert.deepEqual(www.log.map((e) => e.path).sort(), ['/i0', '/i1', '/w0', '/w1']);
+    // each went only once the response before it (300 ms) was passed on: never two in flight at the site
+    assertSpacing(assert, www.log.map((e) => e.t), 300, GATEWAY_TOL, 'one request in flight at the site');
+    const elapsed = clockMs() - t0;
+    assert.ok(elapsed < 4000, `took ${elapsed.toFixed(0)} ms: a held caller was woken when the permit went back`);
+    const report = await tenant.report(img.name);
+    ok(report, 'report');
+    assert.equal(report.body.site.stats.inFlight, 0, 'every permit of the site went back');
+  } finally {
+    await www.close();
+    await gateway.dispose();
+  }
+});
+
 test('site limits the core refuses are configuration problems naming their variable', async () => {
   const gateway = await startWorkerd({
-    vars: { CRAWL_GROUP_BY: 'site', CRAWL_SITE_RATE_PER_SEC: '0', CRAWL_SITE_MAX_CONCURRENCY: '2' },
+    vars: { CRAWL_GROUP_BY: 'site', CRAWL_SITE_RATE_PER_SEC: '0', CRAWL_SITE_BURST_CAPACITY: '0.5' },
   });
   try {
     const health = await fetch(`${gateway.base}/healthz`);
@@ -310,7 +344,7 @@ test('site limits the core refuses are configuration problems naming their varia
     const { problems } = await health.json();
     assert.equal(problems.length, 2, JSON.stringify(problems));
     assert.match(problems[0], /^CRAWL_SITE_RATE_PER_SEC: invalid siteLimits\.ratePerSec: 0/);
-    assert.match(problems[1], /^CRAWL_SITE_MAX_CONCURRENCY: invalid siteLimits\.maxConcurrency: 2 \(expected 0 or none: requests in flight are limited per host/);
+    assert.match(problems[1], /^CRAWL_SITE_BURST_CAPACITY: .*siteLimits\.burstCapacity/);
   } finally {
     await gateway.dispose();
   }

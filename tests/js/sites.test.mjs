@@ -132,6 +132,38 @@ describe('groupBy site', () => {
     assert.equal(limiter.stats('*.example.com', T + 1000).decisions, 2);
   });
 
+  test("a site's permits bound its requests in flight, whichever host; one permitId gives back both", () => {
+    // hosts without a limit of their own, the site one permit
+    const limiter = bySite({ ratePerSec: 100, siteLimits: { maxConcurrency: 1 } });
+    const first = limiter.acquire('https://www.example.com/', T);
+    assert.equal(typeof first.permitId, 'number', 'the site\'s permit rides with the departure');
+    assert.equal(limiter.stats('*.example.com', T).inFlight, 1);
+    // held until 5 s past www's instant: img waits for it, reserving nothing
+    const waits = limiter.acquire('https://img.example.com/', T);
+    assert.deepEqual([waits.reserved, waits.layer, waits.waitMs], [false, 'concurrency', 5000]);
+    limiter.release('https://www.example.com/', first.permitId);
+    assert.equal(limiter.stats('*.example.com', T).inFlight, 0);
+    const second = limiter.acquire('https://img.example.com/', T + 10);
+    assert.deepEqual([second.reserved, second.waitMs], [true, 0]);
+    // hosts with 2 each and the site 3: the host's permit and the site's go by one id, and back together
+    const both = bySite({ ratePerSec: 100, maxConcurrency: 2, siteLimits: { maxConcurrency: 3 } });
+    const ids = ['www', 'www', 'img'].map((h) => both.acquire(`https://${h}.example.com/`, T).permitId);
+    assert.equal(new Set(ids).size, 3, `${ids}`);
+    assert.equal(both.acquire('https://www.example.com/', T).layer, 'concurrency', "www's own are held");
+    assert.equal(both.acquire('https://example.com/', T).layer, 'concurrency', "the site's are held");
+    both.release('https://www.example.com/', ids[0]);
+    assert.deepEqual([both.stats('www.example.com', T).inFlight, both.stats('*.example.com', T).inFlight], [1, 2]);
+    assert.equal(both.acquire('https://example.com/', T).reserved, true);
+    // by default a site takes the config's knob, as every other; 0 limits only the hosts
+    const inherits = bySite({ ratePerSec: 100, maxConcurrency: 1 });
+    inherits.acquire('https://www.example.com/', T);
+    assert.equal(inherits.acquire('https://img.example.com/', T).layer, 'concurrency');
+    const hostsOnly = bySite({ ratePerSec: 100, maxConcurrency: 1, siteLimits: { maxConcurrency: 0 } });
+    hostsOnly.acquire('https://www.example.com/', T);
+    assert.equal(hostsOnly.acquire('https://img.example.com/', T).reserved, true);
+    for (const l of [limiter, both, inherits, hostsOnly]) l.free();
+  });
+
   test('onDecision tells the layer site', async () => {
     const limiter = bySite({ ratePerSec: 20, siteLimits: { minIntervalSec: 0.05 } });
     const events = [];
@@ -193,7 +225,6 @@ describe('bad input', () => {
         TypeError,
         'invalid config field siteLimits.maxConcurrency: 1.5 (expected a whole number >= 0)',
       ],
-      [{ siteLimits: { maxConcurrency: 2 } }, Error, /^invalid siteLimits\.maxConcurrency: 2 \(expected 0 or none/],
       [{ siteLimits: { ratePerSec: 0 } }, Error, /^invalid siteLimits\.ratePerSec: 0 /],
       [{ siteLimits: { burstCapacity: 0.5 } }, Error, /^invalid siteLimits\.burstCapacity: 0\.5 /],
       [{ siteLimits: { minIntervalSec: -1 } }, Error, /^invalid siteLimits\.minIntervalSec: -1 /],
@@ -333,5 +364,29 @@ describe('two hosts of one site, judged from the origin', () => {
     assert.deepEqual(audit({ ratePerSec: 10, burstCapacity: 1, minIntervalSec: 0.3 }, arrivals, [], TOL), []);
     assert.deepEqual(events.map((e) => e.layer), ['none', ...Array(5).fill('site')]);
     assert.ok(arrivals.at(-1) - arrivals[0] >= 1500 - TOL, 'five spacings of the site');
+  });
+
+  test("siteLimits.maxConcurrency 1: the origin never has two requests of the site at once", async () => {
+    const limiter = bySite({ ratePerSec: 50, siteLimits: { ratePerSec: 50, maxConcurrency: 1 } });
+    const slow = (name, path) =>
+      new Promise((resolve, reject) => {
+        const headers = { host: `${name}:${origin.port}` };
+        const req = http.get({ host: '127.0.0.1', port: origin.port, path, headers });
+        // the answer is read 200 ms after it came: the request is in flight until then
+        req.on('response', (res) => setTimeout(() => res.resume().on('end', () => resolve(res.statusCode)), 200));
+        req.on('error', reject);
+      });
+    const from = origin.log.length;
+    const calls = ['www.example.com', 'img.example.com', 'www.example.com', 'img.example.com'].map((name, i) => {
+      const url = `http://${name}:${origin.port}/c${i}`;
+      return limiter.schedule(url, () => slow(name, `/c${i}`));
+    });
+    assert.deepEqual(await Promise.all(calls), Array(4).fill(200));
+    const arrivals = origin.log.slice(from).map((e) => e.t);
+    assert.equal(arrivals.length, 4);
+    // each went once the one before it had been read: one in flight at the site, whichever host
+    assertSpacing(assert, arrivals, 200, TOL, 'one request of the site in flight');
+    assert.equal(limiter.stats('*.example.com').inFlight, 0, 'every permit went back');
+    limiter.free();
   });
 });

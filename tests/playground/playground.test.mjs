@@ -797,13 +797,15 @@ test('exports carry the grouping and the site knobs that are set, and none of it
     assert.deepEqual(siteVars(vars), ['CRAWL_GROUP_BY = "site"', 'CRAWL_SITE_RATE_PER_SEC = "2.0"', 'CRAWL_SITE_BURST_CAPACITY = "1.0"']);
 
     await setControl(page, 'Site interval floor (s)', 0.75);
+    await setControl(page, 'Site max in flight (0: no limit)', 3);
     await setControl(page, 'Site quota (requests)', 50);
     await setControl(page, 'Site quota window (s)', 60);
     ({ js, vars } = await exported());
-    assert.match(js, /siteLimits: \{ ratePerSec: 2, burstCapacity: 1, minIntervalSec: 0\.75, quota: \{ limit: 50, windowSec: 60 \} \},/);
+    assert.match(js, /siteLimits: \{ ratePerSec: 2, burstCapacity: 1, minIntervalSec: 0\.75, maxConcurrency: 3, quota: \{ limit: 50, windowSec: 60 \} \},/);
     assert.deepEqual(siteVars(vars), [
       'CRAWL_GROUP_BY = "site"', 'CRAWL_SITE_RATE_PER_SEC = "2.0"', 'CRAWL_SITE_BURST_CAPACITY = "1.0"',
-      'CRAWL_SITE_MIN_INTERVAL_SEC = "0.75"', 'CRAWL_SITE_QUOTA_LIMIT = "50"', 'CRAWL_SITE_QUOTA_WINDOW_SEC = "60.0"',
+      'CRAWL_SITE_MIN_INTERVAL_SEC = "0.75"', 'CRAWL_SITE_MAX_CONCURRENCY = "3"', 'CRAWL_SITE_QUOTA_LIMIT = "50"',
+      'CRAWL_SITE_QUOTA_WINDOW_SEC = "60.0"',
     ]);
     assert.equal(await page.locator('#export-vars').inputValue(), vars);
     // the snippet runs against the package and paces the hosts of one site as one
@@ -817,6 +819,7 @@ test('exports carry the grouping and the site knobs that are set, and none of it
     // an emptied knob is the config's again: gone from both exports; the settings travel in the URL
     await setControl(page, 'Site quota window (s)', '');
     await setControl(page, 'Site burst capacity', '');
+    await setControl(page, 'Site max in flight (0: no limit)', '');
     ({ js, vars } = await exported());
     assert.match(js, /siteLimits: \{ ratePerSec: 2, minIntervalSec: 0\.75, quota: \{ limit: 50, windowSec: 60 \} \},/,
       'the site quota takes the config\'s window');

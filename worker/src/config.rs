@@ -25,8 +25,9 @@ pub const NOT_PACING_VARS: [&str; 7] =
 
 /// The politeness groups' variables, with their defaults (`""`: not set, the host's knob applies to the site):
 /// `CRAWL_GROUP_BY` is the core's `groupBy`, each `CRAWL_SITE_*` a knob of its `siteLimits` (`CRAWL_SITE_QUOTA_LIMIT`
-/// 0: no quota of the site's own, per `CRAWL_SITE_QUOTA_WINDOW_SEC`; `CRAWL_SITE_MAX_CONCURRENCY` may only be 0:
-/// requests in flight are limited per host). A site knob set is a problem unless `CRAWL_GROUP_BY` is `site`.
+/// 0: no quota of the site's own, per `CRAWL_SITE_QUOTA_WINDOW_SEC`; `CRAWL_SITE_MAX_CONCURRENCY` 0: no limit of
+/// requests in flight at the site, only each host's). A site knob set is a problem unless `CRAWL_GROUP_BY` is
+/// `site`.
 pub const SITE_VARS: [(&str, &str); 7] = [
     ("CRAWL_GROUP_BY", "host"),
     ("CRAWL_SITE_RATE_PER_SEC", ""),
@@ -429,8 +430,8 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
             rate_per_sec: self.site_knob("CRAWL_SITE_RATE_PER_SEC", "a number"),
             burst_capacity: self.site_knob("CRAWL_SITE_BURST_CAPACITY", "a number"),
             min_interval_sec: self.site_knob("CRAWL_SITE_MIN_INTERVAL_SEC", "a number"),
-            // 0 is none: requests in flight are limited per host
-            max_concurrency: self.site_knob("CRAWL_SITE_MAX_CONCURRENCY", "a whole number").filter(|n| *n > 0),
+            // 0: no limit at the site (not set: the host's, CRAWL_MAX_CONCURRENCY, as for every site knob)
+            max_concurrency: self.site_knob("CRAWL_SITE_MAX_CONCURRENCY", "a whole number"),
             quota: None,
         };
         let quota_limit: Option<u32> = self.site_knob("CRAWL_SITE_QUOTA_LIMIT", "a whole number");
@@ -758,7 +759,7 @@ mod tests {
             rate_per_sec: Some(2.5),
             burst_capacity: Some(3.0),
             min_interval_sec: Some(0.25),
-            max_concurrency: None,
+            max_concurrency: Some(0),
             quota: Some(Quota { limit: 1000, window_sec: 3600.0 }),
         };
         assert_eq!((c.policy.group_by, c.policy.rate_per_sec, &c.policy.site_limits), (GroupBy::Site, 5.0, &site));
@@ -787,12 +788,6 @@ mod tests {
             (site("CRAWL_SITE_BURST_CAPACITY", "0.5"), "CRAWL_SITE_BURST_CAPACITY", "siteLimits.burstCapacity"),
             (site("CRAWL_SITE_MIN_INTERVAL_SEC", "-1"), "CRAWL_SITE_MIN_INTERVAL_SEC", "siteLimits.minIntervalSec"),
             (site("CRAWL_SITE_QUOTA_LIMIT", "-3"), "CRAWL_SITE_QUOTA_LIMIT", "expected a whole number"),
-            // the core's refusal: requests in flight are limited per host
-            (
-                site("CRAWL_SITE_MAX_CONCURRENCY", "2"),
-                "CRAWL_SITE_MAX_CONCURRENCY",
-                "invalid siteLimits.maxConcurrency: 2 (expected 0 or none: requests in flight are limited per host",
-            ),
             (site("CRAWL_SITE_MAX_CONCURRENCY", "1.5"), "CRAWL_SITE_MAX_CONCURRENCY", "expected a whole number"),
             // a site knob without grouping by site would change nothing
             (

@@ -857,9 +857,14 @@ impl HostDesk {
 
     /// Concurrency permits free at `now` (none when the policy sets no concurrency limit: no one waits then).
     fn free_permits(&self, now: Instant) -> usize {
-        let max = self.registry.policy().max_concurrency;
-        let held = self.registry.stats(&self.key, now).map_or(0, |s| s.in_flight);
-        max.saturating_sub(held) as usize
+        // the host's and, hosts grouped by site, its site's: the fewer (each only where there is a limit)
+        let free = |key: &HostKey| {
+            let max = self.registry.limits_of(key).max_concurrency;
+            let held = self.registry.stats(key, now).map_or(0, |s| s.in_flight);
+            (max > 0).then(|| max.saturating_sub(held) as usize)
+        };
+        let site = self.registry.site(&self.key).and_then(|site| free(&site));
+        free(&self.key).into_iter().chain(site).min().unwrap_or(0)
     }
 
     /// Give back a concurrency permit.
