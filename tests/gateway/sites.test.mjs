@@ -349,3 +349,36 @@ test('site limits the core refuses are configuration problems naming their varia
     await gateway.dispose();
   }
 });
+
+test('a site\'s object past 1,000 hosts forgets those used least recently: their robots.txt is fetched again, a busy host\'s is not', async () => {
+  // fast enough that 1,100 hosts take seconds: each one's robots.txt and one page
+  const vars = { ...VARS, CRAWL_RATE_PER_SEC: '1000', CRAWL_GROUP_BY: 'site', CRAWL_SITE_RATE_PER_SEC: '1000' };
+  const gateway = await startWorkerd({ script: 'tests/gateway/workers/named-hosts.mjs', vars, otherTokens: [VICTIM] });
+  const attacker = client(() => gateway.base, 'test-token-7f3a9c');
+  const victim = client(() => gateway.base, VICTIM);
+  // one origin behind every name (robots.txt allows all); the paths tell the hosts apart
+  const o = await Origin.start({ '/robots.txt': { status: 200, body: 'User-agent: *\nAllow: /\n' } });
+  const url = (name, path) => `http://${name}.forget.hostpace.test:${o.port}${path}`;
+  const robots = () => o.log.filter((e) => e.path === '/robots.txt').length;
+  try {
+    ok(await victim.get(url('www', '/v0')), 'the victim');
+    // the attacker names 1,100 other hosts of the site, four at a time, while the victim goes on crawling its own
+    const names = Array.from({ length: 1_100 }, (_, i) => `m${i}`);
+    for (let i = 0; i < names.length; i += 4) {
+      const answers = await Promise.all(names.slice(i, i + 4).map((n) => attacker.get(url(n, `/${n}`))));
+      answers.forEach((a, j) => ok(a, names[i + j]));
+      if (i % 100 === 0) ok(await victim.get(url('www', `/v-${i}`)), 'the victim meanwhile');
+    }
+    assert.equal(robots(), 1 + 1_100, 'each host\'s robots.txt once');
+    // the host named first was forgotten (its robots.txt with it): asked again, it starts with robots.txt
+    ok(await attacker.get(url('m0', '/m0-again')), 'm0 again');
+    assert.equal(robots(), 1 + 1_100 + 1, 'm0\'s robots.txt again');
+    // the victim's host, used all along, was kept: no robots.txt before its next request
+    ok(await victim.get(url('www', '/v1')), 'the victim again');
+    assert.equal(robots(), 1 + 1_100 + 1, 'the victim\'s host kept its robots.txt');
+    assert.deepEqual(o.log.slice(-1).map((e) => e.path), ['/v1']);
+  } finally {
+    await o.close();
+    await gateway.dispose();
+  }
+});

@@ -499,11 +499,11 @@ impl HostDesk {
     }
 
     /// Past [`SITE_HOSTS_KEPT`] other hosts, forget the least recently selected that hold nothing at `now`, down
-    /// to nine tenths of it (a sweep every hundred new hosts, not at each): no token's business (no departure
-    /// issued within [`crate::tenants::DEPARTURE_TTL`], no cooldown or report a turn still counts), no robots.txt
-    /// fetch under way or failing, and a state the core can drop ([`Registry::forget`]: nothing owed but the
-    /// Crawl-delay, which comes back with robots.txt, fetched again before the host's next request). Returns the
-    /// hosts forgotten (their rules' rows, [`robots_row_name`], are to be deleted).
+    /// to nine tenths of it (a sweep every hundred new hosts, not at each): no token's business (no departure a
+    /// token may still confirm or report on, no cooldown or report a turn still counts: [`Tenants::idle`]), no
+    /// robots.txt fetch under way or failing, and a state the core can drop ([`Registry::forget`]: nothing owed
+    /// but the Crawl-delay, which comes back with robots.txt, fetched again before the host's next request).
+    /// Returns the hosts forgotten (their rules' rows, [`robots_row_name`], are to be deleted).
     pub fn forget_idle_hosts(&mut self, now: Instant) -> Vec<HostKey> {
         if self.others.len() <= SITE_HOSTS_KEPT {
             return Vec::new();
