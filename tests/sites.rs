@@ -316,6 +316,11 @@ fn a_sites_permits_bound_its_requests_in_flight_whatever_their_hosts() {
     assert_eq!(at_ms(&second), 20);
     // another site's host is not held by it
     assert!(r.acquire(&key("https://www.example.org/"), ms(20)).unwrap().reserved);
+    // a host in a cooldown longer than the wait for the site's permit: acquire answers as peek does
+    r.throttle(&a, Some(Duration::from_secs(60)), ms(20)).unwrap();
+    let (asked, peeked) = (r.acquire(&a, ms(30)).unwrap(), r.peek(&a, ms(30)));
+    assert_eq!((asked.reserved, asked.departs, asked.layer), (false, peeked.departs, peeked.layer));
+    assert_eq!((at_ms(&asked), asked.layer), (60_020, Layer::Cooldown));
 }
 
 #[test]
@@ -440,6 +445,31 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_sites_permit_is_its_hosts_departures_never_another_hosts() {
+    // the site: burst 2, 2 permits; a and b reserve the same instant
+    let site = PolicyPatch { max_concurrency: Some(2), burst_capacity: Some(2.0), ..PolicyPatch::default() };
+    let policy = Policy { burst_capacity: 2.0, ..grouped(100.0, site).policy().clone() };
+    let mut r = Registry::new(policy).unwrap();
+    let (a, b) = (key("https://a.example.com/"), key("https://b.example.com/"));
+    let (da, db) = (r.acquire(&a, ms(0)).unwrap(), r.acquire(&b, ms(0)).unwrap());
+    assert_eq!((da.departs, db.departs), (ms(0), ms(0)));
+    // b goes (its permit leased for the minute), a is given back: b's request still holds the site's permit
+    assert_eq!(r.depart(&b, db.departs, ms(0)).unwrap(), Departure::Go);
+    assert!(r.release(&a, da.permit.unwrap().id));
+    assert_eq!(in_flight(&r, &b, ms(6_000)), (0, 1), "b's permit, leased, outlives the grace");
+    // a permit given back for the wrong host frees nothing of the site's
+    assert!(!r.release(&a, db.permit.unwrap().id));
+    assert_eq!(in_flight(&r, &b, ms(6_000)), (0, 1));
+    assert!(r.release(&b, db.permit.unwrap().id));
+    assert_eq!(in_flight(&r, &b, ms(6_000)), (0, 0));
+    // kept in a snapshot: whose each permit is
+    let d = r.acquire(&a, ms(7_000)).unwrap();
+    let mut back = Registry::restore(Snapshot::decode(&r.encode_snapshot(ms(7_000))).unwrap()).unwrap();
+    assert!(!back.release(&b, d.permit.unwrap().id), "not b's");
+    assert!(back.release(&a, d.permit.unwrap().id));
 }
 
 proptest::proptest! {

@@ -284,26 +284,15 @@ impl HostState {
         Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
     }
 
-    /// No departure at `now`: every concurrency permit of the host's site is held until `free` (the first one's
-    /// expiry, or later when the site's pace says so): as when every permit of the host is, nothing is reserved.
-    pub(crate) fn permits_full(&mut self, now: Instant, free: Instant) -> Decision {
-        let wait_ns = free.nanos_since(now);
-        self.add_wait(Layer::Concurrency, wait_ns);
-        Decision {
-            wait: Duration::from_nanos(wait_ns),
-            layer: Layer::Concurrency,
-            departs: free,
-            reserved: false,
-            permit: None,
-        }
-    }
-
-    /// The departure reserved for `departs` was held at `now` behind its host's cooldown, until `at`: a site's
-    /// permit that rides with it is held for `at`.
-    pub(crate) fn hold_permit(&mut self, departs: Instant, at: Instant, now: Instant) {
-        if let Some(permits) = &mut self.permits {
-            permits.extend(departs, at, now);
-        }
+    /// No departure at `now`: every concurrency permit of the host's site is held, so nothing is reserved (as when
+    /// every permit of the host is). The answer is what a peek says: the host's own earliest instant, or `site`'s
+    /// (when its permits are free again, or its pace allows) when later.
+    pub(crate) fn permits_full(&mut self, now: Instant, site: (Instant, Layer)) -> Decision {
+        let own = self.peek(now);
+        let (departs, layer) = if site.0 > own.departs { site } else { (own.departs, own.layer) };
+        let wait_ns = departs.nanos_since(now);
+        self.add_wait(layer, wait_ns);
+        Decision { wait: Duration::from_nanos(wait_ns), layer, departs, reserved: false, permit: None }
     }
 
     /// Charge a site's state ([`crate::GroupBy::Site`]) for a departure of one of its hosts at `at`, with the

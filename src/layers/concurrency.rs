@@ -43,6 +43,16 @@ struct Held {
     expires: Instant,
     /// Its departure was confirmed: leased from then.
     departed: bool,
+    /// Whose it is, in a site's permits ([`crate::GroupBy::Site`]): its host's [`owner_of`] (0: no one's, as a
+    /// host's own permits are, and a site's read from a snapshot before format 7).
+    owner: u64,
+}
+
+/// A host's mark on the permits of its site: a hash of its key (FNV-1a, never 0), the same in every process and
+/// build, so that a site's permit is found for the departure of the host it was taken for, never another's.
+pub(crate) fn owner_of(key: &str) -> u64 {
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    hash.max(1)
 }
 
 /// Up to `max` permits at once. A permit taken for a reserved departure is held until a grace past its instant
@@ -89,6 +99,11 @@ impl Concurrency {
     /// unless the departure is confirmed first ([`Concurrency::depart`]); `None` if all are held. Expired permits
     /// are reclaimed first.
     pub fn take(&mut self, now: Instant, departs: Instant) -> Option<Permit> {
+        self.take_for(now, departs, 0)
+    }
+
+    /// [`Concurrency::take`] for `owner` (see [`owner_of`]).
+    pub(crate) fn take_for(&mut self, now: Instant, departs: Instant, owner: u64) -> Option<Permit> {
         self.held.retain(|p| p.expires > now);
         if self.held.len() as u32 >= self.max {
             return None;
@@ -96,18 +111,20 @@ impl Concurrency {
         let departs = departs.max(now);
         let permit = Permit { id: self.next_id, expires: departs.add_nanos(self.grace_ns()) };
         self.next_id = self.next_id.wrapping_add(1).max(1);
-        self.held.push(Held { id: permit.id, departs, expires: permit.expires, departed: false });
+        self.held.push(Held { id: permit.id, departs, expires: permit.expires, departed: false, owner });
         Some(permit)
     }
 
     /// The permit held at `now` for the departure reserved for `departs` and not yet confirmed: the one reserved
     /// nearest to it, within a millisecond; else, for a caller that knows no reserved instant, the one reserved
     /// earliest among those due by `now`. Permits taken for one instant are alike: the first one found is it.
-    fn reserved_for(&self, departs: Instant, now: Instant) -> Option<usize> {
+    /// Only `owner`'s permits are looked at (0: anyone's), and those of no one.
+    fn reserved_for(&self, departs: Instant, now: Instant, owner: u64) -> Option<usize> {
         // (distance to `departs`, index) and (reserved instant, index)
         let mut nearest: Option<(u64, usize)> = None;
         let mut due: Option<(Instant, usize)> = None;
-        for (i, p) in self.held.iter().enumerate().filter(|(_, p)| !p.departed && p.expires > now) {
+        let mine = |p: &Held| owner == 0 || p.owner == 0 || p.owner == owner;
+        for (i, p) in self.held.iter().enumerate().filter(|(_, p)| !p.departed && p.expires > now && mine(p)) {
             let distance = p.departs.nanos_since(departs).max(departs.nanos_since(p.departs));
             if distance <= SAME_DEPARTURE_NS && nearest.is_none_or(|(d, _)| distance < d) {
                 nearest = Some((distance, i));
@@ -122,8 +139,13 @@ impl Concurrency {
     /// The departure reserved for `departs` went at `now`: its permit is leased until the lease's end from `now`.
     /// Returns false when it holds none any more (given back, or expired).
     pub fn depart(&mut self, departs: Instant, now: Instant) -> bool {
+        self.depart_for(departs, now, 0)
+    }
+
+    /// [`Concurrency::depart`] of `owner`'s departure (see [`owner_of`]).
+    pub(crate) fn depart_for(&mut self, departs: Instant, now: Instant, owner: u64) -> bool {
         let lease_ns = self.lease_ns;
-        self.reserved_for(departs, now).is_some_and(|i| {
+        self.reserved_for(departs, now, owner).is_some_and(|i| {
             let p = &mut self.held[i];
             (p.departs, p.expires, p.departed) = (now, now.add_nanos(lease_ns), true);
             true
@@ -134,21 +156,21 @@ impl Concurrency {
     /// cooldown): its permit is held until [`RESERVATION_GRACE`] past `at`, and is found for `at` from then on.
     /// Returns false when none is held for `departs` any more.
     pub fn extend(&mut self, departs: Instant, at: Instant, now: Instant) -> bool {
-        self.hold(departs, at, now, true)
+        self.hold(departs, at, now, true, 0)
     }
 
     /// The departure reserved for `departs` was told at `now` to wait until `until` and confirm again (a departure
     /// before it left late and the host's spacing is kept): its permit is held until [`RESERVATION_GRACE`] past
     /// `until`. Returns false when none is held for `departs` any more.
     pub fn delay(&mut self, departs: Instant, until: Instant, now: Instant) -> bool {
-        self.hold(departs, until, now, false)
+        self.hold(departs, until, now, false, 0)
     }
 
     /// The permit of the departure reserved for `departs` is held until the grace past `until`, and found for
-    /// `until` from then on when it `moves`.
-    fn hold(&mut self, departs: Instant, until: Instant, now: Instant, moves: bool) -> bool {
+    /// `until` from then on when it `moves`; only `owner`'s (see [`Concurrency::reserved_for`]).
+    pub(crate) fn hold(&mut self, departs: Instant, until: Instant, now: Instant, moves: bool, owner: u64) -> bool {
         let grace_ns = self.grace_ns();
-        self.reserved_for(departs, now).is_some_and(|i| {
+        self.reserved_for(departs, now, owner).is_some_and(|i| {
             let p = &mut self.held[i];
             if moves {
                 p.departs = until;
@@ -168,9 +190,14 @@ impl Concurrency {
 
     /// Give a permit back. Returns false if it was unknown (already released or reclaimed).
     pub fn release(&mut self, id: u64) -> bool {
-        let before = self.held.len();
-        self.held.retain(|p| p.id != id);
-        self.held.len() != before
+        self.release_for(id, 0)
+    }
+
+    /// [`Concurrency::release`] of one of `owner`'s permits (see [`Concurrency::reserved_for`]): one permit per
+    /// call, even should two share an id.
+    pub(crate) fn release_for(&mut self, id: u64, owner: u64) -> bool {
+        let mine = |p: &Held| p.id == id && (owner == 0 || p.owner == 0 || p.owner == owner);
+        self.held.iter().position(mine).map(|i| self.held.remove(i)).is_some()
     }
 
     /// The maximum number of permits.
@@ -195,11 +222,12 @@ impl Concurrency {
             w.instant(p.expires);
             w.instant(p.departs);
             w.bool(p.departed);
+            w.u64(p.owner);
         }
     }
 
     /// Read [`Concurrency::write`]'s fields. Snapshots before format 5 keep a permit's expiry alone: each is read
-    /// as a departure that went, leased until then (as permits were then).
+    /// as a departure that went, leased until then (as permits were then); before format 7, no owner (no one's).
     pub(crate) fn read(r: &mut crate::compact::Reader<'_>, version: u32) -> Concurrency {
         let mut c = Concurrency::new(r.u32("permits"), r.u64("lease"));
         c.next_id = r.u64("next permit").max(1);
@@ -216,7 +244,8 @@ impl Concurrency {
             } else {
                 (Instant::from_nanos(expires.as_nanos().saturating_sub(c.lease_ns)), true)
             };
-            c.held.push(Held { id, departs, expires, departed });
+            let owner = if version >= 7 { r.u64("permit owner") } else { 0 };
+            c.held.push(Held { id, departs, expires, departed, owner });
         }
         c
     }

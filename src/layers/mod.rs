@@ -36,6 +36,7 @@ mod leaky_bucket;
 mod sliding_window;
 mod token_bucket;
 
+pub(crate) use concurrency::owner_of;
 pub use concurrency::{Concurrency, Permit, RESERVATION_GRACE};
 pub use cooldown::Cooldown;
 pub use leaky_bucket::LeakyBucket;

@@ -16,6 +16,7 @@ pub use table::Slot;
 use crate::error::Error;
 use crate::host::{Decision, Departure, HostState, HostStats, Layer, Random};
 use crate::host_key::{public_suffix_list, HostKey, KeyHasher, RegistrableDomain};
+use crate::layers::owner_of;
 use crate::observe::{Observation, Outcome, Response, RobotsOutcome};
 use crate::overrides::{Rule, Rules};
 use crate::policy::{GroupBy, Limits, Policy, Warning};
@@ -355,11 +356,12 @@ impl Registry {
         self.make_room([host, site], now)?;
         let (site_state, site_now, site_at) = self.state_at(site, Slot::NONE, now)?;
         let (site_departs, site_layer) = site_state.earliest_stretched(site_now);
-        if let Some(full) = site_state.permits.as_ref().map(|p| p.earliest(site_now)).filter(|at| *at > site_now) {
+        if let Some(free) = site_state.permits.as_ref().map(|p| p.earliest(site_now)).filter(|at| *at > site_now) {
             // every permit of the site is held: nothing is reserved, at the host or at the site (as when every
-            // permit of the host is)
+            // permit of the host is), and the answer is what peek says
+            let site = if free > site_departs { (free, Layer::Concurrency) } else { (site_departs, Layer::Site) };
             let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
-            return Ok((state.permits_full(now, full.max(site_departs)), at));
+            return Ok((state.permits_full(now, site), at));
         }
         let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
         let mut decision = state.acquire_from(now, site_departs, next_stretch);
@@ -369,7 +371,9 @@ impl Registry {
             site_state.charge_site(site_departs, site_layer, site_now, site_stretch);
             // a permit of the site rides with the departure, under the site's id (the host's own, if it has one,
             // takes that id)
-            if let Some(taken) = site_state.permits.as_mut().and_then(|p| p.take(site_now, decision.departs)) {
+            let owner = owner_of(host.as_str());
+            if let Some(taken) = site_state.permits.as_mut().and_then(|p| p.take_for(site_now, decision.departs, owner))
+            {
                 let state = self.hosts.get_mut(at);
                 if let (Some(own), Some(permits)) = (decision.permit, state.permits.as_mut()) {
                     permits.rename(own.id, taken.id);
@@ -405,10 +409,13 @@ impl Registry {
     pub(crate) fn leaves(&mut self, slot: Slot, departs: Instant, now: Instant) {
         let at = self.clamp_at(slot, now);
         self.hosts.get_mut(slot).leave(departs, at);
-        let site = self.site(self.hosts.key(slot)).and_then(|site| self.hosts.find(&site));
+        let host = self.hosts.key(slot);
+        let (site, owner) = (self.site(host).and_then(|site| self.hosts.find(&site)), owner_of(host.as_str()));
         if let Some(s) = site {
             let site_now = self.clamp_at(s, now);
-            self.hosts.get_mut(s).leave(departs, site_now);
+            if let Some(permits) = self.hosts.get_mut(s).permits.as_mut() {
+                permits.depart_for(departs, site_now, owner);
+            }
         }
     }
 
@@ -488,7 +495,9 @@ impl Registry {
                 if let Some((state, now)) = self.tracked_mut(host, now) {
                     state.delay_permit(departs, now, wait);
                 }
-                self.hosts.get_mut(s).delay_permit(departs, site_now, wait);
+                if let Some(permits) = self.hosts.get_mut(s).permits.as_mut() {
+                    permits.hold(departs, site_now.saturating_add(wait), site_now, false, owner_of(host.as_str()));
+                }
                 return Ok(Departure::Wait(wait));
             }
         }
@@ -504,14 +513,25 @@ impl Registry {
         if let Some(s) = site {
             let site_now = now.max(self.hosts.seen(s));
             let site_state = self.hosts.get_mut(s);
-            match departure {
-                Departure::Go => {
-                    site_state.sent(site_now);
-                    site_state.leave(departs, site_now);
+            if departure == Departure::Go {
+                site_state.sent(site_now);
+            }
+            // the site's permit of this host's departure (never another host's)
+            if let Some(permits) = site_state.permits.as_mut() {
+                let owner = owner_of(host.as_str());
+                match departure {
+                    Departure::Go => {
+                        permits.depart_for(departs, site_now, owner);
+                    }
+                    Departure::Held { departs: at, wait, .. } => {
+                        permits.hold(departs, at, site_now, true, owner);
+                        permits.hold(at, site_now.saturating_add(wait), site_now, false, owner);
+                    }
+                    Departure::Wait(wait) if departs <= now => {
+                        permits.hold(departs, site_now.saturating_add(wait), site_now, false, owner);
+                    }
+                    Departure::Wait(_) => {}
                 }
-                Departure::Held { departs: at, .. } => site_state.hold_permit(departs, at, site_now),
-                Departure::Wait(wait) if departs <= now => site_state.delay_permit(departs, site_now, wait),
-                Departure::Wait(_) => {}
             }
         }
         Ok(departure)
@@ -533,9 +553,11 @@ impl Registry {
     pub fn release(&mut self, host: &HostKey, permit_id: u64) -> bool {
         let at = self.hosts.find(host);
         let own = at.is_some_and(|at| self.hosts.get_mut(at).release(permit_id));
-        // the site's permit that rode with it goes by the same id
+        // the site's permit that rode with it goes by the same id (one of this host's, never another's)
         let site = self.site(host).and_then(|site| self.hosts.find(&site));
-        let sites = site.is_some_and(|s| self.hosts.get_mut(s).release(permit_id));
+        let owner = owner_of(host.as_str());
+        let sites = site
+            .is_some_and(|s| self.hosts.get_mut(s).permits.as_mut().is_some_and(|p| p.release_for(permit_id, owner)));
         own || sites
     }
 

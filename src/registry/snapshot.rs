@@ -11,16 +11,17 @@ use crate::overrides::{read_rules, write_rules, Rule};
 use crate::policy::Policy;
 use crate::time::Instant;
 
-/// The snapshot format version this build writes: 6, or the newest format a layer's state first appears in (the list
+/// The snapshot format version this build writes: 7, or the newest format a layer's state first appears in (the list
 /// of layers, in `src/layers/mod.rs`, names the format each layer came with). It reads every format from 1: one
-/// older than a layer's has no state nor wait counter of it (the layer starts afresh, its knob off); format 5 has no
-/// `groupBy` nor `siteLimits` in its policy (read as per host); format 4 has no `jitter` in its policy (read as 0), and keeps only when each concurrency permit ends (read as the lease of a
-/// departure that went); format 3 has
+/// older than a layer's has no state nor wait counter of it (the layer starts afresh, its knob off); format 6 has no
+/// owner of a site's concurrency permit (each read as no host's: found for any of the site's hosts); format 5 has
+/// no `groupBy` nor `siteLimits` in its policy (read as per host); format 4 has no `jitter` in its policy (read as
+/// 0), and keeps only when each concurrency permit ends (read as the lease of a departure that went); format 3 has
 /// instants in nanoseconds since the epoch rather than from the registry's latest instant; format 2 has no pushback
 /// record either, and no clock of a host's own (each host's is the registry's latest instant); format 1 has neither,
 /// nor a deadline for a server's rate cap (one it holds lapses [`crate::host::SERVER_POLICY_TTL`] after the snapshot
 /// was taken).
-pub const SNAPSHOT_VERSION: u32 = if Layer::NEWEST_FORMAT > 6 { Layer::NEWEST_FORMAT } else { 6 };
+pub const SNAPSHOT_VERSION: u32 = if Layer::NEWEST_FORMAT > 7 { Layer::NEWEST_FORMAT } else { 7 };
 
 /// Whether this build reads snapshots of format `version`.
 fn reads(version: u32) -> bool {

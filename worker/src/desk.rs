@@ -51,8 +51,10 @@ pub struct HostDesk {
     robots_text: Option<String>,
     /// What each token holds at this host (see [`crate::tenants`]).
     tenants: Tenants,
-    /// The own parts of the object's other hosts (hosts grouped by site).
+    /// The own parts of the object's other hosts (hosts grouped by site), the least recently selected first.
     others: Vec<HostPart>,
+    /// How many other hosts call for the next sweep of idle ones ([`HostDesk::forget_idle_hosts`]; memory only).
+    next_sweep: usize,
 }
 
 /// What is a host's own in an object that decides several (see [`HostDesk`]'s fields of the same names).
@@ -352,7 +354,8 @@ impl HostDesk {
     pub fn new(policy: Policy, key: HostKey) -> Result<HostDesk, Error> {
         let object = object_key(policy.group_by, &key);
         let HostPart { key, robots, robots_text, tenants } = HostPart::fresh(key);
-        Ok(HostDesk { registry: Registry::new(policy)?, object, key, robots, robots_text, tenants, others: Vec::new() })
+        let registry = Registry::new(policy)?;
+        Ok(HostDesk { registry, object, key, robots, robots_text, tenants, others: Vec::new(), next_sweep: 0 })
     }
 
     /// The desk of the object that decides `key`, restored from [`HostDesk::save`]'s text and the rules' rows
@@ -433,7 +436,7 @@ impl HostDesk {
             None => HostPart::fresh(key),
         };
         let HostPart { key, robots, robots_text, tenants } = selected;
-        Ok(HostDesk { registry, object, key, robots, robots_text, tenants, others: parts })
+        Ok(HostDesk { registry, object, key, robots, robots_text, tenants, others: parts, next_sweep: 0 })
     }
 
     /// [`HostDesk::restore_rows`] for a host's own object: `robots_row` is its rules' row.
@@ -499,13 +502,14 @@ impl HostDesk {
     }
 
     /// Past [`SITE_HOSTS_KEPT`] other hosts, forget the least recently selected that hold nothing at `now`, down
-    /// to nine tenths of it (a sweep every hundred new hosts, not at each): no token's business (no departure a
-    /// token may still confirm or report on, no cooldown or report a turn still counts: [`Tenants::idle`]), no
-    /// robots.txt fetch under way or failing, and a state the core can drop ([`Registry::forget`]: nothing owed
-    /// but the Crawl-delay, which comes back with robots.txt, fetched again before the host's next request).
-    /// Returns the hosts forgotten (their rules' rows, [`robots_row_name`], are to be deleted).
+    /// to nine tenths of it: no token's business (no departure a token may still confirm or report on, no
+    /// cooldown or report a turn still counts: [`Tenants::idle`]), no robots.txt fetch under way, and a state the
+    /// core can drop ([`Registry::forget`]: nothing owed but the Crawl-delay, which comes back with robots.txt,
+    /// fetched again before the host's next request). A sweep comes once a hundred more hosts are kept, not at
+    /// each decision, even when few could be forgotten. Returns the hosts forgotten (their rules' rows,
+    /// [`robots_row_name`], are to be deleted).
     pub fn forget_idle_hosts(&mut self, now: Instant) -> Vec<HostKey> {
-        if self.others.len() <= SITE_HOSTS_KEPT {
+        if self.others.len() <= SITE_HOSTS_KEPT.max(self.next_sweep) {
             return Vec::new();
         }
         let excess = self.others.len() - SITE_HOSTS_KEPT * 9 / 10;
@@ -513,13 +517,14 @@ impl HostDesk {
         let idle: Vec<HostKey> = self
             .others
             .iter_mut()
-            .filter(|p| p.robots.busy_until(now).is_none() && p.robots.failures() == 0)
+            .filter(|p| p.robots.busy_until(now).is_none())
             .filter_map(|p| p.tenants.idle(now, max_backoff).then(|| p.key.clone()))
             .take(excess)
             .collect();
         let forgotten = self.registry.forget(&idle, now);
         let gone: std::collections::HashSet<&HostKey> = forgotten.iter().collect();
         self.others.retain(|p| !gone.contains(&p.key));
+        self.next_sweep = self.others.len() + SITE_HOSTS_KEPT / 10;
         forgotten
     }
 
