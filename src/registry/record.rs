@@ -173,8 +173,10 @@ impl Registry {
         host: &HostKey,
         text: &str,
     ) -> Result<(HostState, Instant, RobotsRecord, Option<(u32, Instant)>), Error> {
-        let other_version =
-            |version| unreadable(format!("a host record of version {version} (this build reads {RECORD_VERSION})"));
+        let other_version = |version| {
+            let reads = format!("this build reads {} and {RECORD_VERSION}", RECORD_VERSION - 1);
+            unreadable(format!("a host record of version {version} ({reads})"))
+        };
         if text.trim_ascii_start().starts_with(MAGIC) {
             // a record of version 4 or before: a snapshot's magic, then its version
             let mut r = Reader::new(text)?;
@@ -185,10 +187,13 @@ impl Registry {
             });
         }
         let mut r = Reader::record(text)?;
+        // the version before this one too (a fleet part upgraded reads the others' records): it is the snapshot
+        // format before, which the state's reader knows
         let version = r.u64("version");
-        if !r.failed() && version != u64::from(RECORD_VERSION) {
+        if !r.failed() && version != u64::from(RECORD_VERSION) && version != u64::from(RECORD_VERSION - 1) {
             return Err(other_version(version));
         }
+        let format = (version as u32).saturating_sub(1).min(SNAPSHOT_VERSION);
         let seen = Instant::from_nanos(r.u64("host clock"));
         r.set_base(seen);
         let key = r.str("host");
@@ -196,7 +201,7 @@ impl Registry {
             return Err(unreadable(format!("the record of {key:?}, not of {:?}", host.as_str())));
         }
         let limits = self.limits_of(host);
-        let mut state = HostState::read(&mut r, SNAPSHOT_VERSION, seen, Form::Record(&limits));
+        let mut state = HostState::read(&mut r, format, seen, Form::Record(&limits));
         let copy = match r.u64("robots.txt copy") {
             0 => RobotsCopy::None,
             1 => RobotsCopy::Everything,
@@ -242,8 +247,10 @@ pub fn robots_row(fetched: Instant, text: &str) -> String {
 pub fn read_robots_row(row: &str) -> Result<(Instant, &str), Error> {
     let mut r = Reader::new(row)?;
     let version = r.u64("version");
-    if !r.failed() && version != u64::from(SNAPSHOT_VERSION) {
-        return Err(unreadable(format!("a robots.txt row of version {version} (this build reads {SNAPSHOT_VERSION})")));
+    // its layout has not changed since format 6, when it came
+    if !r.failed() && !(6..=u64::from(SNAPSHOT_VERSION)).contains(&version) {
+        let reads = format!("this build reads 6 to {SNAPSHOT_VERSION}");
+        return Err(unreadable(format!("a robots.txt row of version {version} ({reads})")));
     }
     let fetched = Instant::from_nanos(r.u64("robots.txt fetched"));
     let text = r.str("robots.txt text");
@@ -343,10 +350,28 @@ mod tests {
         let mut robots = RobotsFile::new(RobotsTiming::default());
         let earlier = "hostpace-snapshot-1 4 1700000000000000000 11:example.com 200000000 0 1 ~40";
         let err = r.adopt_host(&h, Some(earlier), &mut robots, None).unwrap_err().to_string();
-        assert!(err.contains(&format!("a host record of version 4 (this build reads {RECORD_VERSION})")), "{err}");
+        let reads = format!("this build reads {} and {RECORD_VERSION}", RECORD_VERSION - 1);
+        assert!(err.contains(&format!("a host record of version 4 ({reads})")), "{err}");
         for bad in ["hpr", "hpr x", "hpr 5e0", "hostpace-snapshot-1"] {
             assert!(r.adopt_host(&h, Some(bad), &mut robots, None).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_record_of_the_version_before_is_read_as_written() {
+        // a fleet upgraded in part: what an older process wrote (the version before) is read as it was (a host
+        // without permits: its layout is the same in both)
+        let h = key("example.com");
+        let file = RobotsFile::new(RobotsTiming::default());
+        let mut r = Registry::new(policy()).unwrap();
+        r.acquire(&h, ms(0)).unwrap();
+        let text = r.host_record(&h, &file, ms(0)).unwrap().text;
+        let before = text.replacen(&format!("hpr {RECORD_VERSION} "), &format!("hpr {} ", RECORD_VERSION - 1), 1);
+        assert_ne!(before, text);
+        let mut other = Registry::new(policy()).unwrap();
+        let mut robots = RobotsFile::new(RobotsTiming::default());
+        assert!(other.adopt_host(&h, Some(&before), &mut robots, None).unwrap(), "{before}");
+        assert_eq!(other.host(&h), r.host(&h));
     }
 
     #[test]
