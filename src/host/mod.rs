@@ -267,15 +267,7 @@ impl HostState {
                 Some(taken) => permit = Some(taken),
                 None => {
                     let at = at.max(p.earliest(now));
-                    let wait_ns = at.nanos_since(now);
-                    self.add_wait(Layer::Concurrency, wait_ns);
-                    return Decision {
-                        wait: Duration::from_nanos(wait_ns),
-                        layer: Layer::Concurrency,
-                        departs: at,
-                        reserved: false,
-                        permit: None,
-                    };
+                    return self.not_reserved(now, at, Layer::Concurrency);
                 }
             }
         }
@@ -290,6 +282,11 @@ impl HostState {
     pub(crate) fn permits_full(&mut self, now: Instant, site: (Instant, Layer)) -> Decision {
         let own = self.peek(now);
         let (departs, layer) = if site.0 > own.departs { site } else { (own.departs, own.layer) };
+        self.not_reserved(now, departs, layer)
+    }
+
+    /// Nothing reserved at `now`: a caller is told to ask again at `departs` (a wait counted against `layer`).
+    fn not_reserved(&mut self, now: Instant, departs: Instant, layer: Layer) -> Decision {
         let wait_ns = departs.nanos_since(now);
         self.add_wait(layer, wait_ns);
         Decision { wait: Duration::from_nanos(wait_ns), layer, departs, reserved: false, permit: None }

@@ -486,27 +486,25 @@ impl Registry {
             return Err(refusal);
         }
         let site = self.site(host).and_then(|site| self.hosts.find(&site));
-        if let Some(s) = site {
-            // the site's spacing after the last departure to any of its hosts, as the host's own (see
-            // `HostState::depart`); the host's permit, and the site's, are held for the wait
+        // the site's spacing after the last departure to any of its hosts, as the host's own (see
+        // `HostState::depart`): a departure due now waits for it, the host's permit (and the site's, below) held
+        let site_wait = site.map(|s| {
             let site_now = self.clamp_at(s, now);
-            let wait = self.hosts.get(s).spacing_wait(site_now);
-            if departs <= now && !wait.is_zero() {
-                if let Some((state, now)) = self.tracked_mut(host, now) {
-                    state.delay_permit(departs, now, wait);
-                }
-                if let Some(permits) = self.hosts.get_mut(s).permits.as_mut() {
-                    permits.hold(departs, site_now.saturating_add(wait), site_now, false, owner_of(host.as_str()));
-                }
-                return Ok(Departure::Wait(wait));
-            }
-        }
+            self.hosts.get(s).spacing_wait(site_now)
+        });
+        let site_wait = site_wait.filter(|wait| departs <= now && !wait.is_zero());
         // a host not tracked may have been evicted at the floor, fresh only from then on
         let untracked = departs.max(self.floor);
-        let departure = match self.tracked_mut(host, now) {
-            Some((state, now)) => state.depart(departs, now),
-            None if untracked > now => Departure::Wait(untracked.saturating_duration_since(now)),
-            None => Departure::Go,
+        let departure = match (site_wait, self.tracked_mut(host, now)) {
+            (Some(wait), tracked) => {
+                if let Some((state, now)) = tracked {
+                    state.delay_permit(departs, now, wait);
+                }
+                Departure::Wait(wait)
+            }
+            (None, Some((state, now))) => state.depart(departs, now),
+            (None, None) if untracked > now => Departure::Wait(untracked.saturating_duration_since(now)),
+            (None, None) => Departure::Go,
         };
         // a departure that goes is the site's last (a held one was charged to the site when it was reserved, and
         // keeps the site's spacing when it goes); the site's permit follows the host's
@@ -719,13 +717,18 @@ impl Registry {
         let owes_nothing = |key: &HostKey, state: &HostState| {
             state.owes_nothing(&self.rules.limits_of(key, limits, site.unwrap_or(limits)), now)
         };
-        let forgotten: Vec<HostKey> = hosts
-            .iter()
-            .filter(|key| self.hosts.find(key).is_none_or(|at| owes_nothing(key, self.hosts.get(at))))
-            .cloned()
-            .collect();
-        let tracked: std::collections::HashSet<&HostKey> =
-            forgotten.iter().filter(|key| self.hosts.find(key).is_some()).collect();
+        let mut forgotten = Vec::new();
+        let mut tracked = std::collections::HashSet::new();
+        for key in hosts {
+            match self.hosts.find(key) {
+                None => forgotten.push(key.clone()),
+                Some(at) if owes_nothing(key, self.hosts.get(at)) => {
+                    forgotten.push(key.clone());
+                    tracked.insert(key);
+                }
+                Some(_) => {}
+            }
+        }
         if !tracked.is_empty() {
             self.hosts.retain(|key, _| !tracked.contains(key));
             if let Some(sites) = &mut self.sites {
