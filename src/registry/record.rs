@@ -299,13 +299,18 @@ mod tests {
         assert!(a.acquire(&h, ms(20)).unwrap().wait.is_zero());
     }
 
+    /// A registry under `policy` that reserved one departure to `h` at 0, and `h`'s record then.
+    fn one_departure(policy: Policy, h: &HostKey) -> (Registry, String) {
+        let mut r = Registry::new(policy).unwrap();
+        r.acquire(h, ms(0)).unwrap();
+        let text = r.host_record(h, &RobotsFile::new(RobotsTiming::default()), ms(0)).unwrap().text;
+        (r, text)
+    }
+
     #[test]
     fn a_record_that_cannot_be_read_is_an_error_and_changes_nothing() {
         let h = key("example.com");
-        let file = RobotsFile::new(RobotsTiming::default());
-        let mut r = Registry::new(policy()).unwrap();
-        r.acquire(&h, ms(0)).unwrap();
-        let text = r.host_record(&h, &file, ms(0)).unwrap().text;
+        let (mut r, text) = one_departure(policy(), &h);
         let other = text.replace("11:example.com", "11:example.org");
         let newer = text.replacen(&format!(" {RECORD_VERSION} "), " 9 ", 1);
         for (bad, says) in [
@@ -329,9 +334,7 @@ mod tests {
         let file = RobotsFile::new(RobotsTiming::default());
         let quota = Some(crate::policy::Quota { limit: 1000, window_sec: 3600.0 });
         let policy = Policy { rate_per_sec: 2.0, burst_capacity: 2.0, quota, ..Policy::default() };
-        let mut r = Registry::new(policy.clone()).unwrap();
-        r.acquire(&h, ms(0)).unwrap();
-        let text = r.host_record(&h, &file, ms(0)).unwrap().text;
+        let (r, text) = one_departure(policy.clone(), &h);
         assert!(text.starts_with(&format!("hpr {RECORD_VERSION} ")), "{text}");
         // no bucket spacing (500000000 ns), a quota's shape in short, no rate level at the configured rate
         assert!(!text.contains("500000000") && text.contains(" 1e3 36e11 "), "{text}");
@@ -362,10 +365,7 @@ mod tests {
         // a fleet upgraded in part: what an older process wrote (the version before) is read as it was (a host
         // without permits: its layout is the same in both)
         let h = key("example.com");
-        let file = RobotsFile::new(RobotsTiming::default());
-        let mut r = Registry::new(policy()).unwrap();
-        r.acquire(&h, ms(0)).unwrap();
-        let text = r.host_record(&h, &file, ms(0)).unwrap().text;
+        let (r, text) = one_departure(policy(), &h);
         let before = text.replacen(&format!("hpr {RECORD_VERSION} "), &format!("hpr {} ", RECORD_VERSION - 1), 1);
         assert_ne!(before, text);
         let mut other = Registry::new(policy()).unwrap();
