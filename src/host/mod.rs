@@ -276,6 +276,17 @@ impl HostState {
         Decision { wait: Duration::from_nanos(wait_ns), layer, departs: at, reserved: true, permit }
     }
 
+    /// When a host of this site ([`crate::GroupBy::Site`]) may go next by the site at `now`: its pace's earliest
+    /// instant ([`Layer::Site`]), or, later, when its first permit comes free while every one is held
+    /// ([`Layer::Concurrency`]).
+    pub(crate) fn site_turn(&self, now: Instant) -> (Instant, Layer) {
+        let (at, _) = self.earliest_stretched(now);
+        match self.permits.as_ref().map(|p| p.earliest(now)).filter(|free| *free > at) {
+            Some(free) => (free, Layer::Concurrency),
+            None => (at, Layer::Site),
+        }
+    }
+
     /// No departure at `now`: every concurrency permit of the host's site is held, so nothing is reserved (as when
     /// every permit of the host is). The answer is what a peek says: the host's own earliest instant, or `site`'s
     /// (when its permits are free again, or its pace allows) when later.

@@ -356,12 +356,12 @@ impl Registry {
         self.make_room([host, site], now)?;
         let (site_state, site_now, site_at) = self.state_at(site, Slot::NONE, now)?;
         let (site_departs, site_layer) = site_state.earliest_stretched(site_now);
-        if let Some(free) = site_state.permits.as_ref().map(|p| p.earliest(site_now)).filter(|at| *at > site_now) {
+        if site_state.permits.as_ref().is_some_and(|p| p.earliest(site_now) > site_now) {
             // every permit of the site is held: nothing is reserved, at the host or at the site (as when every
             // permit of the host is), and the answer is what peek says
-            let site = if free > site_departs { (free, Layer::Concurrency) } else { (site_departs, Layer::Site) };
+            let turn = site_state.site_turn(site_now);
             let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
-            return Ok((state.permits_full(now, site), at));
+            return Ok((state.permits_full(now, turn), at));
         }
         let (state, now, at) = self.state_to_reserve(host, Slot::NONE, now)?;
         let mut decision = state.acquire_from(now, site_departs, next_stretch);
@@ -438,11 +438,7 @@ impl Registry {
         // a host of a site goes no earlier than its site allows (a host never decided is looked up in the list)
         let site = self.site(host).and_then(|site| self.hosts.find(&site));
         if let Some(s) = site {
-            let (site_state, site_now) = (self.hosts.get(s), now.max(self.hosts.seen(s)));
-            let (departs, _) = site_state.earliest_stretched(site_now);
-            // every permit of the site held: no earlier than the first one's expiry
-            let free = site_state.permits.as_ref().map(|p| p.earliest(site_now)).filter(|free| *free > departs);
-            let (departs, layer) = free.map_or((departs, Layer::Site), |free| (free, Layer::Concurrency));
+            let (departs, layer) = self.hosts.get(s).site_turn(now.max(self.hosts.seen(s)));
             if departs > decision.departs {
                 decision.wait += departs.saturating_duration_since(decision.departs);
                 decision.departs = departs;
