@@ -280,7 +280,7 @@ describe('gateway: operators\' rules reach every tenant at once, survive a resta
   });
 
   test('every change writes one log line: what, who (the admin token\'s label, never the token) and when', async () => {
-    await within(until(() => ruleLines(gateway.output).length > 0), 5000, 'no rule line');
+    await until(() => ruleLines(gateway.output).length > 0, { withinMs: 5000, message: 'no rule line' });
     // the gateway restarted: its output since holds the restart test's one change (the block lifted)
     const lines = ruleLines(gateway.output);
     assert.equal(lines.length, 1, JSON.stringify(lines));
@@ -292,7 +292,7 @@ describe('gateway: operators\' rules reach every tenant at once, survive a resta
     assert.ok(Math.abs(Date.parse(line.at) - line.atMs) < 1 && Math.abs(line.atMs - Date.now()) < 120_000, line.at);
     const set = await admin.put('logged.example', { ratePerSec: 0.5, note: 'logged' });
     ok(set, 'a change to log');
-    await within(until(() => ruleLines(gateway.output).length === 2), 5000, 'no line for the change');
+    await until(() => ruleLines(gateway.output).length === 2, { withinMs: 5000, message: 'no line for the change' });
     const added = ruleLines(gateway.output)[1];
     assert.deepEqual(
       [added.action, added.pattern, added.rule, added.by, added.revision],

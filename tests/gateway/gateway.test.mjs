@@ -114,7 +114,7 @@ describe('gateway: pacing, retries, robots.txt, nowait (wrangler dev, real origi
     const a = await origin({ '/x': [{ status: 429, headers: { 'Retry-After': '4' } }, { status: 200 }] });
     const b = await origin({});
     const slow = gateway.fetchVia(a.url('/x'));
-    await within(until(() => a.arrivals('/x').length === 1), 5000, 'host A was never fetched');
+    await until(() => a.arrivals('/x').length === 1, { withinMs: 5000, message: 'host A was never fetched' });
     const t0 = clockMs();
     for (let i = 0; i < 5; i++) {
       const res = await gateway.fetchVia(b.url(`/p${i}`));

@@ -66,7 +66,7 @@ describe('gateway: departures reserved before a 429 are held behind its cooldown
     };
     const first = ask(0);
     // the second is reserved (200 ms after the first) before the 429 comes back, within its 1 s bound
-    await within(until(() => o.log.length > 0), 5000, 'the first request never arrived');
+    await until(() => o.log.length > 0, { withinMs: 5000, message: 'the first request never arrived' });
     const [throttled, held] = await within(Promise.all([first, ask(1)]), 10_000);
     // the first's retry may not go within 1 s: its 429 is the answer (as before)
     assert.equal(throttled.status, 429, throttled.body);

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { audit } from '../../pkg/node.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Origin, assertSpacing, clockMs, until, within } from '../js/helpers.mjs';
+import { Origin, assertSpacing, clockMs, until } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway, tempDir } from './gateway.mjs';
 
 const VARS = {
@@ -30,7 +30,7 @@ test('a gateway restarted mid-crawl with persisted state resumes without a burst
         .then((r) => r.arrayBuffer())
         .catch(() => 'cut by the restart'),
     );
-    await within(until(() => origin.log.length >= 3), 10_000, 'the crawl never started');
+    await until(() => origin.log.length >= 3, { withinMs: 10_000, message: 'the crawl never started' });
     const first = origin.log[0].t;
     await gateway.stop(); // mid-crawl: the requests still waiting die with it, their reservations do not
     await Promise.all(cut);

@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Origin, RemoteOrigin, assertSpacing, clockMs, gaps, originPool, sleep, until, within } from '../js/helpers.mjs';
+import { Origin, RemoteOrigin, assertSpacing, clockMs, gaps, originPool, sleep, until } from '../js/helpers.mjs';
 import { GATEWAY_TOL, Gateway } from './gateway.mjs';
 
 const VICTIM = 'victim-token-4b1e0f';
@@ -55,7 +55,7 @@ async function floodOf(tenant, o, n) {
     await res.arrayBuffer();
     return res.status;
   });
-  await within(until(() => o.arrivals().length > 0), 5000, 'the flood never reached the origin');
+  await until(() => o.arrivals().length > 0, { withinMs: 5000, message: 'the flood never reached the origin' });
   await sleep(100);
   return flood;
 }
@@ -480,7 +480,8 @@ describe('gateway: a token that reserves and never departs holds no permit away 
     const flood = hoard(o, stop.signal);
     const deadline = setTimeout(() => stop.abort(new Error('the flood ran out of time')), 60_000);
     try {
-      await within(until(() => flood.counts.reserved > 0), 10_000, 'the hoarder never got a reservation');
+      const message = 'the hoarder never got a reservation';
+      await until(() => flood.counts.reserved > 0, { withinMs: 10_000, message });
       await sleep(500);
       // ...the victim fetches from that host while the flood goes on
       const hindered = await victimFetches(o, paths);

@@ -260,9 +260,16 @@ export function within(promise, ms, message) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Poll `predicate` every few milliseconds until it holds (wrap in `within` to bound it). */
-export async function until(predicate, everyMs = 5) {
-  while (!predicate()) await sleep(everyMs);
+/**
+ * Poll `predicate` every `everyMs` until it holds. Past `withinMs`, reject with `message` and stop polling (a poll
+ * left running would keep the test file alive).
+ */
+export async function until(predicate, { everyMs = 5, withinMs = Infinity, message } = {}) {
+  const deadline = performance.now() + withinMs;
+  while (!predicate()) {
+    if (performance.now() > deadline) throw new Error(message ?? `did not settle within ${withinMs} ms`);
+    await sleep(everyMs);
+  }
 }
 
 export { sleep };

@@ -91,7 +91,7 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
   test('the cooldown blocks the whole host: a request made during it departs after it', async () => {
     const limiter = new Limiter({ ratePerSec: 5, burstCapacity: 2, maxRetries: 3, maxBackoffSec: 10 });
     const pending = limiter.fetch(origin.url('/once-b'));
-    await within(until(() => origin.arrivals('/once-b').length === 1), 2000);
+    await until(() => origin.arrivals('/once-b').length === 1, { withinMs: 2000 });
     await sleep(100); // the 429 has been answered and observed: the host is cooling down
     const other = limiter.fetch(origin.url('/during'));
     const [a, b] = await Promise.all([pending, other]);
@@ -186,7 +186,7 @@ describe('limiter.fetch against a real origin: 429 and Retry-After', () => {
     const controller = new AbortController();
     const reason = new Error('crawl cancelled');
     const pending = limiter.fetch(origin.url('/hold'), { signal: controller.signal });
-    await within(until(() => origin.arrivals('/hold').length === 1), 2000);
+    await until(() => origin.arrivals('/hold').length === 1, { withinMs: 2000 });
     await sleep(150);
     const t = clockMs();
     controller.abort(reason);

@@ -17,7 +17,7 @@ import { createClient as createClient5, createCluster as createCluster5 } from '
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 import { StoreError, redisStore } from '../../pkg/redis.js';
 import { startRedis, startRedisCluster } from '../support/redis.mjs';
-import { TOL, sleep, within } from './helpers.mjs';
+import { TOL, sleep, until, within } from './helpers.mjs';
 
 /** Each store call's deadline in these tests, and how late past it a rejection may come on a busy machine. */
 const TIMEOUT_MS = 300;
@@ -36,27 +36,12 @@ const ignore = () => {};
  * the server is not there must fail the test, not hang it.
  */
 async function connected(client, port, close) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no connection to 127.0.0.1:${port} within 10 s`)), 10_000);
-  });
   try {
-    await Promise.race([client.connect(), late]);
+    await within(client.connect(), 10_000, `no connection to 127.0.0.1:${port} within 10 s`);
     return client;
   } catch (error) {
     await close(client);
     throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Await, within 5 s, `done()` turning true; else an Error naming `what`. */
-async function until(done, what) {
-  const deadline = Date.now() + 5_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
-    await sleep(10);
   }
 }
 
@@ -324,7 +309,8 @@ for (const [index, kind] of CLIENTS.entries()) {
       try {
         // both clients have seen their connection end: a call now is refused or queued, not written to a dying
         // socket (which the client would answer with its own "socket ended" error)
-        await until(() => !kind.ready(safe) && !kind.ready(queued), 'both clients see the server gone');
+        const message = 'both clients see the server gone: not within 5 s';
+        await until(() => !kind.ready(safe) && !kind.ready(queued), { everyMs: 10, withinMs: 5_000, message });
         const calls = (s) => [
           ['timeMs', null, () => s.timeMs()],
           ['get', `hp:${k('down')}`, () => s.get(k('down'))],

@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Frontier, Limiter } from '../../pkg/node.js';
-import { Origin, TOL, sleep, until, within } from './helpers.mjs';
+import { Origin, TOL, sleep, until } from './helpers.mjs';
 
 const ROBOTS = [
   'User-agent: *',
@@ -256,7 +256,7 @@ describe('limiter.fetch obeys robots.txt', () => {
     try {
       const limiter = new Limiter({ ratePerSec: 50, burstCapacity: 1 });
       const first = limiter.fetch(origin.url('/a'));
-      await within(until(() => origin.log.length === 1), 2000);
+      await until(() => origin.log.length === 1, { withinMs: 2000 });
       const controller = new AbortController();
       const second = limiter.fetch(origin.url('/b'), { signal: controller.signal });
       const reason = new Error('stop');
