@@ -9,8 +9,8 @@
 //! it.
 
 use super::shapes::{CrawlerConfig, LimiterConfig};
-use crate::error::Num;
-use crate::policy::{Adaptive, Policy, Quota};
+use crate::error::{clip, Num, Quoted};
+use crate::policy::{Adaptive, GroupBy, Policy, Quota};
 use crate::PolicyPatch;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -150,10 +150,9 @@ pub(crate) fn config(value: &Option<ConfigArg>) -> Result<LimiterConfig, JsValue
     let Some(value) = given(value) else {
         return Ok(LimiterConfig::default());
     };
-    let (policy, crawler) = (field_names::<Policy>(), field_names::<CrawlerConfig>());
-    let copy = checked_copy(value, "config", "{ ratePerSec: 2, burstCapacity: 4 }", &[policy, crawler])?;
-    // each reads its own fields of the object by name
-    Ok(LimiterConfig { policy: from_js(&copy, "config")?, crawler: from_js(&copy, "config")? })
+    let known = [field_names::<Policy>(), field_names::<CrawlerConfig>()];
+    let fields = Fields::of(value, "config", "{ ratePerSec: 2, burstCapacity: 4 }", &known)?;
+    Ok(LimiterConfig { policy: fields.policy()?, crawler: fields.crawler()? })
 }
 
 /// A rule's knobs (`setPolicy`): an object whose every field is a knob a rule may change, of the right type.
@@ -161,75 +160,173 @@ pub(crate) fn policy_patch(value: &JsValue) -> Result<PolicyPatch, JsValue> {
     if !value.is_object() || value.is_function() || super::glue::is_array(value) {
         return Err(type_error("policy", "a plain object like { ratePerSec: 1 }, or null", value));
     }
-    let copy = checked_copy(value, "policy", "{ ratePerSec: 1 }", &[field_names::<PolicyPatch>()])?;
-    // its knobs are a config's, read as a config's are: a `Policy` of them, and the ones given taken from it
-    let policy: Policy = from_js(&copy, "policy")?;
-    let given = |knob: &str| js_sys::Reflect::has(&copy, &JsValue::from_str(knob)).unwrap_or(false);
-    Ok(PolicyPatch {
-        rate_per_sec: given("ratePerSec").then_some(policy.rate_per_sec),
-        burst_capacity: given("burstCapacity").then_some(policy.burst_capacity),
-        min_interval_sec: given("minIntervalSec").then_some(policy.min_interval_sec),
-        max_concurrency: given("maxConcurrency").then_some(policy.max_concurrency),
-        quota: policy.quota,
-    })
+    Fields::of(value, "policy", "{ ratePerSec: 1 }", &[field_names::<PolicyPatch>()])?.patch()
 }
 
-/// A copy of the data properties of `value` (an object of `fields`, named `what`, like `example`), made by the
-/// glue (reading it runs none of the caller's code), with its keys and those of its `quota`, `adaptive`,
-/// `siteLimits` and `siteLimits.quota` checked, and its `null` fields left out (they take their defaults).
-fn checked_copy(value: &JsValue, what: &str, example: &str, fields: &[&[&str]]) -> Result<JsValue, JsValue> {
-    let copy = super::glue::plain_copy(value, 3);
-    if let Some(e) = copy.dyn_ref::<js_sys::Error>() {
-        let message = format!("invalid {what}: {} (like {example})", String::from(e.message()));
-        return Err(js_sys::TypeError::new(&message).into());
-    }
-    check_keys(&copy, fields, what, "")?;
-    drop_nulls(&copy);
-    let quota = field_names::<Quota>();
-    let nested = [
-        (None, "quota", quota),
-        (None, "adaptive", field_names::<Adaptive>()),
-        (None, "siteLimits", field_names::<PolicyPatch>()),
-        (Some("siteLimits"), "quota", quota),
-    ];
-    for (parent, name, fields) in nested {
-        let field = |object: &JsValue, name: &str| {
-            js_sys::Reflect::get(object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-        };
-        // a parent checked above: absent, or a plain object
-        let outer = match parent {
-            Some(parent) => field(&copy, parent),
-            None => copy.clone(),
-        };
-        let sub = if absent(&outer) { JsValue::UNDEFINED } else { field(&outer, name) };
-        if absent(&sub) {
-            continue;
-        }
-        let path = match parent {
-            Some(parent) => format!("{parent}.{name}"),
-            None => name.to_owned(),
-        };
-        if !sub.is_object() || sub.is_function() || super::glue::is_array(&sub) {
-            return Err(type_error(&format!("{what} field {path}"), "a plain object", &sub));
-        }
-        check_keys(&sub, &[fields], what, &format!("{path}."))?;
-        drop_nulls(&sub);
-    }
-    Ok(copy)
+/// The fields of a config object, read by name from a copy of it. Each read checks the field's type and names
+/// the field in an error, with its path (`invalid config field siteLimits.ratePerSec: expected a number, got a
+/// string`); a field that is absent, `undefined` or `null` takes its default. The fields a struct has are the
+/// names serde's derive gives it (`field_names`), which also declare its TypeScript type: a key not among them is
+/// refused, and a test checks that every one of them is read.
+struct Fields {
+    /// The copy, made by the glue: its own data properties, and copies of the plain objects among them (so that
+    /// reading it runs none of the caller's code).
+    object: JsValue,
+    /// What the object is, for messages: `config`, `policy`.
+    what: &'static str,
+    /// Where this object is in it, ending with a dot (`siteLimits.`); empty for the object itself.
+    path: String,
 }
 
-/// Leave out the keys of `value` (a copy of the caller's object) that are `null`: such a field takes its default.
-fn drop_nulls(value: &JsValue) {
-    let Ok(keys) = js_sys::Reflect::own_keys(value) else { return };
-    for key in keys.iter() {
-        if js_sys::Reflect::get(value, &key).is_ok_and(|v| v.is_null()) {
-            let _ = js_sys::Reflect::delete_property(value.unchecked_ref::<js_sys::Object>(), &key);
+impl Fields {
+    /// The fields of `value` (an object of the `known` fields, named `what`, like `example`).
+    fn of(value: &JsValue, what: &'static str, example: &str, known: &[&[&str]]) -> Result<Fields, JsValue> {
+        // three levels: the config, its siteLimits, their quota
+        let copy = super::glue::plain_copy(value, 3);
+        if let Some(e) = copy.dyn_ref::<js_sys::Error>() {
+            let message = format!("invalid {what}: {} (like {example})", String::from(e.message()));
+            return Err(js_sys::TypeError::new(&message).into());
         }
+        check_keys(&copy, known, what, "")?;
+        Ok(Fields { object: copy, what, path: String::new() })
+    }
+
+    /// The value of field `name`; `None` when it is absent, `undefined` or `null`.
+    fn get(&self, name: &str) -> Option<JsValue> {
+        let value = js_sys::Reflect::get(&self.object, &JsValue::from_str(name)).ok()?;
+        (!absent(&value)).then_some(value)
+    }
+
+    /// The field's name in messages: `config field siteLimits.ratePerSec`.
+    fn name(&self, name: &str) -> String {
+        format!("{} field {}{name}", self.what, self.path)
+    }
+
+    /// The error of a field whose value has the right type but is not one the field takes.
+    fn invalid(&self, name: &str, value: impl std::fmt::Display, expected: &str) -> JsValue {
+        js_sys::TypeError::new(&format!("invalid {}: {value} (expected {expected})", self.name(name))).into()
+    }
+
+    /// A number.
+    fn number(&self, name: &str) -> Result<Option<f64>, JsValue> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        value.as_f64().map(Some).ok_or_else(|| type_error(&self.name(name), "a number", &value))
+    }
+
+    /// A whole number from 0 to 2^32 - 1.
+    fn whole(&self, name: &str) -> Result<Option<u32>, JsValue> {
+        let Some(v) = self.number(name)? else { return Ok(None) };
+        if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
+            Ok(Some(v as u32))
+        } else {
+            Err(self.invalid(name, Num(v), &format!("a whole number from 0 to {}", u32::MAX)))
+        }
+    }
+
+    /// A string.
+    fn string(&self, name: &str) -> Result<Option<String>, JsValue> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        value.as_string().map(Some).ok_or_else(|| type_error(&self.name(name), "a string", &value))
+    }
+
+    /// A plain object of the `known` fields.
+    fn object(&self, name: &str, known: &[&str]) -> Result<Option<Fields>, JsValue> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        if !value.is_object() || value.is_function() || super::glue::is_array(&value) {
+            return Err(type_error(&self.name(name), "a plain object", &value));
+        }
+        let path = format!("{}{name}.", self.path);
+        check_keys(&value, &[known], self.what, &path)?;
+        Ok(Some(Fields { object: value, what: self.what, path }))
+    }
+
+    /// A field that must be given.
+    fn required<T>(&self, name: &str, value: Option<T>) -> Result<T, JsValue> {
+        value.ok_or_else(|| js_sys::TypeError::new(&format!("missing {} field {}{name}", self.what, self.path)).into())
+    }
+
+    /// The pacing policy (`Policy`) of a config.
+    fn policy(&self) -> Result<Policy, JsValue> {
+        let d = Policy::default();
+        Ok(Policy {
+            rate_per_sec: self.number("ratePerSec")?.unwrap_or(d.rate_per_sec),
+            burst_capacity: self.number("burstCapacity")?.unwrap_or(d.burst_capacity),
+            burst_justification: self.string("burstJustification")?.or(d.burst_justification),
+            min_interval_sec: self.number("minIntervalSec")?.unwrap_or(d.min_interval_sec),
+            jitter: self.number("jitter")?.unwrap_or(d.jitter),
+            quota: self.quota()?.or(d.quota),
+            max_concurrency: self.whole("maxConcurrency")?.unwrap_or(d.max_concurrency),
+            lease_sec: self.number("leaseSec")?.unwrap_or(d.lease_sec),
+            max_backoff_sec: self.number("maxBackoffSec")?.unwrap_or(d.max_backoff_sec),
+            max_retries: self.whole("maxRetries")?.unwrap_or(d.max_retries),
+            default_retry_after_sec: self.number("defaultRetryAfterSec")?.unwrap_or(d.default_retry_after_sec),
+            max_crawl_delay_sec: self.number("maxCrawlDelaySec")?.unwrap_or(d.max_crawl_delay_sec),
+            max_hosts: self.whole("maxHosts")?.unwrap_or(d.max_hosts),
+            adaptive: self.adaptive()?.or(d.adaptive),
+            group_by: self.group_by()?.unwrap_or(d.group_by),
+            site_limits: match self.object("siteLimits", field_names::<PolicyPatch>())? {
+                Some(site) => site.patch()?,
+                None => d.site_limits,
+            },
+        })
+    }
+
+    /// The knobs of a `PolicyPatch` (a rule's, or a config's `siteLimits`).
+    fn patch(&self) -> Result<PolicyPatch, JsValue> {
+        Ok(PolicyPatch {
+            rate_per_sec: self.number("ratePerSec")?,
+            burst_capacity: self.number("burstCapacity")?,
+            min_interval_sec: self.number("minIntervalSec")?,
+            max_concurrency: self.whole("maxConcurrency")?,
+            quota: self.quota()?,
+        })
+    }
+
+    /// The `quota` field: both of its fields must be given.
+    fn quota(&self) -> Result<Option<Quota>, JsValue> {
+        let Some(quota) = self.object("quota", field_names::<Quota>())? else { return Ok(None) };
+        // (both read before either is found missing: a field of the wrong type is named first)
+        let (limit, window_sec) = (quota.whole("limit")?, quota.number("windowSec")?);
+        Ok(Some(Quota { limit: quota.required("limit", limit)?, window_sec: quota.required("windowSec", window_sec)? }))
+    }
+
+    /// The `adaptive` field.
+    fn adaptive(&self) -> Result<Option<Adaptive>, JsValue> {
+        let Some(adaptive) = self.object("adaptive", field_names::<Adaptive>())? else { return Ok(None) };
+        let d = Adaptive::default();
+        Ok(Some(Adaptive {
+            min_rate_per_sec: adaptive.number("minRatePerSec")?.unwrap_or(d.min_rate_per_sec),
+            target_latency_ms: adaptive.number("targetLatencyMs")?.unwrap_or(d.target_latency_ms),
+            steps: adaptive.whole("steps")?.unwrap_or(d.steps),
+        }))
+    }
+
+    /// The `groupBy` field: `"host"` or `"site"`.
+    fn group_by(&self) -> Result<Option<GroupBy>, JsValue> {
+        const EXPECTED: &str = "\"host\" or \"site\"";
+        let Some(value) = self.get("groupBy") else { return Ok(None) };
+        match value.as_string() {
+            Some(name) if name == "host" => Ok(Some(GroupBy::Host)),
+            Some(name) if name == "site" => Ok(Some(GroupBy::Site)),
+            Some(name) => Err(self.invalid("groupBy", Quoted(&clip(&name)), EXPECTED)),
+            None => Err(type_error(&self.name("groupBy"), EXPECTED, &value)),
+        }
+    }
+
+    /// The package's own settings (`CrawlerConfig`) of a config.
+    fn crawler(&self) -> Result<CrawlerConfig, JsValue> {
+        Ok(CrawlerConfig {
+            user_agent: self.string("userAgent")?,
+            robots: self.string("robots")?,
+            robots_max_age_sec: self.number("robotsMaxAgeSec")?,
+            robots_timeout_sec: self.number("robotsTimeoutSec")?,
+            random_seed: self.number("randomSeed")?,
+        })
     }
 }
 
-/// Refuse a key of `value` that is not one of the `known` fields (lists of them; serde-wasm-bindgen reads a
-/// struct's fields by name, so it never sees the others): a typo must not fall back to a default.
+/// Refuse a key of `value` that is not one of the `known` fields (lists of them; the fields are read by name, so
+/// another key would go unseen): a typo must not fall back to a default.
 fn check_keys(value: &JsValue, known: &[&[&str]], what: &str, path: &str) -> Result<(), JsValue> {
     let keys = js_sys::Reflect::own_keys(value).map_err(|_| type_error(what, "a plain object", value))?;
     for key in keys.iter() {
@@ -251,7 +348,7 @@ fn check_keys(value: &JsValue, known: &[&[&str]], what: &str, path: &str) -> Res
 }
 
 /// The field names serde's derive gives `T` (what its `deserialize_struct` is asked for).
-fn field_names<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+pub(super) fn field_names<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
     use serde::de::{Error, Visitor};
     use serde::forward_to_deserialize_any;
     struct Names(&'static [&'static str]);
@@ -277,52 +374,6 @@ fn field_names<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
     let mut names = Names(&[]);
     let _ = T::deserialize(&mut names);
     names.0
-}
-
-/// `value` read as a `T` by serde, or a `TypeError` naming the field of `what` that was wrong.
-pub(crate) fn from_js<T: serde::de::DeserializeOwned>(value: &JsValue, what: &str) -> Result<T, JsValue> {
-    let deserializer = serde_wasm_bindgen::Deserializer::from(value.clone());
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = JsValue::from(e.into_inner());
-        let inner = inner.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default();
-        js_sys::TypeError::new(&field_error(what, &path, &inner)).into()
-    })
-}
-
-/// A message naming the field: `invalid config field ratePerSec: invalid type: string "fast", expected a number`,
-/// `invalid config field groupBy: "domain" (expected "host" or "site")`, `missing config field quota.windowSec`.
-fn field_error(what: &str, path: &str, inner: &str) -> String {
-    // serde's messages end with what was expected
-    let inner = match (inner.strip_suffix("expected f64"), inner.strip_suffix(", expected u32")) {
-        (Some(head), _) => format!("{head}expected a number"),
-        // a number that is not a whole one in range (`floating point `1.5``, `integer `5000000000``)
-        // (the number as serde wrote it: parsing it back would bring a float parser into the module)
-        (_, Some(head)) => match head.split('`').nth(1) {
-            Some(v) => format!("{} (expected a whole number >= 0)", v.strip_suffix(".0").unwrap_or(v)),
-            None => format!("{head}, expected a whole number >= 0"),
-        },
-        (None, None) => inner.to_owned(),
-    };
-    // an enum's name (`groupBy: 'domain'`, `groupBy: 1`): the names it takes, quoted as JS strings are
-    let inner = match (inner.strip_prefix("unknown variant `"), inner.strip_suffix("expected enum GroupBy")) {
-        (Some(rest), _) => match rest.split_once("`, expected ") {
-            Some((value, names)) => format!("\"{value}\" (expected {})", names.replace('`', "\"")),
-            None => inner,
-        },
-        (_, Some(head)) => format!("{head}expected \"host\" or \"site\""),
-        (None, None) => inner,
-    };
-    if let Some(rest) = inner.strip_prefix("missing field `") {
-        let name = rest.split('`').next().unwrap_or(rest);
-        let prefix = if path == "." { String::new() } else { format!("{path}.") };
-        return format!("missing {what} field {prefix}{name}");
-    }
-    if path == "." {
-        format!("invalid {what}: {inner}")
-    } else {
-        format!("invalid {what} field {path}: {inner}")
-    }
 }
 
 /// A JS value of `value` (objects for structs, camelCase names, absent options left out).

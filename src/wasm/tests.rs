@@ -85,6 +85,40 @@ fn decisions_are_objects_with_camel_case_fields() {
     assert_eq!(field(&second, "reserved").as_bool(), Some(true));
 }
 
+/// Every field serde's derive declares for a config's structs (the names of its TypeScript type) is read: a value
+/// no field takes (a symbol), in each field in turn, is an error naming that field with its path.
+#[wasm_bindgen_test]
+fn a_config_reads_every_field_its_types_declare() {
+    use super::args::field_names;
+    use crate::policy::{Adaptive, Policy, Quota};
+    let objects: [(&[&str], &[&str]); 6] = [
+        (&[], field_names::<Policy>()),
+        (&[], field_names::<super::shapes::CrawlerConfig>()),
+        (&["quota"], field_names::<Quota>()),
+        (&["adaptive"], field_names::<Adaptive>()),
+        (&["siteLimits"], field_names::<crate::PolicyPatch>()),
+        (&["siteLimits", "quota"], field_names::<Quota>()),
+    ];
+    let mut read = 0;
+    for (path, names) in objects {
+        for name in names {
+            // { siteLimits: { quota: { limit: Symbol() } } }, built from the inside out
+            let mut value: JsValue = js_sys::Symbol::for_("a value of no field").into();
+            for key in std::iter::once(name).chain(path.iter().rev()) {
+                let object = js_sys::Object::new();
+                Reflect::set(&object, &s(key), &value).unwrap();
+                value = object.into();
+            }
+            let field = path.iter().chain([name]).copied().collect::<Vec<_>>().join(".");
+            let message = error_message(JsLimiter::new(Some(value.unchecked_into())).err().expect(&field));
+            let named = message.starts_with(&format!("invalid config field {field}: expected "));
+            assert!(named && message.ends_with(", got a symbol"), "{field}: {message}");
+            read += 1;
+        }
+    }
+    assert!(read >= 30, "{read} fields");
+}
+
 #[wasm_bindgen_test]
 fn bad_config_urls_and_clocks_are_js_errors_naming_the_problem() {
     let cases = [

@@ -202,13 +202,13 @@ describe('bad input', () => {
     const plainObject = 'expected a plain object';
     const cases = [
       [{ groupBy: 'domain' }, TypeError, 'invalid config field groupBy: "domain" (expected "host" or "site")'],
-      [{ groupBy: 1 }, TypeError, /^invalid config field groupBy: invalid type: .* expected "host" or "site"$/],
+      [{ groupBy: 1 }, TypeError, 'invalid config field groupBy: expected "host" or "site", got a number'],
       [{ siteLimits: 5 }, TypeError, `invalid config field siteLimits: ${plainObject}, got a number`],
       [{ siteLimits: [] }, TypeError, /^invalid config: field siteLimits: expected a plain object/],
       [
         { siteLimits: { ratePerSec: '2' } },
         TypeError,
-        'invalid config field siteLimits.ratePerSec: invalid type: string "2", expected a number',
+        'invalid config field siteLimits.ratePerSec: expected a number, got a string',
       ],
       [
         { siteLimits: { rate: 2 } },
@@ -223,18 +223,27 @@ describe('bad input', () => {
       [
         { siteLimits: { maxConcurrency: 1.5 } },
         TypeError,
-        'invalid config field siteLimits.maxConcurrency: 1.5 (expected a whole number >= 0)',
+        'invalid config field siteLimits.maxConcurrency: 1.5 (expected a whole number from 0 to 4294967295)',
       ],
       [{ siteLimits: { ratePerSec: 0 } }, Error, /^invalid siteLimits\.ratePerSec: 0 /],
       [{ siteLimits: { burstCapacity: 0.5 } }, Error, /^invalid siteLimits\.burstCapacity: 0\.5 /],
       [{ siteLimits: { minIntervalSec: -1 } }, Error, /^invalid siteLimits\.minIntervalSec: -1 /],
       [{ siteLimits: { quota: { limit: 0, windowSec: 1 } } }, Error, /^invalid siteLimits\.quota\.limit: 0 /],
+      [
+        { siteLimits: { maxConcurrency: 2 ** 32 } },
+        TypeError,
+        'invalid config field siteLimits.maxConcurrency: 4294967296 (expected a whole number from 0 to 4294967295)',
+      ],
+      [{ siteLimits: { quota: { limit: 5, windowSec: null } } }, TypeError, 'missing config field siteLimits.quota.windowSec'],
+      [{ siteLimits: { quota: { windowSec: '1', limit: 5 } } }, TypeError, /siteLimits\.quota\.windowSec: expected a number, got a string$/],
     ];
     for (const [config, type, message] of cases) {
       const matches = (e) =>
         e.constructor === type && (typeof message === 'string' ? e.message === message : message.test(e.message));
       assert.throws(() => new Limiter({ groupBy: 'site', ...config }), matches, JSON.stringify(config));
     }
+    // a field set to null takes its default
+    assert.doesNotThrow(() => new Limiter({ groupBy: 'site', siteLimits: { ratePerSec: null, quota: null } }));
     // a throwing getter never crosses into the module
     const hostile = {
       siteLimits: {
