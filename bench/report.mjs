@@ -699,8 +699,9 @@ p(
   'npm run build:pkg        # prints the gzipped size; tests/js/size.test.mjs enforces the budget',
   '```',
   '',
-  'The package\'s wasm module as `npm run build:pkg` leaves it in `pkg/` (built at `opt-level = "s"`: at 3 it is',
-  'past the budget), gzipped here with Node\'s zlib at level 9 (the size test\'s measure).',
+  'The package\'s wasm module as `npm run build:pkg` leaves it in `pkg/` (built at `opt-level = "z"`: at "s" it is',
+  'past the budget; docs/TOOLCHAIN.md has what "z" costs in speed), gzipped here with Node\'s zlib at level 9 (the',
+  'size test\'s measure).',
   '',
 );
 if (!pkg) p('Not measured: no `pkg/hostpace_bg.wasm`. Run `npm run build:pkg`.');

@@ -2,13 +2,13 @@
 # Build the npm package `hostpace` into pkg/: cargo (wasm32, feature wasm) → wasm-bindgen (web target, one glue
 # file) → wasm-opt (npm binaryen, never Debian's) → entry points per environment, package.json.
 #
-# Size (budget: 140 KB gzipped, tests/js/size.test.mjs): built by stable Rust in the `wasm-release` profile
-# (the release profile's LTO and one codegen unit, with `panic = "abort"` and `opt-level = "s"`: at opt-level 3 the
-# module is about 151.9 KB gzipped, past the budget, at 2 about 147.6 KB; at "s" about 138.6 KB; "z" would make it
-# about 128.3 KB and its batched decisions slower), then `wasm-opt -Os --converge --low-memory-unused`
-# (Rust's linker keeps the first MiB for the stack, so the low 1 KiB is never used), with functions called from
-# one place inlined only up to 30 bytes, and the `target_features` section (read by linkers, not by engines) left
-# out.
+# Size (budget: 128 KB gzipped, tests/js/size.test.mjs): built by stable Rust in the `wasm-release` profile
+# (the release profile's LTO and one codegen unit, with `panic = "abort"` and `opt-level = "z"`: at "s" the module
+# is about 129.4 KB gzipped, past the budget; "z" makes it about 120.8 KB, and batched decisions slower, as
+# docs/TOOLCHAIN.md says), then `wasm-opt -Os --converge --low-memory-unused` (Rust's linker keeps the first MiB
+# for the stack, so the low 1 KiB is never used), with functions called from one place inlined only up to 30 bytes
+# (inlined whatever their size, the module is about 3.9 KB larger gzipped: one large function compresses worse
+# than its parts), and the `target_features` section (read by linkers, not by engines) left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=pkg
