@@ -442,7 +442,8 @@ async function main() {
           results.push(r);
           log(
             `${r.id}: ${r.decisions} decisions in ${(r.wallMs / 1000).toFixed(2)} s, ${r.perSec}/s, p50 ${r.p50Us} µs, ` +
-              `p99 ${r.p99Us} µs` +
+              `p99 ${r.p99Us} µs, CPU per decision ${r.clientCpuUsPerDecision} µs (clients) + ` +
+              `${r.serverCpuUsPerDecision} µs (server)` +
               (r.storeCallsPerDecision !== undefined ? `, ${r.storeCallsPerDecision} store calls/decision, ${r.casLost} CAS lost, ${r.localDecisions} local` : '') +
               (r.errors ? `, ${r.errors} errors (${r.firstError})` : ''),
           );
