@@ -5,6 +5,8 @@
 //   node bench/redis.mjs                 # every row (1.5 to 3 min on a 2-core machine), bench/results/redis.json
 //   node bench/redis.mjs --quick         # a tenth of the decisions (a smoke check; the JSON says "quick": true)
 //   node bench/redis.mjs --only=p1.1host,memory   # some rows (ids containing a part): prints them, writes no JSON
+//   node bench/redis.mjs --only=p1.10khosts --pause-ms=1   # each process pauses 1 ms after each decision (the
+//                                        # machine not saturated: a decision's latency alone); writes no JSON
 //
 // Decision rows: P child processes (1, 4, 16), each with its own ioredis 5 client (`enableOfflineQueue: false`)
 // and its own limiter, make decisions one at a time (each awaited before the next) on 1 host or on 10,000 hosts
@@ -148,6 +150,7 @@ async function child(o) {
     }
     latUs[k] = (performance.now() - t0) * 1000;
     n++;
+    if (o.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, o.pauseMs));
     if (o.library === 'hostpace') {
       const c = calls() - c0;
       callsOf[k] = Math.min(c, 255);
@@ -195,9 +198,14 @@ async function main() {
   const args = process.argv.slice(2);
   const QUICK = args.includes('--quick');
   const ONLY = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const PAUSE = args.find((a) => a.startsWith('--pause-ms='))?.slice('--pause-ms='.length);
+  const PAUSE_MS = PAUSE === undefined ? 0 : Number(PAUSE);
   for (const a of args) {
-    if (a !== '--quick' && !a.startsWith('--only=')) {
-      process.stderr.write(`redis.mjs: unknown argument ${a}\nusage: node bench/redis.mjs [--quick] [--only=a,b]\n`);
+    const known = a === '--quick' || a.startsWith('--only=') || a.startsWith('--pause-ms=');
+    const pause = !a.startsWith('--pause-ms=') || (Number.isInteger(PAUSE_MS) && PAUSE_MS >= 0 && PAUSE_MS <= 1000);
+    if (!known || !pause) {
+      const usage = 'usage: node bench/redis.mjs [--quick] [--only=a,b] [--pause-ms=0..1000]';
+      process.stderr.write(`redis.mjs: ${known ? 'bad value' : 'unknown argument'} ${a}\n${usage}\n`);
       process.exit(2);
     }
   }
@@ -251,7 +259,10 @@ async function main() {
     const perProcess = Math.ceil(DECISIONS_PER_ROW / processes);
     const procs = [];
     for (let index = 0; index < processes; index++) {
-      const options = { library, processes, hosts, index, port: server.port, decisions: perProcess, capMs: CAP_MS, warmup: WARMUP };
+      const options = {
+        library, processes, hosts, index, port: server.port, decisions: perProcess, capMs: CAP_MS, warmup: WARMUP,
+        pauseMs: PAUSE_MS,
+      };
       const cp = fork(SELF, ['--child', JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       children.add(cp);
       const messages = [];
@@ -453,7 +464,10 @@ async function main() {
     if (wanted('diag.ping')) {
       diag = await row('ping', 1, 1);
       diag.id = 'diag.ping.p1';
-      log(`${diag.id}: p50 ${diag.p50Us} µs, p99 ${diag.p99Us} µs, ${diag.perSec}/s`);
+      log(
+        `${diag.id}: p50 ${diag.p50Us} µs, p99 ${diag.p99Us} µs, ${diag.perSec}/s, CPU per round trip ` +
+          `${diag.clientCpuUsPerDecision} µs (client) + ${diag.serverCpuUsPerDecision} µs (server)`,
+      );
     }
     for (const library of ['hostpace', 'rlf']) {
       if (!wanted(`memory.${library}`)) continue;
@@ -517,8 +531,8 @@ async function main() {
   }
   console.log(lines.join('\n'));
   const totalSeconds = +((performance.now() - started) / 1000).toFixed(1);
-  if (ONLY) {
-    log(`--only: nothing written (${totalSeconds} s)`);
+  if (ONLY || PAUSE_MS > 0) {
+    log(`${ONLY ? '--only' : '--pause-ms'}: nothing written (${totalSeconds} s)`);
     return;
   }
   const out = {
