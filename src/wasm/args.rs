@@ -8,7 +8,7 @@
 //! type is a `TypeError` naming the argument; a value of the right type that is out of range is an `Error` naming
 //! it.
 
-use super::shapes::{CrawlerConfig, LimiterConfig};
+use super::shapes::{CrawlerConfig, LimiterConfig, Robots};
 use crate::error::{clip, Num, Quoted};
 use crate::policy::{Adaptive, GroupBy, Policy, Quota};
 use crate::PolicyPatch;
@@ -301,23 +301,27 @@ impl Fields {
         }))
     }
 
+    /// A value of a fixed set, named by a string: `parse` knows the names, `expected` lists them for messages.
+    fn named<T>(&self, name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>, JsValue> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        let Some(text) = value.as_string() else { return Err(type_error(&self.name(name), expected, &value)) };
+        parse(&text).map(Some).ok_or_else(|| self.invalid(name, Quoted(&clip(&text)), expected))
+    }
+
     /// The `groupBy` field: `"host"` or `"site"`.
     fn group_by(&self) -> Result<Option<GroupBy>, JsValue> {
-        const EXPECTED: &str = "\"host\" or \"site\"";
-        let Some(value) = self.get("groupBy") else { return Ok(None) };
-        match value.as_string() {
-            Some(name) if name == "host" => Ok(Some(GroupBy::Host)),
-            Some(name) if name == "site" => Ok(Some(GroupBy::Site)),
-            Some(name) => Err(self.invalid("groupBy", Quoted(&clip(&name)), EXPECTED)),
-            None => Err(type_error(&self.name("groupBy"), EXPECTED, &value)),
-        }
+        self.named("groupBy", "\"host\" or \"site\"", |name| match name {
+            "host" => Some(GroupBy::Host),
+            "site" => Some(GroupBy::Site),
+            _ => None,
+        })
     }
 
     /// The package's own settings (`CrawlerConfig`) of a config.
     fn crawler(&self) -> Result<CrawlerConfig, JsValue> {
         Ok(CrawlerConfig {
             user_agent: self.string("userAgent")?,
-            robots: self.string("robots")?,
+            robots: self.named("robots", "\"obey\" or \"ignore\"", Robots::named)?,
             robots_max_age_sec: self.number("robotsMaxAgeSec")?,
             robots_timeout_sec: self.number("robotsTimeoutSec")?,
             random_seed: self.number("randomSeed")?,

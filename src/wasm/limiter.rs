@@ -5,7 +5,7 @@ use super::args::{
 };
 use super::batch::Slots;
 use super::glue;
-use super::shapes::{Decision, Departure, HostStats, Observation, RobotsOutcome, RuleShape, Turn};
+use super::shapes::{Decision, Departure, HostStats, Observation, Robots, RobotsOutcome, RuleShape, Turn};
 use super::{
     answer, clock_ms, core_error, duration_ms, instant, instant_or, is_ms, is_user_agent, js_error, ms, ms_arg,
     refused, USER_AGENT_RULE,
@@ -226,12 +226,11 @@ pub(super) struct Crawler {
 }
 
 impl Crawler {
-    /// The crawler a config names: `userAgent` checked ([`is_user_agent`]), `robots`
-    /// `"obey"` (default) or `"ignore"`, the robots.txt times in range. Also how a snapshot's crawler is read
-    /// back, through the same checks.
+    /// The crawler a config names: `userAgent` checked ([`is_user_agent`]), `robots` (default `"obey"`), the
+    /// robots.txt times in range. Also how a snapshot's crawler is read back, through the same checks.
     fn new(
         user_agent: Option<&str>,
-        robots: Option<&str>,
+        robots: Option<Robots>,
         max_age_sec: Option<f64>,
         timeout_sec: Option<f64>,
     ) -> Result<Crawler, JsValue> {
@@ -240,11 +239,7 @@ impl Crawler {
             Some(ua) if is_user_agent(ua) => ua,
             Some(_) => return Err(js_error(format!("invalid config field userAgent: expected {USER_AGENT_RULE}"))),
         };
-        let obey_robots = match robots {
-            None | Some("obey") => true,
-            Some("ignore") => false,
-            Some(_) => return Err(js_error("invalid config field robots: expected \"obey\" or \"ignore\"")),
-        };
+        let obey_robots = robots != Some(Robots::Ignore);
         let secs = |value: Option<f64>, field: &str, default: u32, max: u32| match value {
             None => Ok(f64::from(default)),
             Some(v) if (1.0..=f64::from(max)).contains(&v) => Ok(v),
@@ -262,8 +257,7 @@ impl Crawler {
     /// The crawler of a config.
     pub(super) fn of(config: &super::shapes::LimiterConfig) -> Result<Crawler, JsValue> {
         let c = &config.crawler;
-        let mut crawler =
-            Crawler::new(c.user_agent.as_deref(), c.robots.as_deref(), c.robots_max_age_sec, c.robots_timeout_sec)?;
+        let mut crawler = Crawler::new(c.user_agent.as_deref(), c.robots, c.robots_max_age_sec, c.robots_timeout_sec)?;
         crawler.random_seed = match c.random_seed {
             None => None,
             Some(seed) => {
@@ -276,7 +270,7 @@ impl Crawler {
     /// Written into a snapshot, before the registry's state.
     fn write(&self, w: &mut Writer) {
         w.str(&self.user_agent);
-        w.str(if self.obey_robots { "obey" } else { "ignore" });
+        w.str(if self.obey_robots { Robots::Obey } else { Robots::Ignore }.name());
         // whole milliseconds in range, so read back through `new` they give the same times
         w.f64(self.timing.max_age.as_secs_f64());
         w.f64(self.timing.fetch_timeout.as_secs_f64());
@@ -286,6 +280,9 @@ impl Crawler {
     fn read(r: &mut Reader<'_>) -> Result<Crawler, JsValue> {
         let (user_agent, robots) = (r.str("user agent"), r.str("robots"));
         let (max_age, timeout) = (r.f64("robots max age"), r.f64("robots timeout"));
+        let Some(robots) = Robots::named(robots) else {
+            return Err(js_error("invalid config field robots: expected \"obey\" or \"ignore\""));
+        };
         Crawler::new(Some(user_agent), Some(robots), Some(max_age), Some(timeout))
     }
 }

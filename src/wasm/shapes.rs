@@ -1,8 +1,9 @@
 //! Every value that crosses between JS and the core, defined once, here, with names.
 //!
-//! Each shape is a Rust type with serde's camelCase names: `serde-wasm-bindgen` turns a JS value into it (or it
-//! into a JS object), and `tsify` writes its TypeScript declaration into the package's `.d.ts` from the same
-//! definition. Nothing crosses as a positional array; a field added here is added in JS and TypeScript at once.
+//! Each shape is a Rust type with serde's camelCase names: `serde-wasm-bindgen` turns an answer into a JS object,
+//! `args.rs` reads a config's fields by those names, and `tsify` writes its TypeScript declaration into the
+//! package's `.d.ts` from the same definition. Nothing crosses as a positional array; a field added here is added
+//! in JS and TypeScript at once.
 
 use crate::audit::Violation as CoreViolation;
 use crate::host::{Decision as CoreDecision, HostStats as CoreStats, Layer};
@@ -44,12 +45,9 @@ pub struct CrawlerConfig {
     /// platform lets it, and robots.txt groups are matched by its product token.
     #[tsify(optional)]
     pub user_agent: Option<String>,
-    /// Whether `fetch` and `schedule` obey robots.txt: `"obey"` (the default) fetches a host's `/robots.txt` first,
-    /// through the host's pacing, and refuses what it disallows; `"ignore"` paces by the host's limits only (a
-    /// `setRobots` Crawl-delay still applies). (A string checked by `Limiter`, not an enum: that spares the
-    /// package an enum's deserializer.)
-    #[tsify(optional, type = "\"obey\" | \"ignore\"")]
-    pub robots: Option<String>,
+    /// Whether `fetch` and `schedule` obey robots.txt: `"obey"` (the default) or `"ignore"`.
+    #[tsify(optional)]
+    pub robots: Option<Robots>,
     /// How long a fetched robots.txt is used before it is fetched again, in seconds (1 to 86400, the default).
     #[tsify(optional)]
     pub robots_max_age_sec: Option<f64>,
@@ -63,6 +61,31 @@ pub struct CrawlerConfig {
     /// the same waits on every run.
     #[tsify(optional)]
     pub random_seed: Option<f64>,
+}
+
+/// What `fetch` and `schedule` do with robots.txt (`CrawlerConfig.robots`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Tsify)]
+#[serde(rename_all = "lowercase")]
+pub enum Robots {
+    /// Fetch a host's `/robots.txt` first, through the host's pacing, and refuse what it disallows (the default).
+    Obey,
+    /// Pace by the host's limits only (a `setRobots` Crawl-delay still applies).
+    Ignore,
+}
+
+impl Robots {
+    /// Its name in a config (and in a snapshot).
+    pub fn name(self) -> &'static str {
+        match self {
+            Robots::Obey => "obey",
+            Robots::Ignore => "ignore",
+        }
+    }
+
+    /// The value named `name`.
+    pub fn named(name: &str) -> Option<Robots> {
+        [Robots::Obey, Robots::Ignore].into_iter().find(|robots| robots.name() == name)
+    }
 }
 
 /// What is known of a host's robots.txt for a URL (see `Limiter.robotsCheck`): it changes nothing.
