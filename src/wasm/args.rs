@@ -336,14 +336,7 @@ fn check_keys(value: &JsValue, known: &[&[&str]], what: &str, path: &str) -> Res
     for key in keys.iter() {
         let Some(key) = key.as_string() else { continue };
         if !known.iter().any(|names| names.contains(&key.as_str())) {
-            // the names listed one by one: `join` would bring a kilobyte of generic code into the module
-            let mut names = String::new();
-            for name in known.iter().flat_map(|names| names.iter()) {
-                if !names.is_empty() {
-                    names.push_str(", ");
-                }
-                names.push_str(name);
-            }
+            let names = known.concat().join(", ");
             let message = format!("unknown {what} field {path}{key} (expected one of {names})");
             return Err(js_sys::TypeError::new(&message).into());
         }
