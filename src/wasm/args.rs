@@ -6,7 +6,8 @@
 //! host. The per-call methods (`acquire`, `peek`, `intern`, `acquireId`, `depart`, the frontier's) take strings
 //! and numbers instead, for speed; the JS class holding the object checks those types first. A value of the wrong
 //! type is a `TypeError` naming the argument; a value of the right type that is out of range is an `Error` naming
-//! it.
+//! it. A config's field is read as its TypeScript type declares it: a number that is not whole where a whole one
+//! is declared, or a name not in its set (`groupBy`, `robots`), is a `TypeError` too.
 
 use super::shapes::{CrawlerConfig, LimiterConfig, Robots};
 use crate::error::{clip, Num, Quoted};
@@ -217,9 +218,13 @@ impl Fields {
     fn whole(&self, name: &str) -> Result<Option<u32>, JsValue> {
         let Some(v) = self.number(name)? else { return Ok(None) };
         if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
-            Ok(Some(v as u32))
-        } else {
-            Err(self.invalid(name, Num(v), &format!("a whole number from 0 to {}", u32::MAX)))
+            return Ok(Some(v as u32));
+        }
+        let expected = format!("a whole number from 0 to {}", u32::MAX);
+        // the number as given where `Num`'s rounding to 6 decimals could hide what is not whole in it
+        match v.is_finite() && v.abs() < 1e18 {
+            true => Err(self.invalid(name, v, &expected)),
+            false => Err(self.invalid(name, Num(v), &expected)),
         }
     }
 
@@ -232,7 +237,7 @@ impl Fields {
     /// A plain object of the `known` fields.
     fn object(&self, name: &str, known: &[&str]) -> Result<Option<Fields>, JsValue> {
         let Some(value) = self.get(name) else { return Ok(None) };
-        if !value.is_object() || value.is_function() || super::glue::is_array(&value) {
+        if !super::glue::is_copy(&value) {
             return Err(type_error(&self.name(name), "a plain object", &value));
         }
         let path = format!("{}{name}.", self.path);
@@ -337,7 +342,7 @@ fn check_keys(value: &JsValue, known: &[&[&str]], what: &str, path: &str) -> Res
         let Some(key) = key.as_string() else { continue };
         if !known.iter().any(|names| names.contains(&key.as_str())) {
             let names = known.concat().join(", ");
-            let message = format!("unknown {what} field {path}{key} (expected one of {names})");
+            let message = format!("unknown {what} field {path}{} (expected one of {names})", clip(&key));
             return Err(js_sys::TypeError::new(&message).into());
         }
     }

@@ -44,28 +44,44 @@ function said(e) {
   }
 }
 // A copy of a plain object's own enumerable properties, and of the plain objects among their values (`depth`
-// levels), made of data properties only; a TypeError when `value` is not a plain object or reading it throws.
+// levels), made of data properties of objects without a prototype (so that `__proto__` is a key like any other,
+// and nothing is inherited); a TypeError when `value` is not a plain object or reading it throws. An object value
+// that is not copied (an array, an object that is not plain, one past `depth`) is kept only as its kind: an array
+// as a fresh empty one, any other object as `NOT_COPIED`. So nothing in the copy is the caller's.
 function plain(value) {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
+const NOT_COPIED = Object.freeze({});
 export function plain_copy(value, depth) {
   try {
     if (value === null || typeof value !== 'object' || Array.isArray(value) || !plain(value)) {
       return new TypeError('expected a plain object');
     }
-    const out = {};
+    const out = Object.create(null);
     for (const key of Object.keys(value)) {
       let v = value[key];
-      if (depth > 1 && v !== null && typeof v === 'object') {
-        v = plain_copy(v, depth - 1);
-        if (v instanceof Error) return new TypeError(`field ${key}: ${v.message}`);
+      if (v !== null && typeof v === 'object') {
+        if (Array.isArray(v)) v = [];
+        else if (depth <= 1 || !plain(v)) v = NOT_COPIED;
+        else {
+          v = plain_copy(v, depth - 1);
+          if (v instanceof Error) return new TypeError(`field ${key}: ${v.message}`);
+        }
       }
       out[key] = v;
     }
     return out;
   } catch (e) {
     return new TypeError(`reading it threw: ${said(e)}`);
+  }
+}
+// Whether `value` is an object `plain_copy` copied (not one it kept only the kind of).
+export function is_copy(value) {
+  try {
+    return value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === null;
+  } catch (_) {
+    return false;
   }
 }
 // Typed arrays, read through the intrinsics (a subclass's own `length`, `set`, `slice` or `sort` is never called).
@@ -197,6 +213,8 @@ extern "C" {
     pub fn url_text(value: &JsValue) -> Option<String>;
     /// A plain copy of a plain object (and of plain objects in it, `depth` levels), or a `TypeError`.
     pub fn plain_copy(value: &JsValue, depth: u32) -> JsValue;
+    /// Whether `value` is an object `plain_copy` copied (an array or another object it did not copy is not).
+    pub fn is_copy(value: &JsValue) -> bool;
     /// A fresh `Float64Array` of an array of numbers or of a typed array of the kind named (`"u32"`: a
     /// `Uint32Array`, else a `Float64Array`; `"sorted"`: a `Float64Array`, and the copy sorted ascending); the
     /// index of the first non-number; or `undefined`.
