@@ -207,10 +207,27 @@ describe('bad input', () => {
       [{ siteLimits: [] }, TypeError, `invalid config field siteLimits: ${plainObject}, got an array`],
       [{ siteLimits: new Map() }, TypeError, `invalid config field siteLimits: ${plainObject}, got an object`],
       [{ ratePerSec: new Number(2) }, TypeError, 'invalid config field ratePerSec: expected a number, got an object'],
-      [{ siteLimits: { quota: { limit: 5, windowSec: [1] } } }, TypeError, /quota\.windowSec: expected a number, got an array$/],
-      [{ siteLimits: { quota: { limit: 5, windowSec: {} } } }, TypeError, /quota\.windowSec: expected a number, got an object$/],
-      [JSON.parse('{"__proto__": {"ratePerSec": 1000}}'), TypeError, /^unknown config field __proto__ \(expected one of /],
-      [{ maxConcurrency: 1e-7 }, TypeError, 'invalid config field maxConcurrency: 0.0000001 (expected a whole number from 0 to 4294967295)'],
+      [
+        { siteLimits: { quota: { limit: 5, windowSec: [1] } } },
+        TypeError,
+        /quota\.windowSec: expected a number, got an array$/,
+      ],
+      [
+        { siteLimits: { quota: { limit: 5, windowSec: {} } } },
+        TypeError,
+        /quota\.windowSec: expected a number, got an object$/,
+      ],
+      // a key __proto__ is a key like another, not the prototype of what the module reads
+      [
+        JSON.parse('{"__proto__": {"ratePerSec": 1000}}'),
+        TypeError,
+        /^unknown config field __proto__ \(expected one of /,
+      ],
+      [
+        { maxConcurrency: 1e-7 },
+        TypeError,
+        'invalid config field maxConcurrency: 0.0000001 (expected a whole number from 0 to 4294967295)',
+      ],
       [{ robots: 'maybe' }, TypeError, 'invalid config field robots: "maybe" (expected "obey" or "ignore")'],
       [
         { siteLimits: { ratePerSec: '2' } },
@@ -241,8 +258,16 @@ describe('bad input', () => {
         TypeError,
         'invalid config field siteLimits.maxConcurrency: 4294967296 (expected a whole number from 0 to 4294967295)',
       ],
-      [{ siteLimits: { quota: { limit: 5, windowSec: null } } }, TypeError, 'missing config field siteLimits.quota.windowSec'],
-      [{ siteLimits: { quota: { windowSec: '1', limit: 5 } } }, TypeError, /siteLimits\.quota\.windowSec: expected a number, got a string$/],
+      [
+        { siteLimits: { quota: { limit: 5, windowSec: null } } },
+        TypeError,
+        'missing config field siteLimits.quota.windowSec',
+      ],
+      [
+        { siteLimits: { quota: { windowSec: '1', limit: 5 } } },
+        TypeError,
+        /siteLimits\.quota\.windowSec: expected a number, got a string$/,
+      ],
     ];
     for (const [config, type, message] of cases) {
       const matches = (e) =>
