@@ -337,6 +337,11 @@ impl Registry {
         }
     }
 
+    /// The entry of `host`'s site ([`Registry::site`]), when the site is tracked.
+    fn site_slot(&self, host: &HostKey) -> Option<Slot> {
+        self.site(host).and_then(|site| self.hosts.find(&site))
+    }
+
     /// [`Registry::acquire_at`] for a host of `site`: the departure goes no earlier than the site allows, and both
     /// are charged for it (a site's own wait is [`Layer::Site`] in the host's decision). The site is charged at its
     /// own first free instant, even when the host's limits (its pace, Crawl-delay, cooldown, queue) make the
@@ -410,7 +415,7 @@ impl Registry {
         let at = self.clamp_at(slot, now);
         self.hosts.get_mut(slot).leave(departs, at);
         let host = self.hosts.key(slot);
-        let (site, owner) = (self.site(host).and_then(|site| self.hosts.find(&site)), owner_of(host.as_str()));
+        let (site, owner) = (self.site_slot(host), owner_of(host.as_str()));
         if let Some(s) = site {
             let site_now = self.clamp_at(s, now);
             if let Some(permits) = self.hosts.get_mut(s).permits.as_mut() {
@@ -436,7 +441,7 @@ impl Registry {
     pub fn peek_at(&self, host: &HostKey, slot: Slot, now: Instant) -> (Decision, Slot) {
         let (mut decision, at) = self.peek_host(host, slot, now);
         // a host of a site goes no earlier than its site allows (a host never decided is looked up in the list)
-        let site = self.site(host).and_then(|site| self.hosts.find(&site));
+        let site = self.site_slot(host);
         if let Some(s) = site {
             let (departs, layer) = self.hosts.get(s).site_turn(now.max(self.hosts.seen(s)));
             if departs > decision.departs {
@@ -481,7 +486,7 @@ impl Registry {
         if let Some(refusal) = self.blocked(host) {
             return Err(refusal);
         }
-        let site = self.site(host).and_then(|site| self.hosts.find(&site));
+        let site = self.site_slot(host);
         // the site's spacing after the last departure to any of its hosts, as the host's own (see
         // `HostState::depart`): a departure due now waits for it, the host's permit (and the site's, below) held
         let site_wait = site.map(|s| {
@@ -537,7 +542,7 @@ impl Registry {
         if let Some((state, now)) = self.tracked_mut(host, now) {
             state.sent(at.min(now));
         }
-        if let Some(s) = self.site(host).and_then(|site| self.hosts.find(&site)) {
+        if let Some(s) = self.site_slot(host) {
             let now = self.clamp_at(s, now);
             self.hosts.get_mut(s).sent(at.min(now));
         }
@@ -548,7 +553,7 @@ impl Registry {
         let at = self.hosts.find(host);
         let own = at.is_some_and(|at| self.hosts.get_mut(at).release(permit_id));
         // the site's permit that rode with it goes by the same id (one of this host's, never another's)
-        let site = self.site(host).and_then(|site| self.hosts.find(&site));
+        let site = self.site_slot(host);
         let owner = owner_of(host.as_str());
         let sites = site
             .is_some_and(|s| self.hosts.get_mut(s).permits.as_mut().is_some_and(|p| p.release_for(permit_id, owner)));
