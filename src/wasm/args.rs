@@ -208,10 +208,15 @@ impl Fields {
         js_sys::TypeError::new(&format!("invalid {}: {value} (expected {expected})", self.name(name))).into()
     }
 
+    /// The field's value as `read` takes it (`expected`, for messages: `a number`).
+    fn typed<T>(&self, name: &str, expected: &str, read: impl Fn(&JsValue) -> Option<T>) -> Result<Option<T>, JsValue> {
+        let Some(value) = self.get(name) else { return Ok(None) };
+        read(&value).map(Some).ok_or_else(|| type_error(&self.name(name), expected, &value))
+    }
+
     /// A number.
     fn number(&self, name: &str) -> Result<Option<f64>, JsValue> {
-        let Some(value) = self.get(name) else { return Ok(None) };
-        value.as_f64().map(Some).ok_or_else(|| type_error(&self.name(name), "a number", &value))
+        self.typed(name, "a number", JsValue::as_f64)
     }
 
     /// A whole number from 0 to 2^32 - 1.
@@ -230,8 +235,7 @@ impl Fields {
 
     /// A string.
     fn string(&self, name: &str) -> Result<Option<String>, JsValue> {
-        let Some(value) = self.get(name) else { return Ok(None) };
-        value.as_string().map(Some).ok_or_else(|| type_error(&self.name(name), "a string", &value))
+        self.typed(name, "a string", JsValue::as_string)
     }
 
     /// A plain object of the `known` fields.
@@ -308,8 +312,7 @@ impl Fields {
 
     /// A value of a fixed set, named by a string: `parse` knows the names, `expected` lists them for messages.
     fn named<T>(&self, name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>, JsValue> {
-        let Some(value) = self.get(name) else { return Ok(None) };
-        let Some(text) = value.as_string() else { return Err(type_error(&self.name(name), expected, &value)) };
+        let Some(text) = self.typed(name, expected, JsValue::as_string)? else { return Ok(None) };
         parse(&text).map(Some).ok_or_else(|| self.invalid(name, Quoted(&clip(&text)), expected))
     }
 
