@@ -4,7 +4,7 @@
 #
 # Size (budget: 128 KB gzipped, tests/js/size.test.mjs): built by stable Rust in the `wasm-release` profile
 # (the release profile's LTO and one codegen unit, with `panic = "abort"` and `opt-level = "z"`: at "s" the module
-# is about 129.8 KB gzipped, past the budget; "z" makes it about 121.3 KB, and batched decisions slower, as
+# is about 129.7 KB gzipped, past the budget; "z" makes it about 121.1 KB, and batched decisions slower, as
 # docs/TOOLCHAIN.md says), then `wasm-opt -Os --converge --low-memory-unused` (Rust's linker keeps the first MiB
 # for the stack, so the low 1 KiB is never used), with functions called from one place inlined only up to 30 bytes
 # (inlined whatever their size, the module is about 3.9 KB larger gzipped: one large function compresses worse
