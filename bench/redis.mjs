@@ -2,7 +2,7 @@
 // A fleet on one Redis: SharedLimiter (hostpace/redis) beside rate-limiter-flexible's RateLimiterRedis, on a real
 // redis-server on 127.0.0.1 that this script starts (tests/support/redis.mjs) and stops by its PID at the end.
 //
-//   node bench/redis.mjs                 # every row (1.5 to 3 min on a 2-core machine), bench/results/redis.json
+//   node bench/redis.mjs                 # every row (2 to 3 min on a 2-core machine), bench/results/redis.json
 //   node bench/redis.mjs --quick         # a tenth of the decisions (a smoke check; the JSON says "quick": true)
 //   node bench/redis.mjs --only=p1.1host,memory   # some rows (ids containing a part): prints them, writes no JSON
 //   node bench/redis.mjs --only=p1.10khosts --pause-ms=1   # each process pauses 1 ms after each decision (the
@@ -17,6 +17,10 @@
 // hostpace's store is wrapped to count its calls (`timeMs`, `get`, `compareAndSet`, `set`) per decision and the
 // compare-and-sets lost to another process. Each row is bounded: a fixed number of decisions per process and a
 // time cap on the timed loop; the store is emptied (FLUSHALL) before each row.
+//
+// Diagnostic rows: one PING round trip (one process), and hostpace's store calls alone (`diag.store`: the
+// compare-and-set of a record-sized value, again on the value found when it is lost, nothing decided) with 1, 4 and
+// 16 processes on 10,000 hosts.
 //
 // Memory rows: one process makes one decision on each of 10,000 hosts with a policy whose record stays (a quota of
 // 1000 per hour), then reads `MEMORY USAGE` of sampled keys and the `INFO memory` used_memory growth per host.
@@ -36,6 +40,8 @@ const RLF_CONFIG = { points: RATE, duration: 1 };
 const MEMORY_HP_CONFIG = { ratePerSec: RATE, burstCapacity: BURST, robots: 'ignore', quota: { limit: 1000, windowSec: 3600 } };
 const MEMORY_RLF_CONFIG = { points: 1000, duration: 3600 };
 const SEED = 0x5eed;
+/** How long the store diagnostic's values live: about a record's life under HP_CONFIG (0.5 to 1 s). */
+const STORE_TTL_MS = 750;
 const PAGES = 8;
 const CLIENT_OPTIONS = {
   host: '127.0.0.1',
@@ -111,6 +117,30 @@ async function child(o) {
       );
     for (let i = 0; i < o.warmup; i++) await decide(0, 0).catch(() => {});
     await client.del(`rlf:host0.example`);
+  } else if (o.library === 'store') {
+    // hostpace's store calls alone, without a decision: hostpace.js's redisStore compare-and-set of a record-sized
+    // value on the row's hosts, expecting what this process last wrote (until it expires) or found (none at first), again on the
+    // value found when another process wrote first, as SharedLimiter does; the value lives STORE_TTL_MS
+    const { redisStore } = await import('../pkg/redis.js');
+    const store = redisStore(client, { prefix: 'st:' });
+    const keys = Array.from({ length: o.hosts }, (_, h) => `host:host${h}.example`);
+    const last = new Map();
+    let written = 0;
+    const value = () => `hpr 8 ${String(++written).padStart(19, '0')} 13:host0.example 500000001 1 ~4 1 ~28`;
+    decide = async (k, h) => {
+      for (;;) {
+        counts.compareAndSet++;
+        const next = value();
+        const known = last.get(h);
+        const expected = known !== undefined && performance.now() < known.until ? known.value : null;
+        const sent = performance.now();
+        const answer = await store.compareAndSet(keys[h], expected, next, STORE_TTL_MS);
+        if (answer.ok) return last.set(h, { value: next, until: sent + STORE_TTL_MS });
+        counts.casLost++;
+        last.set(h, { value: answer.current, until: Infinity });
+      }
+    };
+    for (let i = 0; i < o.warmup; i++) await store.compareAndSet(`warm${o.index}`, null, value(), 1);
   } else {
     // the floor: one PING round trip on the same client
     decide = async () => (await client.ping()) === 'PONG';
@@ -185,6 +215,7 @@ async function child(o) {
     latUs: Array.from(latUs.subarray(0, n), (x) => Math.round(x * 10) / 10),
     ...(o.library === 'hostpace' ? { callsOf: Array.from(callsOf.subarray(0, n)) } : {}),
     ...(o.library === 'hostpace' ? { counts, callsHist, byKind, local, warnings } : {}),
+    ...(o.library === 'store' ? { counts } : {}),
   }, resolve));
   client.disconnect();
   process.off('disconnect', orphaned);
@@ -210,8 +241,8 @@ async function main() {
     }
   }
   const SCALE = QUICK ? 0.1 : 1;
-  const DECISIONS_PER_ROW = Math.round(24_000 * SCALE); // shared out among the row's processes
-  const CAP_MS = QUICK ? 3_000 : 10_000; // the timed loop of each process stops there
+  const DECISIONS_PER_ROW = Math.round(96_000 * SCALE); // shared out among the row's processes
+  const CAP_MS = QUICK ? 3_000 : 20_000; // the timed loop of each process stops there
   const WARMUP = QUICK ? 300 : 500; // decisions per process before the timed loop (untimed)
   const ROW_BOUND_MS = CAP_MS + 60_000; // a row whose processes have not reported by then is killed
   const HOSTS_MANY = 10_000;
@@ -250,7 +281,7 @@ async function main() {
   const children = new Set();
   const results = [];
   const memory = [];
-  let diag = null;
+  const diags = [];
 
   // one row: `processes` children of `library` on `hosts` hosts
   async function row(library, processes, hosts) {
@@ -341,6 +372,11 @@ async function main() {
       serverScriptsPerDecision: +(scripts / decisions).toFixed(3),
       serverCommands: commands,
     };
+    if (library === 'store') {
+      const cas = reports.reduce((s, r) => s + r.counts.compareAndSet, 0);
+      const lost = reports.reduce((s, r) => s + r.counts.casLost, 0);
+      Object.assign(out, { storeCallsPerDecision: +(cas / decisions).toFixed(3), casLost: lost });
+    }
     if (library === 'hostpace') {
       const sum = (f) => reports.reduce((s, r) => s + f(r), 0);
       const storeCalls = {};
@@ -439,6 +475,18 @@ async function main() {
   const wanted = (id) => !ONLY || ONLY.some((part) => id.includes(part));
   let failed;
   try {
+    // a diagnostic row, reported apart from the pairs
+    const diagnostic = async (id, library, processes, hosts) => {
+      if (!wanted(id)) return;
+      const d = await row(library, processes, hosts);
+      d.id = id;
+      diags.push(d);
+      log(
+        `${d.id}: p50 ${d.p50Us} µs, p99 ${d.p99Us} µs, ${d.perSec}/s, CPU per decision ` +
+          `${d.clientCpuUsPerDecision} µs (client) + ${d.serverCpuUsPerDecision} µs (server)` +
+          (d.storeCallsPerDecision !== undefined ? `, ${d.storeCallsPerDecision} store calls/decision` : ''),
+      );
+    };
     // each pair of rows (hostpace, then rate-limiter-flexible, in alternating order) runs back to back, so that
     // their ratio is taken seconds apart on a machine whose speed drifts
     let flip = false;
@@ -446,7 +494,13 @@ async function main() {
       for (const processes of PROCESSES) {
         const order = flip ? ['rlf', 'hostpace'] : ['hostpace', 'rlf'];
         flip = !flip;
+        // on 10,000 hosts, the store's part alone right after the pair (see `diagnostic`)
+        if (hosts === HOSTS_MANY) order.push('store');
         for (const library of order) {
+          if (library === 'store') {
+            await diagnostic(`diag.store.p${processes}.10khosts`, 'store', processes, hosts);
+            continue;
+          }
           const id = `${library}.p${processes}.${hosts === 1 ? '1host' : `${hosts / 1000}khosts`}`;
           if (!wanted(id)) continue;
           const r = await row(library, processes, hosts);
@@ -461,14 +515,7 @@ async function main() {
         }
       }
     }
-    if (wanted('diag.ping')) {
-      diag = await row('ping', 1, 1);
-      diag.id = 'diag.ping.p1';
-      log(
-        `${diag.id}: p50 ${diag.p50Us} µs, p99 ${diag.p99Us} µs, ${diag.perSec}/s, CPU per round trip ` +
-          `${diag.clientCpuUsPerDecision} µs (client) + ${diag.serverCpuUsPerDecision} µs (server)`,
-      );
-    }
+    await diagnostic('diag.ping.p1', 'ping', 1, 1);
     for (const library of ['hostpace', 'rlf']) {
       if (!wanted(`memory.${library}`)) continue;
       const m = await memoryRow(library);
@@ -513,7 +560,7 @@ async function main() {
     '| row | processes | hosts | decisions | decisions/s | p50 µs | p99 µs | store calls / decision | CAS lost | go now |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const r of [...results, ...(diag ? [diag] : [])]) {
+  for (const r of [...results, ...diags]) {
     lines.push(
       `| ${r.id} | ${r.processes} | ${r.hosts} | ${r.decisions} | ${r.perSec} | ${r.p50Us} | ${r.p99Us} | ` +
         `${r.storeCallsPerDecision ?? '–'} | ${r.casLost ?? '–'} | ${(r.goNowShare * 100).toFixed(1)} % |`,
@@ -553,7 +600,7 @@ async function main() {
     },
     goals: { storeCallsPerUncontendedDecision: 1, p50RatioToRlf: 1.5, bytesPerHost: 300 },
     results,
-    diagnostics: diag ? [diag] : [],
+    diagnostics: diags,
     ratios,
     memory,
     totalSeconds,

@@ -1002,6 +1002,31 @@ if (!redisBench) {
       (rlfScripts.length ? ` \`RateLimiterRedis\` runs ${fmt2(Math.max(...rlfScripts))} script per decision (the server\'s count).` : '') +
       (ping ? ` For scale, one \`PING\` round trip on the same client, one process: p50 ${us(ping.p50Us)} µs, p99 ${us(ping.p99Us)} µs.` : ''),
   );
+  const stores = (r.diagnostics ?? []).filter((d) => d.library === 'store');
+  if (stores.length) {
+    p(
+      '',
+      'The store\'s part alone (`diag.store` rows): each decision is only hostpace\'s compare-and-set through',
+      '`redisStore`, of a record-sized value (63 B) that lives 750 ms, expecting what the process last wrote (until it',
+      'expires) or found, and again on the value found when another process wrote first, as `SharedLimiter` does;',
+      'nothing is decided. It is what any decision made as the algorithm in the client and one compare-and-set per',
+      'key costs on this workload, before the decision itself. On 2 cores, the rows of 4 and 16 processes are',
+      'CPU-bound: a decision\'s p50 grows with the CPU all processes and the server spend per decision.',
+      '',
+      '| processes | hosts | `RateLimiterRedis` p50 µs | store alone p50 µs | store alone ÷ rlf | its store calls / decision | hostpace p50 µs | hostpace ÷ rlf | hostpace store calls / decision | CPU / decision µs: rlf · store alone · hostpace |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    );
+    for (const d of stores) {
+      const rlf = redisRow('rlf', d.processes, d.hosts);
+      const hp = redisRow('hostpace', d.processes, d.hosts);
+      const cpu = (x) => (x ? fmtInt(x.clientCpuUsPerDecision + x.serverCpuUsPerDecision) : '–');
+      const ratio = (x) => (x && rlf ? `${fmt2(x.p50Us / rlf.p50Us)}×` : '–');
+      p(
+        `| ${d.processes} | ${fmtInt(d.hosts)} | ${us(rlf?.p50Us)} | ${us(d.p50Us)} | ${ratio(d)} | ${fmt2(d.storeCallsPerDecision)} | ` +
+          `${us(hp?.p50Us)} | ${ratio(hp)} | ${fmt2(hp?.storeCallsPerDecision)} | ${cpu(rlf)} · ${cpu(d)} · ${cpu(hp)} |`,
+      );
+    }
+  }
   const memory = Array.isArray(r.memory) ? r.memory : [];
   p(
     '',
