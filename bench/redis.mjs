@@ -118,9 +118,9 @@ async function child(o) {
     for (let i = 0; i < o.warmup; i++) await decide(0, 0).catch(() => {});
     await client.del(`rlf:host0.example`);
   } else if (o.library === 'store') {
-    // hostpace's store calls alone, without a decision: hostpace.js's redisStore compare-and-set of a record-sized
-    // value on the row's hosts, expecting what this process last wrote (until it expires) or found (none at first), again on the
-    // value found when another process wrote first, as SharedLimiter does; the value lives STORE_TTL_MS
+    // hostpace's store calls alone, without a decision: redisStore's compare-and-set of a record-sized value on the
+    // row's hosts, expecting what this process last wrote (until it expires) or found (none at first), again on
+    // the value found when another process wrote first, as SharedLimiter does; the value lives STORE_TTL_MS
     const { redisStore } = await import('../pkg/redis.js');
     const store = redisStore(client, { prefix: 'st:' });
     const keys = Array.from({ length: o.hosts }, (_, h) => `host:host${h}.example`);
