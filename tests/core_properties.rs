@@ -194,7 +194,7 @@ proptest! {
         let record = writer.host_record(&key, &file, now);
         let mut reader = Registry::new(policy.clone()).unwrap();
         let mut robots = file.clone();
-        prop_assert!(reader.adopt_host(&key, record.as_ref().map(|r| r.text.as_str()), &mut robots, None).unwrap());
+        prop_assert!(reader.adopt_host(&key, record.as_ref().map(|r| r.text.as_str()), &mut robots, None, now).unwrap());
         writer.set_random(hostpace::Random::new(1));
         reader.set_random(hostpace::Random::new(1));
         let mut now2 = now;
@@ -220,7 +220,7 @@ proptest! {
         let damaged = String::from_utf8_lossy(&bytes).into_owned();
         let before_state = reader.host(&key).cloned().map(|s| format!("{s:?}"));
         let mut robots = file.clone();
-        if reader.adopt_host(&key, Some(&damaged), &mut robots, None).is_err() {
+        if reader.adopt_host(&key, Some(&damaged), &mut robots, None, now2).is_err() {
             prop_assert_eq!(reader.host(&key).cloned().map(|s| format!("{s:?}")), before_state);
         }
     }

@@ -275,7 +275,8 @@ fn bad_site_limits_are_errors_naming_the_field() {
     // a fleet sharing a store does not group by site yet: said, not ignored
     let mut r = grouped(1.0, PolicyPatch::default());
     let mut robots = hostpace::robots::RobotsFile::new(hostpace::robots::RobotsTiming::default());
-    let err = r.adopt_host(&key("https://www.example.com/"), None, &mut robots, None).unwrap_err();
+    let now = hostpace::Instant::from_millis(1_700_000_000_000);
+    let err = r.adopt_host(&key("https://www.example.com/"), None, &mut robots, None, now).unwrap_err();
     assert!(err.to_string().contains("groupBy 'site'"), "{err}");
 }
 

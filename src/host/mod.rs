@@ -440,6 +440,15 @@ impl HostState {
         limits.interval_ns.max(u64::from(self.crawl_delay_ms) * 1_000_000)
     }
 
+    /// Number the concurrency permits taken from now on from `first` (≥ 1) up (see [`Registry::adopt_host`]).
+    ///
+    /// [`Registry::adopt_host`]: crate::Registry::adopt_host
+    pub(crate) fn number_permits_from(&mut self, first: u64) {
+        if let Some(permits) = self.permits.as_mut() {
+            permits.number_from(first);
+        }
+    }
+
     /// Give a concurrency permit back. Returns false if it was unknown (already released, or reclaimed).
     pub fn release(&mut self, permit_id: u64) -> bool {
         self.permits.as_mut().is_some_and(|p| p.release(permit_id))

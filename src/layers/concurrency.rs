@@ -77,6 +77,11 @@ impl Concurrency {
         Concurrency { max: max.max(1), lease_ns: lease_ns.max(1), next_id: 1, held: Vec::new() }
     }
 
+    /// Number the permits taken from now on from `first` (≥ 1) up.
+    pub(crate) fn number_from(&mut self, first: u64) {
+        self.next_id = first.max(1);
+    }
+
     /// How long past its reserved instant a departure not yet confirmed keeps its permit: [`RESERVATION_GRACE`],
     /// never longer than the lease.
     fn grace_ns(&self) -> u64 {

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::host::{Form, HostState};
 use crate::host_key::HostKey;
 use crate::robots::{RobotsCopy, RobotsFile, RobotsRecord};
-use crate::time::Instant;
+use crate::time::{Instant, MAX_CLOCK_GAP};
 use std::time::Duration;
 
 /// The version of a host's record. It follows the snapshot format's ([`SNAPSHOT_VERSION`]: one ahead, as a record
@@ -122,17 +122,20 @@ impl Registry {
         record: Option<&str>,
         robots: &mut RobotsFile,
         rules: Option<Option<&str>>,
+        now: Instant,
     ) -> Result<bool, Error> {
         if self.policy().group_by == crate::GroupBy::Site {
             return Err(Error::Unsupported { what: "groupBy 'site' in a store shared by several processes" });
         }
         let (state, seen, record, under_way) = match record {
-            Some(text) => self.read_record(host, text)?,
+            Some(text) => self.read_record(host, text, now)?,
             None => {
-                // fetches of robots.txt are numbered from a random start: a process whose record expired while
-                // another's fetch was under way never hands out that fetch's number again (its late report would
-                // be taken for the new fetch's)
+                // fetches of robots.txt and concurrency permits are numbered from a random start: a process whose
+                // record expired while another's fetch was under way, or another's permit outlived its lease,
+                // never hands out that number again (its late report, or release, would be taken for the new one)
                 let next_fetch = self.random.next_u64() as u32;
+                let mut state = HostState::new(&self.limits_of(host));
+                state.number_permits_from(u64::from(self.random.next_u64() as u32) + 1);
                 let none = RobotsRecord {
                     copy: RobotsCopy::None,
                     fetched: None,
@@ -141,7 +144,7 @@ impl Registry {
                     due: Instant::ZERO,
                     next_fetch,
                 };
-                (HostState::new(&self.limits_of(host)), self.floor, none, None)
+                (state, self.floor, none, None)
             }
         };
         let rules = match rules {
@@ -172,6 +175,7 @@ impl Registry {
         &self,
         host: &HostKey,
         text: &str,
+        now: Instant,
     ) -> Result<(HostState, Instant, RobotsRecord, Option<(u32, Instant)>), Error> {
         let other_version = |version| {
             let reads = format!("this build reads {} and {RECORD_VERSION}", RECORD_VERSION - 1);
@@ -195,6 +199,12 @@ impl Registry {
         }
         let format = (version as u32).saturating_sub(1).min(SNAPSHOT_VERSION);
         let seen = Instant::from_nanos(r.u64("host clock"));
+        if !r.failed() && seen.saturating_duration_since(now) > MAX_CLOCK_GAP {
+            // the host's clock is the latest instant a decision about it saw: one far ahead of every clock of the
+            // fleet would hold each decision on the host to it, and no wait would ever end
+            let ahead = seen.saturating_duration_since(now).as_secs();
+            return Err(unreadable(format!("its clock is {ahead} s ahead of this process's (more than a day)")));
+        }
         r.set_base(seen);
         let key = r.str("host");
         if !r.failed() && key != host.as_str() {
@@ -288,14 +298,14 @@ mod tests {
         // fresh again once its departure's spacing (200 ms) and the margin after it have passed
         assert!(record.keep_until > ms(200) && record.keep_until < ms(1000), "{:?}", record.keep_until);
         let mut robots = RobotsFile::new(RobotsTiming::default());
-        assert!(b.adopt_host(&h, Some(&record.text), &mut robots, None).unwrap());
+        assert!(b.adopt_host(&h, Some(&record.text), &mut robots, None, ms(0)).unwrap());
         let d = b.acquire(&h, ms(10)).unwrap();
         assert_eq!((d.departs, d.layer), (ms(200), Layer::Burst));
         // and back: the first registry now owes the second's reservation too
-        a.adopt_host(&h, Some(&b.host_record(&h, &file, ms(10)).unwrap().text), &mut robots, None).unwrap();
+        a.adopt_host(&h, Some(&b.host_record(&h, &file, ms(10)).unwrap().text), &mut robots, None, ms(0)).unwrap();
         assert_eq!(a.acquire(&h, ms(10)).unwrap().departs, ms(400));
         // nothing remembered: as a host never seen
-        a.adopt_host(&h, None, &mut robots, None).unwrap();
+        a.adopt_host(&h, None, &mut robots, None, ms(0)).unwrap();
         assert!(a.acquire(&h, ms(20)).unwrap().wait.is_zero());
     }
 
@@ -322,10 +332,44 @@ mod tests {
             (&format!("{text} 1"), "after the last"),
         ] {
             let mut robots = RobotsFile::new(RobotsTiming::default());
-            let err = r.adopt_host(&h, Some(bad), &mut robots, None).unwrap_err().to_string();
+            let err = r.adopt_host(&h, Some(bad), &mut robots, None, ms(0)).unwrap_err().to_string();
             assert!(err.contains(says), "{bad:?}: {err}");
         }
         assert_eq!(r.acquire(&h, ms(1)).unwrap().departs, ms(200), "the host's debt is kept");
+    }
+
+    #[test]
+    fn a_record_whose_clock_is_more_than_a_day_ahead_cannot_be_read() {
+        // its instants hold every decision about the host to its clock: no wait would end in a lifetime
+        let h = key("example.com");
+        let day = 24 * 3600 * 1000;
+        let mut ahead = Registry::new(policy()).unwrap();
+        ahead.acquire(&h, ms(day + 1000)).unwrap();
+        let text = ahead.host_record(&h, &RobotsFile::new(RobotsTiming::default()), ms(day + 1000)).unwrap().text;
+        let (mut r, _) = one_departure(policy(), &h);
+        let mut robots = RobotsFile::new(RobotsTiming::default());
+        let err = r.adopt_host(&h, Some(&text), &mut robots, None, ms(0)).unwrap_err().to_string();
+        assert!(err.contains("its clock is 86401 s ahead"), "{err}");
+        assert_eq!(r.acquire(&h, ms(1)).unwrap().departs, ms(200), "nothing changed");
+        // within a day of this clock, it is read
+        assert!(r.adopt_host(&h, Some(&text), &mut robots, None, ms(2000)).unwrap());
+    }
+
+    #[test]
+    fn a_host_adopted_with_no_record_numbers_its_permits_from_a_random_start() {
+        // a process whose permit outlived the host's record releases it late: that number is not another's now
+        let h = key("example.com");
+        let policy = Policy { max_concurrency: 1, ..policy() };
+        let robots = RobotsFile::new(RobotsTiming::default());
+        let permit = |seed| {
+            let mut r = Registry::new(policy.clone()).unwrap();
+            r.set_random(crate::Random::new(seed));
+            r.adopt_host(&h, None, &mut robots.clone(), None, ms(0)).unwrap();
+            r.acquire(&h, ms(0)).unwrap().permit.unwrap().id
+        };
+        let (a, b) = (permit(1), permit(2));
+        assert!(a != b && a > 1 && b > 1, "{a} {b}");
+        assert!(a <= 1 << 32 && b <= 1 << 32, "exact as a JS number: {a} {b}");
     }
 
     #[test]
@@ -341,7 +385,7 @@ mod tests {
         assert!(text.len() <= 120, "{} bytes: {text}", text.len());
         let mut other = Registry::new(policy).unwrap();
         let mut robots = RobotsFile::new(RobotsTiming::default());
-        assert!(other.adopt_host(&h, Some(&text), &mut robots, None).unwrap());
+        assert!(other.adopt_host(&h, Some(&text), &mut robots, None, ms(0)).unwrap());
         assert_eq!(other.host(&h), r.host(&h));
         assert_eq!(other.host_record(&h, &file, ms(0)).unwrap().text, text);
     }
@@ -352,11 +396,11 @@ mod tests {
         let mut r = Registry::new(policy()).unwrap();
         let mut robots = RobotsFile::new(RobotsTiming::default());
         let earlier = "hostpace-snapshot-1 4 1700000000000000000 11:example.com 200000000 0 1 ~40";
-        let err = r.adopt_host(&h, Some(earlier), &mut robots, None).unwrap_err().to_string();
+        let err = r.adopt_host(&h, Some(earlier), &mut robots, None, ms(0)).unwrap_err().to_string();
         let reads = format!("this build reads {} and {RECORD_VERSION}", RECORD_VERSION - 1);
         assert!(err.contains(&format!("a host record of version 4 ({reads})")), "{err}");
         for bad in ["hpr", "hpr x", "hpr 5e0", "hostpace-snapshot-1"] {
-            assert!(r.adopt_host(&h, Some(bad), &mut robots, None).is_err(), "{bad}");
+            assert!(r.adopt_host(&h, Some(bad), &mut robots, None, ms(0)).is_err(), "{bad}");
         }
     }
 
@@ -370,7 +414,7 @@ mod tests {
         assert_ne!(before, text);
         let mut other = Registry::new(policy()).unwrap();
         let mut robots = RobotsFile::new(RobotsTiming::default());
-        assert!(other.adopt_host(&h, Some(&before), &mut robots, None).unwrap(), "{before}");
+        assert!(other.adopt_host(&h, Some(&before), &mut robots, None, ms(0)).unwrap(), "{before}");
         assert_eq!(other.host(&h), r.host(&h));
     }
 
@@ -394,7 +438,7 @@ mod tests {
         let mut r = Registry::new(policy()).unwrap();
         r.set_random(crate::host::Random::new(7));
         let mut theirs = RobotsFile::new(timing);
-        assert!(r.adopt_host(&h, None, &mut theirs, None).unwrap());
+        assert!(r.adopt_host(&h, None, &mut theirs, None, ms(0)).unwrap());
         let fetch = theirs.start(ms(3000)).unwrap();
         assert_ne!(fetch, 0);
         assert!(!theirs.is_current(0), "the late report of fetch 0 is not this one's");
@@ -410,7 +454,7 @@ mod tests {
         let record = r.host_record(&h, &file, ms(0)).unwrap();
         let mut other = Registry::new(policy()).unwrap();
         let mut theirs = RobotsFile::new(timing);
-        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, None).unwrap());
+        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, None, ms(0)).unwrap());
         assert_eq!(theirs.under_way(), Some((fetch, ms(0))), "the fetch under way is the fleet's lease");
         assert!(theirs.awaited(ms(1)) && !theirs.fetch_due(ms(1)), "another process waits for it");
         let text = "User-agent: *\nDisallow: /private\n";
@@ -418,21 +462,21 @@ mod tests {
         let record = r.host_record(&h, &file, ms(50)).unwrap();
         assert!(record.keep_until >= ms(50).saturating_add(timing.max_age), "kept while the copy is");
         let before = other.host(&h).cloned();
-        assert!(!other.adopt_host(&h, Some(&record.text), &mut theirs, None).unwrap(), "rules it lacks");
+        assert!(!other.adopt_host(&h, Some(&record.text), &mut theirs, None, ms(0)).unwrap(), "rules it lacks");
         assert_eq!(other.host(&h).map(|s| s.counters().decisions), before.map(|s| s.counters().decisions));
         let row = robots_row(file.fetched_at().unwrap(), text);
         assert_eq!(read_robots_row(&row).unwrap(), (ms(50), text));
-        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some(&row))).unwrap());
+        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some(&row)), ms(0)).unwrap());
         let disallowed = theirs.verdict("hostpace", "http://example.com/private/x", ms(60));
         assert!(matches!(disallowed, crate::robots::Verdict::Disallowed(_)));
         // the row of another copy, or none: nothing is known of the copy, and a fetch is due at once
         let older = robots_row(ms(40), text);
         for rules in [Some(&older[..]), None] {
             let mut lost = RobotsFile::new(timing);
-            assert!(other.adopt_host(&h, Some(&record.text), &mut lost, Some(rules)).unwrap());
+            assert!(other.adopt_host(&h, Some(&record.text), &mut lost, Some(rules), ms(0)).unwrap());
             assert!(lost.fetch_due(ms(60)));
         }
         assert!(read_robots_row(&record.text).is_err());
-        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some("garbage"))).is_err());
+        assert!(other.adopt_host(&h, Some(&record.text), &mut theirs, Some(Some("garbage")), ms(0)).is_err());
     }
 }

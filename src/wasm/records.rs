@@ -96,10 +96,11 @@ impl JsLimiter {
             };
             let mut file = self.robots_of(&key);
             let rules = rules.as_ref().map(|row| row.as_deref());
+            let now = self.shared.clock();
             self.shared
                 .registry
                 .borrow_mut()
-                .adopt_host(&key, record.as_deref(), &mut file, rules)
+                .adopt_host(&key, record.as_deref(), &mut file, rules, now)
                 .map_err(|e| unreadable(key.as_str(), e))
         })
     }
