@@ -94,7 +94,8 @@ export function sleep(ms, signal, owner) {
       if (set) set.delete(done);
       resolve();
     };
-    timer = setTimeout(done, Math.max(0, ms));
+    // (a timer longer than 2^31 - 1 ms fires at once: a longer wait ends there, and its caller asks again)
+    timer = setTimeout(done, Math.min(Math.max(0, ms), 2 ** 31 - 1));
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
     if (owner !== undefined) {
       set = waiting.get(owner);

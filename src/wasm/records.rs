@@ -97,11 +97,14 @@ impl JsLimiter {
             let mut file = self.robots_of(&key);
             let rules = rules.as_ref().map(|row| row.as_deref());
             let now = self.shared.clock();
-            self.shared
-                .registry
-                .borrow_mut()
-                .adopt_host(&key, record.as_deref(), &mut file, rules, now)
-                .map_err(|e| unreadable(key.as_str(), e))
+            self.shared.registry.borrow_mut().adopt_host(&key, record.as_deref(), &mut file, rules, now).map_err(|e| {
+                match e {
+                    // what the record or the row says cannot be read; anything else (a host the registry has no
+                    // room for) is no fault of theirs
+                    crate::Error::InvalidSnapshot { .. } => unreadable(key.as_str(), e),
+                    other => js_error(other),
+                }
+            })
         })
     }
 

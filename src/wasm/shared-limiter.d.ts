@@ -83,6 +83,11 @@ export declare class SharedLimiter {
   readonly userAgent: string;
   /** Processes sharing the store, as configured. */
   readonly fleetSize: number;
+  /**
+   * Hosts this process keeps an entry for: a record it wrote, a call under way, or what it learned on its own to
+   * hand over. One whose record has expired since is let go as hosts are added.
+   */
+  readonly hostsKept: number;
   /** Milliseconds the store's clock is ahead of this process's (`undefined` before the first call measured it). */
   readonly clockOffsetMs: number | undefined;
   /** Reserve a departure to `url`'s host in the fleet's budget (see `Limiter.acquire`). */
@@ -96,11 +101,17 @@ export declare class SharedLimiter {
   /** A request confirmed by `depart` was written only at `atMs` (default now), on this process's clock. */
   sent(url: UrlLike, atMs?: number): Promise<void>;
   /** Give back a concurrency permit (see `Limiter.release`). */
-  release(url: UrlLike, permitId: number): Promise<void>;
+  release(url: UrlLike, permitId: number, options?: StoreCallOptions): Promise<void>;
   /** Learn from a response (see `Limiter.observe`). */
-  observe(url: UrlLike, response: ResponseLike, latencyMs?: number, nowMs?: undefined): Promise<Observation>;
+  observe(
+    url: UrlLike,
+    response: ResponseLike,
+    latencyMs?: number,
+    nowMs?: undefined,
+    options?: StoreCallOptions,
+  ): Promise<Observation>;
   /** Learn that a request got no response. */
-  observeFailure(url: UrlLike): Promise<void>;
+  observeFailure(url: UrlLike, options?: StoreCallOptions): Promise<void>;
   /** What to do after attempt `attempts` answered `status`. */
   retryVerdict(status: number, attempts: number): 'done' | 'retry' | 'giveUp';
   /** A fetch of `host`'s robots.txt answered (see `Limiter.robotsFetched`). */

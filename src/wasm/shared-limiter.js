@@ -11,9 +11,10 @@
 //
 // When the store fails (an error, a timeout), `onStoreError: 'local'` paces this process on its own at its share of
 // the policy (the core's `Policy::fleet_share`: the rate divided by `fleetSize`) until the store answers again,
-// and then hands the host's last departure to the shared record, so nothing bursts; `'wait'` holds the call until
-// the store answers (at most the call's `timeoutMs`, and `storeWaitMs`). Every decision is the core's; this file
-// moves records and waits.
+// and then hands the host's last departure, a cooldown learned and the shared permits given back meanwhile to the
+// shared record, so nothing bursts and nothing stays held; a permit taken on its own is numbered below zero and
+// given back there. `'wait'` holds the call until the store answers (at most the call's `timeoutMs`, and
+// `storeWaitMs`). Every decision is the core's; this file moves records and waits.
 import { Limiter as RawLimiter, nowMs as platformMs, sharedRecheckMs } from './hostpace.js';
 import { thrown } from './answer.js';
 import { Deadlines } from './deadlines.js';
@@ -82,18 +83,23 @@ function checkRead(key, value) {
 
 /** What the store answered `compareAndSet(key, …)`: `{ ok: true }` or `{ ok: false, current }`; else a `StoreError`. */
 function checkWritten(key, answer) {
-  const current = answer?.current;
-  const valid =
-    answer !== null &&
-    typeof answer === 'object' &&
-    (answer.ok === true || (answer.ok === false && (current === null || typeof current === 'string')));
-  if (!valid) {
-    throw new StoreError(
-      `the store answered compareAndSet(${key}) with ${kind(answer)}: ` +
-        'expected { ok: true } or { ok: false, current }',
-    );
+  const expected = 'expected { ok: true } or { ok: false, current }';
+  let ok;
+  let current;
+  if (answer !== null && typeof answer === 'object') {
+    try {
+      // read once each (a getter may answer otherwise the next time)
+      ok = answer.ok;
+      current = answer.current;
+    } catch (error) {
+      const why = error?.message ?? String(error);
+      const threw = `the store answered compareAndSet(${key}) with an object that threw (${why})`;
+      throw new StoreError(`${threw}: ${expected}`, { cause: error });
+    }
   }
-  return answer;
+  if (ok === true) return { ok };
+  if (ok === false && (current === null || typeof current === 'string')) return { ok, current };
+  throw new StoreError(`the store answered compareAndSet(${key}) with ${kind(answer)}: ${expected}`);
 }
 
 /** The record's key and the robots.txt row's key of a host, in the store (the store adds its prefix). */
@@ -115,10 +121,15 @@ class HostEntry {
   heldEvictions = 0;
   /** When (`ownClock`) the store lets the record written expire: from then on it is as none. */
   expiresAtMs = Infinity;
-  /** The last departure this process made while pacing the host on its own ('local'), in the store's clock. */
+  /**
+   * The last departure this process made while pacing the host on its own ('local'), on this process's clock
+   * (`platformMs`: the offset to the store's may not be known yet; it is added when the departure is handed over).
+   */
   localDepartureMs = undefined;
-  /** The end of a cooldown this process learned while pacing the host on its own, in the store's clock. */
+  /** The end of a cooldown this process learned while pacing the host on its own, on this process's clock. */
   localHeldUntilMs = undefined;
+  /** The shared permits given back while the host was paced on its own: permit id → the URL it was given for. */
+  releasesDue = undefined;
   /** Whether the host is paced on its own ('local') since its record was last written. */
   onItsOwn = false;
   /** The calls about this host, one after another: the last one's promise (while `calls` > 0). */
@@ -128,6 +139,17 @@ class HostEntry {
 
   constructor(host) {
     this.key = recordKey(host);
+  }
+
+  /**
+   * Whether nothing about the host is left here: no call under way, no record this process wrote that the store
+   * still holds (none written, expired, or not known since the store failed: as for a host never seen), nothing to
+   * hand over from pacing it on its own.
+   */
+  idle() {
+    const handed =
+      this.localDepartureMs === undefined && this.localHeldUntilMs === undefined && this.releasesDue === undefined;
+    return this.calls === 0 && handed && typeof this.cached() !== 'string';
   }
 
   /** The record the store holds, as far as this process knows: undefined when it must be read. */
@@ -212,6 +234,14 @@ export class SharedLimiter {
     return this.#fleetSize;
   }
 
+  /**
+   * Hosts this process keeps an entry for: a record it wrote, a call under way, or what it learned on its own to
+   * hand over. One whose record has expired since is let go as hosts are added.
+   */
+  get hostsKept() {
+    return this.#hosts.size;
+  }
+
   /** Milliseconds the store's clock is ahead of this process's (`undefined` before the first call measured it). */
   get clockOffsetMs() {
     return this.#clock?.offsetMs;
@@ -219,9 +249,14 @@ export class SharedLimiter {
 
   // ---- the store's clock ----
 
+  /** The offset to the store's clock as known so far (0 before it was measured: this limiter's cores run on it). */
+  #offsetMs() {
+    return this.#clock?.offsetMs ?? 0;
+  }
+
   /** `localMs` (default: now) on this process's clock, moved to the store's (as it is known so far). */
   #storeMs(localMs = platformMs()) {
-    return localMs + (this.#clock?.offsetMs ?? 0);
+    return localMs + this.#offsetMs();
   }
 
   /** One sample of the store's clock: its offset from the platform's, and the round trip it took. */
@@ -335,8 +370,23 @@ export class SharedLimiter {
 
   #entry(host) {
     let entry = this.#hosts.get(host);
-    if (!entry) this.#hosts.set(host, (entry = new HostEntry(host)));
+    if (!entry) {
+      this.#sweep();
+      this.#hosts.set(host, (entry = new HostEntry(host)));
+    }
     return entry;
+  }
+
+  /**
+   * Look at the two hosts kept longest: forget each that is idle (its record expired since its last call), and
+   * put the others last. Done for each host added, so that the hosts kept stay about those whose record lives.
+   */
+  #sweep() {
+    for (let i = 0; i < 2 && this.#hosts.size > 0; i++) {
+      const [host, entry] = this.#hosts.entries().next().value;
+      this.#hosts.delete(host);
+      if (!entry.idle()) this.#hosts.set(host, entry);
+    }
   }
 
   /**
@@ -396,9 +446,7 @@ export class SharedLimiter {
       }
       // deciding changes the host in the core: it holds a record again once the record is written
       entry.held = false;
-      if (entry.localDepartureMs !== undefined || entry.localHeldUntilMs !== undefined) {
-        thrown(this.#raw.departedElsewhere(host, entry.localDepartureMs, entry.localHeldUntilMs));
-      }
+      this.#handOver(host, entry);
       let answer;
       let failure;
       try {
@@ -409,16 +457,25 @@ export class SharedLimiter {
       const next = thrown(this.#raw.hostRecord(host));
       const evictions = this.#raw.hostsEvicted;
       const row = rows?.(this.#raw, next);
-      if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
       const value = next === undefined ? null : next.record;
       const ttlMs = next === undefined ? 1 : Math.max(1, Math.ceil(next.keepMs));
-      const written = await this.#compareAndSet(entry.key, record, value, ttlMs);
+      let written;
+      try {
+        if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
+        written = await this.#compareAndSet(entry.key, record, value, ttlMs);
+      } catch (error) {
+        // the decision was not written: the core holds the host as the record it decided on has it, so that a
+        // process going on alone starts from what the fleet knows (not from a decision no one else saw)
+        this.#raw.adoptHost(host, record);
+        throw error;
+      }
       if (written.ok) {
         entry.keep(value, ttlMs);
         entry.held = true;
         entry.heldEvictions = evictions;
         entry.localDepartureMs = undefined;
         entry.localHeldUntilMs = undefined;
+        entry.releasesDue = undefined;
         entry.onItsOwn = false;
         if (failure !== undefined) throw failure;
         return answer;
@@ -440,9 +497,25 @@ export class SharedLimiter {
   }
 
   /**
+   * What `entry` learned while the host was paced on its own, handed to the host's shared state in the core: its
+   * last departure, a cooldown, the shared permits given back (on this process's clock until now: moved to the
+   * store's, whose offset is known once the store answered).
+   */
+  #handOver(host, entry) {
+    const storeMs = (localMs) => (localMs === undefined ? undefined : localMs + this.#offsetMs());
+    if (entry.localDepartureMs !== undefined || entry.localHeldUntilMs !== undefined) {
+      const at = storeMs(entry.localDepartureMs);
+      thrown(this.#raw.departedElsewhere(host, at, storeMs(entry.localHeldUntilMs)));
+    }
+    // (a permit the shared state no longer holds is given back by its lease already)
+    for (const [permitId, url] of entry.releasesDue ?? []) thrown(this.#raw.release(url, permitId));
+  }
+
+  /**
    * `decide(raw)` on this process's own share of the policy (the store is out of reach). The host starts there
    * from what this process last knew of its shared state (a cooldown, departures reserved), and a cooldown
-   * learned there is handed to the shared state with the last departure.
+   * learned there is handed to the shared state with the last departure. A permit taken there is numbered
+   * below zero (its own numbering), so that `release` gives it back there.
    */
   #onItsOwn(host, entry, decide, departs) {
     if (!entry.onItsOwn) {
@@ -451,15 +524,18 @@ export class SharedLimiter {
       entry.onItsOwn = true;
     }
     try {
-      const answer = decide(this.#local);
+      const answer = ownPermits(decide(this.#local));
+      // the local core runs on the store's clock as known (`#offsetMs`): its instants are kept on this process's
       const at = departs ? departsAt(answer, this.#storeMs()) : undefined;
-      if (at !== undefined) entry.localDepartureMs = Math.max(entry.localDepartureMs ?? 0, at);
+      if (at !== undefined) {
+        entry.localDepartureMs = Math.max(entry.localDepartureMs ?? -Infinity, at - this.#offsetMs());
+      }
       return answer;
     } finally {
       const left = this.#local.stats(host)?.cooldownRemainingMs;
       if (left > 0) {
-        const until = this.#storeMs() + left;
-        entry.localHeldUntilMs = Math.max(entry.localHeldUntilMs ?? 0, until);
+        const until = platformMs() + left;
+        entry.localHeldUntilMs = Math.max(entry.localHeldUntilMs ?? -Infinity, until);
       }
     }
   }
@@ -473,13 +549,16 @@ export class SharedLimiter {
   }
 
   /** `#decide`'s call about `host` (whose entry is `entry`), in its turn. */
-  async #turn(host, entry, decide, { departs = false, rows, signal } = {}) {
+  async #turn(host, entry, decide, { departs = false, rows, signal, releases } = {}) {
+    const alone = () => {
+      const answer = this.#onItsOwn(host, entry, decide, departs);
+      if (releases) (entry.releasesDue ??= new Map()).set(releases.permitId, releases.url);
+      return answer;
+    };
     try {
       const started = ownClock.now();
       for (;;) {
-        if (this.#onStoreError === 'local' && ownClock.now() < this.#storeDownUntil) {
-          return this.#onItsOwn(host, entry, decide, departs);
-        }
+        if (this.#onStoreError === 'local' && ownClock.now() < this.#storeDownUntil) return alone();
         try {
           return await this.#shared(host, entry, decide, rows);
         } catch (error) {
@@ -487,16 +566,15 @@ export class SharedLimiter {
           this.#warn(error);
           entry.record = undefined; // read again once the store answers
           this.#storeDownUntil = ownClock.now() + STORE_RETRY_MS;
-          if (this.#onStoreError === 'local') return this.#onItsOwn(host, entry, decide, departs);
+          if (this.#onStoreError === 'local') return alone();
           if (ownClock.now() - started + STORE_RETRY_MS > this.#storeWaitMs) throw error;
           await sleep(STORE_RETRY_MS, signal);
         }
       }
     } finally {
-      // a host whose record is gone (none written, or expired in the store), with nothing to hand over and no
-      // call under way, is forgotten here too
-      const handed = entry.localDepartureMs === undefined && entry.localHeldUntilMs === undefined;
-      if (--entry.calls === 0 && entry.cached() === null && handed) {
+      // a host with nothing left here is forgotten
+      entry.calls--;
+      if (entry.idle() && this.#hosts.get(host) === entry) {
         this.#hosts.delete(host);
         entry.tail = undefined;
       }
@@ -558,28 +636,39 @@ export class SharedLimiter {
     return this.#decide(checked, (raw) => thrown(raw.sent(checked, at)));
   }
 
-  /** Give back a concurrency permit, and wake this process's calls waiting for one. */
-  async release(url, permitId) {
+  /**
+   * Give back a concurrency permit, and wake this process's calls waiting for one. A permit taken while this
+   * process paced the host on its own (numbered below zero) is given back there; a shared one in the host's shared
+   * state (and, while the store is out of reach, in this process's copy, and to the shared state once it answers).
+   */
+  async release(url, permitId, options) {
     const checked = urlArg(url);
+    const signal = signalArg(options);
     try {
-      // a permit taken while this process paced the host on its own is given back there
-      thrown(this.#local.release(checked, permitId));
-      await this.#decide(checked, (raw) => thrown(raw.release(checked, permitId)));
+      if (typeof permitId === 'number' && permitId < 0) {
+        thrown(this.#local.release(checked, -permitId));
+        return;
+      }
+      const give = (raw) => thrown(raw.release(checked, permitId));
+      await this.#decide(checked, give, { releases: { permitId, url: checked }, signal });
     } finally {
       wake(this);
     }
   }
 
   /** Learn from a response to a request for `url` (see `Limiter.observe`), in the host's shared state. */
-  async observe(url, response, latencyMs, nowMs) {
+  async observe(url, response, latencyMs, nowMs, options) {
     const checked = urlArg(url);
     noInstant(nowMs, 'nowMs');
-    return this.#decide(checked, (raw) => thrown(raw.observe(checked, response, latencyMs)));
+    const signal = signalArg(options);
+    return this.#decide(checked, (raw) => thrown(raw.observe(checked, response, latencyMs)), { signal });
   }
 
-  async observeFailure(url) {
+  /** Learn that a request to `url` got no response (see `Limiter.observeFailure`), in the host's shared state. */
+  async observeFailure(url, options) {
     const checked = urlArg(url);
-    return this.#decide(checked, (raw) => thrown(raw.observeFailure(checked)));
+    const signal = signalArg(options);
+    return this.#decide(checked, (raw) => thrown(raw.observeFailure(checked)), { signal });
   }
 
   /** What to do after attempt `attempts` answered `status` (the core's verdict; no store call). */
@@ -637,6 +726,17 @@ function departsAt(answer, nowMs) {
   if (decision?.reserved) return decision.departsMs;
   if (answer && answer.waitMs === 0 && 'held' in answer) return nowMs;
   return undefined;
+}
+
+/**
+ * `answer` (a decision, or a visit's turn with one) with its permit, taken by this process on its own, numbered
+ * below zero: its own numbering, apart from the shared state's.
+ */
+function ownPermits(answer) {
+  if (typeof answer?.permitId === 'number') return { ...answer, permitId: -answer.permitId };
+  const decision = answer?.decision;
+  if (typeof decision?.permitId === 'number') return { ...answer, decision: ownPermits(decision) };
+  return answer;
 }
 
 /**

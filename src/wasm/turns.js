@@ -23,8 +23,9 @@ function then(value, f) {
 }
 
 /**
- * A limiter's side of the request lifecycle (lifecycle.js). `visit` and `depart` are also handed the call's
- * `signal` (a `SharedLimiter` bounds a wait for its store by it; a `Limiter` takes no such argument). A request's turn
+ * A limiter's side of the request lifecycle (lifecycle.js). `visit`, `depart`, `observe`, `observeFailure` and
+ * `release` are also handed the call's `signal` (a `SharedLimiter` bounds a wait for its store by it; a `Limiter`
+ * takes no such argument). A request's turn
  * is the core's visit (`visit`: robots.txt first, held while it is fetched, refused by it), carried out here; a
  * call's `signal` and `onDecision` go to the fetch of robots.txt it may be asked to make.
  */
@@ -47,7 +48,7 @@ export class LocalTurns {
 
   async observe(url, decision, response, latencyMs) {
     try {
-      return await this.owner.observe(url, response, latencyMs);
+      return await this.owner.observe(url, response, latencyMs, undefined, { signal: this.signal });
     } finally {
       await this.release(url, decision);
     }
@@ -55,11 +56,11 @@ export class LocalTurns {
 
   async observeFailure(url, decision) {
     await this.release(url, decision);
-    await this.owner.observeFailure(url);
+    await this.owner.observeFailure(url, { signal: this.signal });
   }
 
   release(url, decision) {
-    if (decision.permitId !== undefined) return this.owner.release(url, decision.permitId);
+    if (decision.permitId !== undefined) return this.owner.release(url, decision.permitId, { signal: this.signal });
   }
 
   retryVerdict(response, attempt) {

@@ -1312,3 +1312,25 @@ describe('time and pushback: what a caller passes cannot stop the limiter', () =
     await assert.rejects(limiter.fetch(url), isGivenUp);
   });
 });
+
+describe('a wait longer than a timer takes', () => {
+  test('is slept in one timer of 2^31 - 1 ms, not asked again at once', async () => {
+    const limiter = new Limiter({ ratePerSec: 1, burstCapacity: 1, robots: 'ignore', maxBackoffSec: 31_536_000 });
+    const url = 'http://held.example/';
+    limiter.observe(url, { status: 429, headers: { 'retry-after': '31536000' } }); // a year's cooldown
+    let visits = 0;
+    const visit = limiter.visit.bind(limiter);
+    limiter.visit = (...args) => (visits++, visit(...args));
+    const overflows = [];
+    const warned = (warning) => overflows.push(warning.name);
+    process.on('warning', warned);
+    try {
+      const signal = AbortSignal.timeout(300);
+      await assert.rejects(limiter.schedule(url, async () => 'sent', { signal }), { name: 'TimeoutError' });
+    } finally {
+      process.off('warning', warned);
+    }
+    assert.equal(visits, 1, 'one decision, then one timer');
+    assert.deepEqual(overflows, []);
+  });
+});

@@ -131,6 +131,15 @@ test('a store that answers garbage, or is not a store, is a clear error', async 
   assert.ok(d.reserved, 'paced on its own');
   assert.match(warnings.at(-1).message, /answered compareAndSet\(host:a\.example\) with a string: expected \{ ok: true \}/);
   assert.equal(warnings.at(-1).name, 'StoreError');
+  store.compareAndSet = async () => ({
+    get ok() {
+      throw new RangeError('a getter threw');
+    },
+  });
+  const [getter] = fleet(store, 2, { onStoreWarning: (e) => warnings.push(e) }).limiters;
+  assert.ok((await getter.acquire(URL_A)).reserved, 'paced on its own');
+  assert.equal(warnings.at(-1).name, 'StoreError');
+  assert.match(warnings.at(-1).message, /compareAndSet\(host:a\.example\) with an object that threw \(a getter threw\)/);
   store.compareAndSet = async () => ({ ok: false, current: 7 });
   store.timeMs = async () => 'noon';
   const [fresh] = fleet(store, 2, { onStoreWarning: (e) => warnings.push(e) }).limiters;
@@ -295,4 +304,109 @@ test('calls whose store answered hold nothing open: the process leaves at once, 
   execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
   const ms = performance.now() - started;
   assert.ok(ms < 10_000, `the process took ${ms.toFixed(0)} ms`);
+});
+
+/** `store` as one process reaches it: `link.fail` (an error) makes this process's calls reject, not the others'. */
+function linkTo(store) {
+  const link = { fail: undefined };
+  for (const m of ['timeMs', 'get', 'compareAndSet', 'set']) {
+    link[m] = (...args) => (link.fail ? Promise.reject(link.fail) : store[m](...args));
+  }
+  return link;
+}
+
+test("a permit taken while paced on its own is numbered apart, and giving it back frees no other process's", async () => {
+  const store = memoryStore();
+  const config = { ...base, ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, leaseSec: 60, fleetSize: 2 };
+  const link = linkTo(store);
+  const a = new SharedLimiter({ ...config, store: link, onStoreWarning: () => {} });
+  const [b, c] = [0, 1].map(() => new SharedLimiter({ ...config, store }));
+  const first = await a.acquire(URL_A);
+  await a.depart(URL_A, first.departsMs);
+  await a.release(URL_A, first.permitId);
+  link.fail = new Error('connection refused');
+  const own = await a.acquire(URL_A); // paced on its own, from the shared state it knew
+  assert.ok(own.reserved && own.permitId < 0, `numbered below zero: ${own.permitId}`);
+  await a.depart(URL_A, own.departsMs);
+  const shared = await b.acquire(URL_A); // the shared state's next permit: the number a's copy would have given
+  assert.ok(shared.reserved && shared.permitId === -own.permitId, `${shared.permitId}`);
+  await b.depart(URL_A, shared.departsMs);
+  link.fail = undefined;
+  await a.release(URL_A, own.permitId);
+  const d = await c.acquire(URL_A);
+  assert.equal(d.reserved, false, "b's permit is still held");
+  assert.equal(d.layer, 'concurrency');
+});
+
+test("onStoreError 'local': a permit given back while the store is out of reach is given back to the fleet", async () => {
+  const store = memoryStore();
+  const config = { ...base, ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, leaseSec: 60, fleetSize: 2 };
+  const link = linkTo(store);
+  const a = new SharedLimiter({ ...config, store: link, onStoreWarning: () => {} });
+  const held = await a.acquire(URL_A);
+  await a.depart(URL_A, held.departsMs);
+  link.fail = new Error('connection refused');
+  await a.release(URL_A, held.permitId);
+  link.fail = undefined;
+  await sleep(1050); // the store is asked again a second after it failed
+  const d = await a.acquire(URL_A);
+  assert.ok(d.reserved, `the permit is free in the shared state: ${d.layer}`);
+});
+
+test("onStoreError 'local': a decision the store never took is not counted when the process goes on alone", async () => {
+  const store = memoryStore();
+  const link = linkTo(store);
+  const a = new SharedLimiter({ ...base, maxConcurrency: 1, fleetSize: 1, store: link, onStoreWarning: () => {} });
+  await a.stats('a.example'); // the clock measured, while the store answers
+  link.fail = new Error('connection refused');
+  const d = await a.acquire(URL_A);
+  assert.ok(d.reserved && d.waitMs === 0, `no permit held by the failed decision: ${d.layer} ${d.waitMs}`);
+});
+
+test("onStoreError 'local': a process that starts while the store is out of reach hands its pacing over in the store's clock", async () => {
+  // the store's clock is 2 s ahead: what the process did on its own, on its own clock, is moved to the store's
+  const store = memoryStore({ skewMs: 2000 });
+  const a = new SharedLimiter({ ...base, ratePerSec: 2, burstCapacity: 4, fleetSize: 2, store, onStoreWarning: () => {} });
+  store.fail = new Error('connection refused');
+  const own = [await a.acquire(URL_A), await a.acquire(URL_A), await a.acquire(URL_A)];
+  assert.deepEqual(own.map((d) => d.waitMs > 0), [false, false, true]);
+  store.fail = undefined;
+  await sleep(1050);
+  const back = [];
+  for (let i = 0; i < 4; i++) back.push(await a.acquire(URL_A));
+  // the last departure on its own is charged: the bucket is empty after it, 500 ms apart from then on
+  assert.ok(back[0].waitMs > 0, `no burst: ${back.map((d) => Math.round(d.waitMs))}`);
+  for (let i = 1; i < 4; i++) assert.equal(back[i].departsMs - back[i - 1].departsMs, 500);
+});
+
+test('hosts whose records expired are let go as others are added', async () => {
+  const store = memoryStore();
+  const a = new SharedLimiter({ ...base, ratePerSec: 1000, burstCapacity: 1, fleetSize: 1, store });
+  for (let h = 0; h < 2000; h++) await a.acquire(`http://h${h}.example/`);
+  await sleep(50); // 1000/s: every record expired (1 ms and a margin)
+  for (let h = 2000; h < 4000; h++) await a.acquire(`http://h${h}.example/`);
+  assert.ok(a.hostsKept <= 2100, `kept ${a.hostsKept} of 4000`);
+});
+
+test("onStoreError 'wait': reports after a task are bounded by the call's timeoutMs", async () => {
+  const store = memoryStore();
+  const a = new SharedLimiter({ ...base, store, fleetSize: 1, onStoreError: 'wait', storeWaitMs: 10_000 });
+  const started = Date.now();
+  const task = async () => {
+    store.fail = new Error('connection refused'); // down while the task runs: its report cannot be written
+    return { status: 200, headers: {} };
+  };
+  await assert.rejects(a.schedule(URL_A, task, { timeoutMs: 1500 }));
+  const took = Date.now() - started;
+  assert.ok(took < 3000, `settled after ${took} ms`);
+});
+
+test('a host the registry has no room for is said so, not taken for an unreadable record', async () => {
+  const store = memoryStore();
+  const warnings = [];
+  const config = { ...base, ratePerSec: 1, maxHosts: 1000, fleetSize: 1, store, onStoreWarning: (e) => warnings.push(e) };
+  const a = new SharedLimiter(config);
+  for (let h = 0; h < 1000; h++) await a.acquire(`http://h${h}.example/`);
+  await assert.rejects(a.acquire('http://one-more.example/'), /full/);
+  assert.deepEqual(warnings.map((e) => e.name), []);
 });
