@@ -20,9 +20,12 @@ import { Deadlines } from './deadlines.js';
  * allow only declared keys. ARGV: [1] '1' when a value is expected ('0': the key must be absent), [2] that value,
  * [3] '1' to set ('0': delete), [4] the new value, [5] its expiry in milliseconds. The reply is an array in every
  * case, so that no reply of one protocol reads as another's: {1} done, {0, 0} not done (absent), {0, 1, value} not
- * done (found). GET answers false for an absent key, which equals the expectation of absence (false).
+ * done (found). GET answers false for an absent key, which equals the expectation of absence (false). A key of
+ * another type (a list, a hash) reads as FOREIGN and its type, which no string written here is: expected as such,
+ * it is written over.
  */
-const CAS_SCRIPT = `local current = redis.call('GET', KEYS[1])
+const CAS_SCRIPT = `local current = redis.pcall('GET', KEYS[1])
+if type(current) == 'table' then current = '\\0' .. redis.call('TYPE', KEYS[1]).ok end
 if current ~= (ARGV[1] == '1' and ARGV[2]) then
   if current then return {0, 1, current} end
   return {0, 0}
@@ -35,7 +38,13 @@ end
 return {1}`;
 
 /** SHA-1 of CAS_SCRIPT, the name EVALSHA runs it by (tests/js/redis-store.test.mjs checks it against the text). */
-const CAS_SHA = '36173299fea7d58a9ec0d52164b2c4f93bc27800';
+const CAS_SHA = 'a91bc75243358221e84dbfa74b80594aec3fe99b';
+
+/**
+ * What a key holding another type than a string reads as: this prefix and the type's name (`\0list`). A value
+ * written by a limiter never starts with it, so it reads as a record that is not one (and is written over).
+ */
+const FOREIGN = '\0';
 
 /** The longest delay a timer takes (2^31 - 1 ms); a longer one fires at once. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -232,12 +241,20 @@ export function redisStore(client, options = {}) {
     get(key) {
       if (typeof key !== 'string') return Promise.reject(keyError('get', key));
       const stored = prefix + key;
-      return call('get', stored, ['GET', stored], (reply) => {
-        if (reply === null) return null;
+      // a key of another type: its TYPE is asked, and it reads as FOREIGN and the type's name
+      let foreign = false;
+      const retry = (error) => {
+        if (!String(error?.message).startsWith('WRONGTYPE')) return undefined;
+        foreign = true;
+        return ['TYPE', stored];
+      };
+      const read = (reply) => {
+        if (reply === null && !foreign) return null;
         const value = text(reply);
-        if (value === undefined) throw garbage('get', stored, 'GET', reply, 'a string or null');
-        return value;
-      });
+        if (value === undefined) throw garbage('get', stored, foreign ? 'TYPE' : 'GET', reply, 'a string or null');
+        return foreign ? FOREIGN + value : value;
+      };
+      return call('get', stored, ['GET', stored], read, retry);
     },
 
     compareAndSet(key, expected, value, ttlMs) {

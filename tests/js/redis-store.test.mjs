@@ -16,6 +16,7 @@ import { createClient as createClient4, createCluster as createCluster4 } from '
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 import { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 import { StoreError, redisStore } from '../../pkg/redis.js';
+import { SharedLimiter } from '../../pkg/node.js';
 import { startRedis, startRedisCluster } from '../support/redis.mjs';
 import { TOL, sleep, until, within } from './helpers.mjs';
 
@@ -281,24 +282,38 @@ for (const [index, kind] of CLIENTS.entries()) {
       assert.equal(await seen.get(key), 'b');
     });
 
-    test('an error of the server is a StoreError that carries it (a key holding a list)', async () => {
+    test('a key holding another type reads as \\0 and its type, and a compare-and-set expecting that writes over it', async () => {
       const key = k('list');
       await raw('RPUSH', `hp:${key}`, 'item');
-      for (const [operation, call] of [
-        ['get', () => store.get(key)],
-        ['compareAndSet', () => store.compareAndSet(key, null, 'x', 1000)],
-      ]) {
-        await assert.rejects(call(), (error) => {
-          assert.ok(error instanceof StoreError);
-          assert.equal(error.name, 'StoreError');
-          assert.equal(error.operation, operation);
-          assert.equal(error.key, `hp:${key}`);
-          assert.match(error.message, new RegExp(`^${operation} of key "hp:${key}": the store failed: .*WRONGTYPE`));
-          assert.match(String(error.cause?.message), /WRONGTYPE/);
-          return true;
-        });
+      assert.equal(await store.get(key), '\0list');
+      assert.deepEqual(await store.compareAndSet(key, null, 'x', 10_000), { ok: false, current: '\0list' });
+      assert.deepEqual(await raw('LRANGE', `hp:${key}`, '0', '-1').then((r) => r.map(String)), ['item'], 'untouched');
+      assert.deepEqual(await store.compareAndSet(key, '\0list', 'x', 10_000), { ok: true });
+      assert.equal(String(await raw('GET', `hp:${key}`)), 'x');
+    });
+
+    test('an error of the server is a StoreError that carries it (a write past maxmemory)', async () => {
+      const key = k('full');
+      await raw('CONFIG', 'SET', 'maxmemory', '1'); // every write refused: OOM (the policy is noeviction)
+      try {
+        for (const [operation, call] of [
+          ['set', () => store.set(key, 'x', 1000)],
+          ['compareAndSet', () => store.compareAndSet(key, null, 'x', 1000)],
+        ]) {
+          await assert.rejects(call(), (error) => {
+            assert.ok(error instanceof StoreError);
+            assert.equal(error.name, 'StoreError');
+            assert.equal(error.operation, operation);
+            assert.equal(error.key, `hp:${key}`);
+            assert.match(error.message, new RegExp(`^${operation} of key "hp:${key}": the store failed: .*OOM`));
+            assert.match(String(error.cause?.message), /OOM/);
+            return true;
+          });
+        }
+      } finally {
+        await raw('CONFIG', 'SET', 'maxmemory', '0');
       }
-      assert.deepEqual(await raw('LRANGE', `hp:${key}`, '0', '-1').then((r) => r.map(String)), ['item']);
+      assert.equal(await store.get(key), null, 'nothing written');
     });
 
     test('with the server down every call fails within timeoutMs, and works again after a restart', async () => {
@@ -714,5 +729,35 @@ describe('redisStore with clients that are not what they claim (no server)', () 
       await assert.rejects(promise, { name, message });
     }
     assert.deepEqual(sent, []);
+  });
+});
+
+describe('SharedLimiter on redisStore', () => {
+  test('a host key holding another Redis type is an unreadable record: named, rebuilt without a burst, written over', async () => {
+    const client = await ioredisKind(Ioredis5).open(server.port, true);
+    try {
+      await client.call('RPUSH', 'fl:host:a.example', 'item');
+      const warnings = [];
+      const limiter = new SharedLimiter({
+        ratePerSec: 5,
+        burstCapacity: 5,
+        burstJustification: 'test',
+        robots: 'ignore',
+        fleetSize: 1,
+        store: redisStore(client, { prefix: 'fl:' }),
+        onStoreWarning: (error) => warnings.push(error),
+      });
+      const d = await limiter.acquire('http://a.example/');
+      assert.deepEqual(warnings.map((e) => e.name), ['HostRecordUnreadable']);
+      assert.match(warnings[0].message, /record of a\.example is unreadable/);
+      assert.equal(d.layer, 'burst', 'no fresh burst');
+      assert.ok(d.waitMs >= 190, `waits a departure's spacing: ${d.waitMs}`);
+      assert.equal(await client.call('TYPE', 'fl:host:a.example'), 'string', 'written over');
+      // the store was not taken for failing: the next host's decision is written at once
+      await limiter.acquire('http://b.example/');
+      assert.equal(await client.call('EXISTS', 'fl:host:b.example'), 1);
+    } finally {
+      client.disconnect();
+    }
   });
 });
