@@ -101,7 +101,7 @@ export declare class SharedLimiter {
   /** A request confirmed by `depart` was written only at `atMs` (default now), on this process's clock. */
   sent(url: UrlLike, atMs?: number): Promise<void>;
   /** Give back a concurrency permit (see `Limiter.release`). */
-  release(url: UrlLike, permitId: number, options?: StoreCallOptions): Promise<void>;
+  release(url: UrlLike, permitId: number): Promise<void>;
   /** Learn from a response (see `Limiter.observe`). */
   observe(
     url: UrlLike,

@@ -128,8 +128,13 @@ class HostEntry {
   localDepartureMs = undefined;
   /** The end of a cooldown this process learned while pacing the host on its own, on this process's clock. */
   localHeldUntilMs = undefined;
-  /** The shared permits given back while the host was paced on its own: permit id → the URL it was given for. */
+  /**
+   * The shared permits given back while the store was out of reach: permit id → the URL it was given for. They are
+   * given back to the shared state by the next decision on the host through the store.
+   */
   releasesDue = undefined;
+  /** The permits taken while the host was paced on its own and not given back yet (the local copy's numbers). */
+  localPermits = undefined;
   /** Whether the host is paced on its own ('local') since its record was last written. */
   onItsOwn = false;
   /** The calls about this host, one after another: the last one's promise (while `calls` > 0). */
@@ -149,7 +154,7 @@ class HostEntry {
   idle() {
     const handed =
       this.localDepartureMs === undefined && this.localHeldUntilMs === undefined && this.releasesDue === undefined;
-    return this.calls === 0 && handed && typeof this.cached() !== 'string';
+    return this.calls === 0 && handed && !this.localPermits?.size && typeof this.cached() !== 'string';
   }
 
   /** The record the store holds, as far as this process knows: undefined when it must be read. */
@@ -185,6 +190,10 @@ export class SharedLimiter {
   #clockDueMs = -Infinity;
   /** Until when (`ownClock`) calls go without asking the store, after it failed ('local'). */
   #storeDownUntil = -Infinity;
+  /** Hosts with permits given back while the store was out of reach, to hand over once it answers. */
+  #owed = new Set();
+  /** The hand-over of `#owed` under way. */
+  #paying = undefined;
 
   /**
    * A limiter whose hosts are shared through `config.store` with every process using the same store (and prefix).
@@ -404,7 +413,8 @@ export class SharedLimiter {
   /**
    * Adopt `record` (the store's, or null) as `host`'s state in this process's core, reading its rules if needed:
    * what is left to do after `adopted`, the core's answer to adopting it without its rules (false: they must be
-   * read; an Error: it cannot be read).
+   * read; an Error: it cannot be read). When the record cannot be read, the host is rebuilt, and the answer is the
+   * rebuilt state as a record (else undefined).
    */
   async #adopt(host, record, adopted) {
     try {
@@ -420,10 +430,24 @@ export class SharedLimiter {
       }
     } catch (error) {
       if (error?.name !== 'HostRecordUnreadable') throw error;
-      // a record that cannot be read: rebuilt as though a request had just left, and written over
+      // a record that cannot be read: rebuilt as though a request had just left (from nothing: what the core held
+      // may be a decision that lost its compare-and-set), and written over
       this.#warn(error);
+      thrown(this.#raw.adoptHost(host, null));
       thrown(this.#raw.departedElsewhere(host));
+      return thrown(this.#raw.hostRecord(host))?.record ?? null;
     }
+    return undefined;
+  }
+
+  /**
+   * A decision on `host` was not written (the store failed): the core holds the host as `before` (the state it
+   * decided from, as a record) has it again, so that a process going on alone starts from what the fleet knows, not
+   * from a decision no one else saw. A record naming a robots.txt copy the core no longer holds (one fetched
+   * meanwhile) is taken without its rules, which are read again.
+   */
+  #undo(host, before) {
+    if (this.#raw.adoptHost(host, before) === false) this.#raw.adoptHost(host, before, null);
   }
 
   /**
@@ -438,11 +462,13 @@ export class SharedLimiter {
     // answers it, so a first decision costs no more round trips than reading it first would
     let record = entry.cached() ?? null;
     for (let tries = 1; ; tries++) {
+      // the state deciding starts from, as a record: `record`, or what an unreadable one was rebuilt as
+      let before = record;
       const held = entry.held && record !== null && record === entry.record;
       if (!held || this.#raw.hostsEvicted !== entry.heldEvictions) {
         entry.held = false;
         const adopted = this.#raw.adoptHost(host, record);
-        if (adopted !== true) await this.#adopt(host, record, adopted);
+        if (adopted !== true) before = (await this.#adopt(host, record, adopted)) ?? record;
       }
       // deciding changes the host in the core: it holds a record again once the record is written
       entry.held = false;
@@ -464,9 +490,7 @@ export class SharedLimiter {
         if (row) await this.#call('set', rulesKey(host), () => this.#store.set(rulesKey(host), row.text, row.keepMs));
         written = await this.#compareAndSet(entry.key, record, value, ttlMs);
       } catch (error) {
-        // the decision was not written: the core holds the host as the record it decided on has it, so that a
-        // process going on alone starts from what the fleet knows (not from a decision no one else saw)
-        this.#raw.adoptHost(host, record);
+        this.#undo(host, before);
         throw error;
       }
       if (written.ok) {
@@ -477,6 +501,8 @@ export class SharedLimiter {
         entry.localHeldUntilMs = undefined;
         entry.releasesDue = undefined;
         entry.onItsOwn = false;
+        this.#owed.delete(host);
+        if (this.#owed.size > 0) this.#payOwed();
         if (failure !== undefined) throw failure;
         return answer;
       }
@@ -519,12 +545,19 @@ export class SharedLimiter {
    */
   #onItsOwn(host, entry, decide, departs) {
     if (!entry.onItsOwn) {
-      const known = thrown(this.#raw.hostRecord(host));
-      thrown(this.#local.adoptHost(host, known?.record ?? null, null));
+      // (a copy holding permits taken on its own in an earlier outage, not given back yet, is kept: the shared
+      // state never knew of them, and its numbering would hand their numbers out again)
+      if (!entry.localPermits?.size) {
+        const known = thrown(this.#raw.hostRecord(host));
+        thrown(this.#local.adoptHost(host, known?.record ?? null, null));
+      }
       entry.onItsOwn = true;
     }
     try {
-      const answer = ownPermits(decide(this.#local));
+      const decided = decide(this.#local);
+      const permitId = decided?.permitId ?? decided?.decision?.permitId;
+      if (typeof permitId === 'number') (entry.localPermits ??= new Set()).add(permitId);
+      const answer = ownPermits(decided);
       // the local core runs on the store's clock as known (`#offsetMs`): its instants are kept on this process's
       const at = departs ? departsAt(answer, this.#storeMs()) : undefined;
       if (at !== undefined) {
@@ -548,11 +581,47 @@ export class SharedLimiter {
     return this.#inTurn(thrown(this.#raw.hostOf(url)), decide, options);
   }
 
+  /**
+   * A shared permit given back while the store is out of reach (`{ permitId, url }`): given back to the shared
+   * state once the store answers (by the next decision on the host, or `#payOwed`).
+   */
+  #owe(host, entry, { permitId, url }) {
+    (entry.releasesDue ??= new Map()).set(permitId, url);
+    this.#owed.add(host);
+  }
+
+  /**
+   * The store answered: hand the permits given back while it was out of reach to the shared state, host by host
+   * in the background (a decision that decides nothing; `#shared` hands them over), until one fails.
+   */
+  #payOwed() {
+    this.#paying ??= (async () => {
+      try {
+        for (const host of this.#owed) {
+          this.#owed.delete(host);
+          const entry = this.#hosts.get(host);
+          if (entry?.releasesDue === undefined) continue;
+          try {
+            await this.#inTurn(host, () => undefined, {});
+          } catch (error) {
+            this.#warn(error);
+          }
+          if (entry.releasesDue !== undefined) {
+            this.#owed.add(host); // not handed over (the store failed again): at the next answer
+            break;
+          }
+        }
+      } finally {
+        this.#paying = undefined;
+      }
+    })();
+  }
+
   /** `#decide`'s call about `host` (whose entry is `entry`), in its turn. */
   async #turn(host, entry, decide, { departs = false, rows, signal, releases } = {}) {
     const alone = () => {
       const answer = this.#onItsOwn(host, entry, decide, departs);
-      if (releases) (entry.releasesDue ??= new Map()).set(releases.permitId, releases.url);
+      if (releases) this.#owe(host, entry, releases);
       return answer;
     };
     try {
@@ -567,6 +636,8 @@ export class SharedLimiter {
           entry.record = undefined; // read again once the store answers
           this.#storeDownUntil = ownClock.now() + STORE_RETRY_MS;
           if (this.#onStoreError === 'local') return alone();
+          // a permit given back is not held for the store: it only frees the fleet (given back once it answers)
+          if (releases) return this.#owe(host, entry, releases);
           if (ownClock.now() - started + STORE_RETRY_MS > this.#storeWaitMs) throw error;
           await sleep(STORE_RETRY_MS, signal);
         }
@@ -639,18 +710,19 @@ export class SharedLimiter {
   /**
    * Give back a concurrency permit, and wake this process's calls waiting for one. A permit taken while this
    * process paced the host on its own (numbered below zero) is given back there; a shared one in the host's shared
-   * state (and, while the store is out of reach, in this process's copy, and to the shared state once it answers).
+   * state (and, while the store is out of reach, in this process's copy, and to the shared state once it answers:
+   * a release is never held for the store).
    */
-  async release(url, permitId, options) {
+  async release(url, permitId) {
     const checked = urlArg(url);
-    const signal = signalArg(options);
     try {
       if (typeof permitId === 'number' && permitId < 0) {
         thrown(this.#local.release(checked, -permitId));
+        this.#hosts.get(thrown(this.#raw.hostOf(checked)))?.localPermits?.delete(-permitId);
         return;
       }
       const give = (raw) => thrown(raw.release(checked, permitId));
-      await this.#decide(checked, give, { releases: { permitId, url: checked }, signal });
+      await this.#decide(checked, give, { releases: { permitId, url: checked } });
     } finally {
       wake(this);
     }

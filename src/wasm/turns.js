@@ -23,11 +23,11 @@ function then(value, f) {
 }
 
 /**
- * A limiter's side of the request lifecycle (lifecycle.js). `visit`, `depart`, `observe`, `observeFailure` and
- * `release` are also handed the call's `signal` (a `SharedLimiter` bounds a wait for its store by it; a `Limiter`
- * takes no such argument). A request's turn
- * is the core's visit (`visit`: robots.txt first, held while it is fetched, refused by it), carried out here; a
- * call's `signal` and `onDecision` go to the fetch of robots.txt it may be asked to make.
+ * A limiter's side of the request lifecycle (lifecycle.js). `visit`, `depart`, `observe` and `observeFailure`
+ * are also handed the call's `signal` (a `SharedLimiter` bounds a wait for its store by it; a `Limiter` takes no
+ * such argument). A request's turn is the core's visit (`visit`: robots.txt first, held while it is fetched,
+ * refused by it), carried out here; a call's `signal` and `onDecision` go to the fetch of robots.txt it may be
+ * asked to make.
  */
 export class LocalTurns {
   constructor(limiter, { signal, onDecision } = {}) {
@@ -60,7 +60,7 @@ export class LocalTurns {
   }
 
   release(url, decision) {
-    if (decision.permitId !== undefined) return this.owner.release(url, decision.permitId, { signal: this.signal });
+    if (decision.permitId !== undefined) return this.owner.release(url, decision.permitId);
   }
 
   retryVerdict(response, attempt) {

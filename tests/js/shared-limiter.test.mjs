@@ -410,3 +410,78 @@ test('a host the registry has no room for is said so, not taken for an unreadabl
   await assert.rejects(a.acquire('http://one-more.example/'), /full/);
   assert.deepEqual(warnings.map((e) => e.name), []);
 });
+
+test("onStoreError 'local': permits taken on its own in one outage are still held in the next", async () => {
+  const store = memoryStore();
+  const link = linkTo(store);
+  const config = { ...base, ratePerSec: 0.2, maxConcurrency: 1, leaseSec: 60, fleetSize: 1 };
+  const a = new SharedLimiter({ ...config, store: link, onStoreWarning: () => {} });
+  const first = await a.acquire(URL_A);
+  await a.depart(URL_A, first.departsMs);
+  await a.release(URL_A, first.permitId);
+  link.fail = new Error('connection refused');
+  const own1 = await a.acquire(URL_A); // a long request: still out when the store fails again
+  assert.ok(own1.reserved && own1.permitId < 0);
+  await a.depart(URL_A, own1.departsMs);
+  link.fail = undefined;
+  await sleep(1050);
+  await a.observe(URL_A, { status: 200, headers: {} }); // through the store again
+  link.fail = new Error('connection refused');
+  const own2 = await a.acquire(URL_A);
+  assert.equal(own2.reserved, false, `one permit, and own1 holds it: ${own2.permitId}`);
+  assert.equal(own2.layer, 'concurrency');
+  await a.release(URL_A, own1.permitId);
+  const own3 = await a.acquire(URL_A);
+  assert.ok(own3.reserved && own3.permitId < 0 && own3.permitId !== own1.permitId, `${own3.permitId}`);
+});
+
+test("onStoreError 'local': a permit given back in an outage reaches the fleet once the store answers again", async () => {
+  const store = memoryStore();
+  const link = linkTo(store);
+  const config = { ...base, ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, leaseSec: 60, fleetSize: 2 };
+  const a = new SharedLimiter({ ...config, store: link, onStoreWarning: () => {} });
+  const b = new SharedLimiter({ ...config, store });
+  const held = await a.acquire(URL_A);
+  await a.depart(URL_A, held.departsMs);
+  link.fail = new Error('connection refused');
+  await a.release(URL_A, held.permitId);
+  link.fail = undefined;
+  await sleep(1050);
+  await a.acquire('http://other.example/'); // a's next call through the store, on another host
+  await sleep(20); // the hand-over runs in the background
+  const d = await b.acquire(URL_A);
+  assert.ok(d.reserved, `the permit is free for the fleet: ${d.layer}`);
+});
+
+test("onStoreError 'wait': a permit given back is not held for the store, and reaches the fleet once it answers", async () => {
+  const store = memoryStore();
+  const link = linkTo(store);
+  const config = { ...base, ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, leaseSec: 60, fleetSize: 2 };
+  const a = new SharedLimiter({ ...config, store: link, onStoreError: 'wait', storeWaitMs: 10_000, onStoreWarning: () => {} });
+  const b = new SharedLimiter({ ...config, store });
+  const held = await a.acquire(URL_A);
+  await a.depart(URL_A, held.departsMs);
+  link.fail = new Error('connection refused');
+  const started = Date.now();
+  await a.release(URL_A, held.permitId);
+  assert.ok(Date.now() - started < 500, 'answered at once');
+  link.fail = undefined;
+  await a.acquire('http://other.example/');
+  await sleep(20);
+  const d = await b.acquire(URL_A);
+  assert.ok(d.reserved, `the permit is free for the fleet: ${d.layer}`);
+});
+
+test("a decision on a host rebuilt from an unreadable record is undone too when the store fails to take it", async () => {
+  const store = memoryStore();
+  store.data.set('host:a.example', { value: 'hpr 7 garbage', until: Date.now() + 60_000 });
+  let writes = 0;
+  const link = linkTo(store);
+  link.compareAndSet = (...args) => (++writes === 2 ? Promise.reject(new Error('timeout')) : store.compareAndSet(...args));
+  const warnings = [];
+  const config = { ...base, ratePerSec: 100, burstCapacity: 10, maxConcurrency: 1, leaseSec: 60, fleetSize: 1 };
+  const a = new SharedLimiter({ ...config, store: link, onStoreWarning: (e) => warnings.push(e.name) });
+  const d = await a.acquire(URL_A); // the record read, rebuilt, decided on, not written: decided again alone
+  assert.deepEqual(warnings, ['HostRecordUnreadable', 'StoreError']);
+  assert.ok(d.reserved && d.permitId < 0, `no permit held by the decision not written: ${d.layer}`);
+});
