@@ -47,7 +47,8 @@ export interface SharedLimiterConfig extends LimiterConfig {
    * What a call does when the store fails (an error, or no answer within `storeTimeoutMs`): `"local"` (the
    * default) paces this process on its own at its share of the policy until the store answers again (it is asked
    * again after a second); `"wait"` holds the call until the store answers, at most `storeWaitMs` (and the call's
-   * `timeoutMs`), then rejects with a `StoreError`.
+   * `timeoutMs`), then rejects with a `StoreError`. Either way a `release` is not held: the permit is given back to
+   * the fleet once the store answers again.
    */
   onStoreError?: 'local' | 'wait';
   /** The bound on every call to the store, in milliseconds (default 1000). */
@@ -61,7 +62,10 @@ export interface SharedLimiterConfig extends LimiterConfig {
   onStoreWarning?: (error: Error) => void;
 }
 
-/** The per-call options `acquire`, `visit` and `depart` take: a signal bounds a wait for the store. */
+/**
+ * The per-call options `acquire`, `visit`, `depart`, `observe` and `observeFailure` take: a signal bounds a wait
+ * for the store.
+ */
 export interface StoreCallOptions {
   signal?: AbortSignal;
 }

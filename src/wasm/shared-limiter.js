@@ -14,7 +14,8 @@
 // and then hands the host's last departure, a cooldown learned and the shared permits given back meanwhile to the
 // shared record, so nothing bursts and nothing stays held; a permit taken on its own is numbered below zero and
 // given back there. `'wait'` holds the call until the store answers (at most the call's `timeoutMs`, and
-// `storeWaitMs`). Every decision is the core's; this file moves records and waits.
+// `storeWaitMs`); a release is never held, but given back once the store answers. Every decision is the core's;
+// this file moves records and waits.
 import { Limiter as RawLimiter, nowMs as platformMs, sharedRecheckMs } from './hostpace.js';
 import { thrown } from './answer.js';
 import { Deadlines } from './deadlines.js';
