@@ -372,13 +372,12 @@ async function main() {
       serverScriptsPerDecision: +(scripts / decisions).toFixed(3),
       serverCommands: commands,
     };
+    const sum = (f) => reports.reduce((s, r) => s + f(r), 0);
     if (library === 'store') {
-      const cas = reports.reduce((s, r) => s + r.counts.compareAndSet, 0);
-      const lost = reports.reduce((s, r) => s + r.counts.casLost, 0);
-      Object.assign(out, { storeCallsPerDecision: +(cas / decisions).toFixed(3), casLost: lost });
+      const cas = sum((r) => r.counts.compareAndSet);
+      Object.assign(out, { storeCallsPerDecision: +(cas / decisions).toFixed(3), casLost: sum((r) => r.counts.casLost) });
     }
     if (library === 'hostpace') {
-      const sum = (f) => reports.reduce((s, r) => s + f(r), 0);
       const storeCalls = {};
       for (const k of ['timeMs', 'get', 'compareAndSet', 'set']) storeCalls[k] = sum((r) => r.counts[k]);
       const hist = {};

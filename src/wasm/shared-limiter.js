@@ -556,8 +556,8 @@ export class SharedLimiter {
     }
     try {
       const decided = decide(this.#local);
-      const permitId = decided?.permitId ?? decided?.decision?.permitId;
-      if (typeof permitId === 'number') (entry.localPermits ??= new Set()).add(permitId);
+      const permitId = permitOf(decided);
+      if (permitId !== undefined) (entry.localPermits ??= new Set()).add(permitId);
       const answer = ownPermits(decided);
       // the local core runs on the store's clock as known (`#offsetMs`): its instants are kept on this process's
       const at = departs ? departsAt(answer, this.#storeMs()) : undefined;
@@ -806,10 +806,15 @@ function departsAt(answer, nowMs) {
  * below zero: its own numbering, apart from the shared state's.
  */
 function ownPermits(answer) {
-  if (typeof answer?.permitId === 'number') return { ...answer, permitId: -answer.permitId };
-  const decision = answer?.decision;
-  if (typeof decision?.permitId === 'number') return { ...answer, decision: ownPermits(decision) };
-  return answer;
+  if (permitOf(answer) === undefined) return answer;
+  if (answer.decision !== undefined) return { ...answer, decision: ownPermits(answer.decision) };
+  return { ...answer, permitId: -answer.permitId };
+}
+
+/** The number of the permit `answer` (a decision, or a visit's turn with one) took; undefined when none. */
+function permitOf(answer) {
+  const permitId = answer?.permitId ?? answer?.decision?.permitId;
+  return typeof permitId === 'number' ? permitId : undefined;
 }
 
 /**
